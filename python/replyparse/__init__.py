@@ -1,0 +1,173 @@
+"""replyparse: split LLM output into content, reasoning_content and tool_calls.
+
+The parsing engine is Rust (`replyparse._native`); this package re-exports it, adds
+request validation with pydantic, dialect declaration, and the command line.
+"""
+
+from __future__ import annotations
+
+from typing import Any, List, Optional, Sequence, Tuple
+
+from . import _native
+from ._models import (
+    FunctionDefinition,
+    NamedToolChoice,
+    ReasoningDialect,
+    Tool,
+    ToolDialect,
+    tool_choice_json,
+    tools_json,
+)
+from ._native import (
+    ConcurrentUseError,
+    DeltaFunctionCall,
+    DeltaMessage,
+    DeltaToolCall,
+    FunctionCall,
+    InternalError,
+    InvalidDialectError,
+    InvalidToolsError,
+    ParsedResponse,
+    ParserFinishedError,
+    ToolCall,
+    UnknownParserError,
+    reasoning_parsers,
+    response_parsers,
+    tool_parsers,
+)
+
+__all__ = [
+    "ConcurrentUseError",
+    "DeltaFunctionCall",
+    "DeltaMessage",
+    "DeltaToolCall",
+    "FunctionCall",
+    "FunctionDefinition",
+    "InternalError",
+    "InvalidDialectError",
+    "InvalidToolsError",
+    "NamedToolChoice",
+    "ParsedResponse",
+    "ParserFinishedError",
+    "ReasoningDialect",
+    "ResponseParser",
+    "Tool",
+    "ToolCall",
+    "ToolDialect",
+    "ToolParser",
+    "UnknownParserError",
+    "reasoning_dialects",
+    "reasoning_parsers",
+    "register_reasoning_parser",
+    "register_tool_parser",
+    "response_parsers",
+    "tool_dialects",
+    "tool_parsers",
+]
+
+__version__ = "0.1.0"
+
+
+class ResponseParser(_native.ResponseParser):
+    """Parses one response: `stream_chunk` per engine chunk, or `parse_complete` once.
+
+    Per response and stateful: create one for each response, from one thread at a time.
+    `tools` are OpenAI tool dicts (or pydantic objects); with no tools, or
+    `tool_choice="none"`, tool markup stays content.
+    """
+
+    def __new__(
+        cls,
+        tool_parser: Optional[str] = None,
+        reasoning_parser: Optional[str] = None,
+        tools: Optional[Sequence[Any]] = None,
+        tool_choice: Any = "auto",
+        enable_thinking: Optional[bool] = None,
+        *,
+        response_parser: Optional[str] = None,
+        reasoning_tag_ids: Optional[Tuple[int, int]] = None,
+    ):
+        return super().__new__(
+            cls,
+            tool_parser or None,
+            reasoning_parser or None,
+            tools_json(tools),
+            tool_choice_json(tool_choice),
+            enable_thinking,
+            response_parser or None,
+            tuple(reasoning_tag_ids) if reasoning_tag_ids is not None else None,
+        )
+
+    @classmethod
+    def from_request(
+        cls,
+        request: Any,
+        tool_parser: Optional[str] = None,
+        reasoning_parser: Optional[str] = None,
+        *,
+        response_parser: Optional[str] = None,
+        reasoning_tag_ids: Optional[Tuple[int, int]] = None,
+    ) -> "ResponseParser":
+        """Builds a parser from an OpenAI chat request (a dict or a pydantic object):
+        its `tools`, `tool_choice` and `chat_template_kwargs.enable_thinking`."""
+        if hasattr(request, "model_dump"):
+            request = request.model_dump(exclude_none=True)
+        if not isinstance(request, dict):
+            raise TypeError("from_request takes an OpenAI chat request as a dict or pydantic model")
+        kwargs = request.get("chat_template_kwargs") or {}
+        enable_thinking = kwargs.get("enable_thinking", request.get("enable_thinking"))
+        if enable_thinking is None and kwargs.get("thinking") is not None:
+            enable_thinking = bool(kwargs["thinking"])
+        return cls(
+            tool_parser=tool_parser,
+            reasoning_parser=reasoning_parser,
+            tools=request.get("tools"),
+            tool_choice=request.get("tool_choice") or "auto",
+            enable_thinking=enable_thinking,
+            response_parser=response_parser,
+            reasoning_tag_ids=reasoning_tag_ids,
+        )
+
+
+class ToolParser(_native.ToolParser):
+    """The outer tool-block parser alone, for integrators with their own routing.
+
+    After an open tag, call `consumed = tp.feed_tool_block(text, deltas, final=False)`;
+    keep `text[consumed:]` and prepend it to the next text. `block_closed` tells when the
+    block (close tag included) has been consumed; call `start_block()` before the next.
+    """
+
+    def __new__(cls, tool_parser: str, tools: Optional[Sequence[Any]] = None, tool_choice: Any = None):
+        return super().__new__(cls, tool_parser, tools_json(tools), tool_choice_json(tool_choice))
+
+
+def register_tool_parser(dialect: Optional[ToolDialect] = None, *, replace: bool = False, **fields: Any) -> ToolDialect:
+    """Declares a tool dialect of an existing grammar family, by metadata alone, and
+    registers it (names are usable at once, in Python and in the engine).
+
+    >>> register_tool_parser(name="my-json", open="<call>", close="</call>")  # doctest: +SKIP
+    """
+    d = dialect if dialect is not None else ToolDialect(**fields)
+    _native.register_tool_dialect(d.model_dump_json(), replace)
+    return d
+
+
+def register_reasoning_parser(dialect: Optional[ReasoningDialect] = None, *, replace: bool = False, **fields: Any) -> ReasoningDialect:
+    """Declares reasoning tags and a start rule, and registers them."""
+    d = dialect if dialect is not None else ReasoningDialect(**fields)
+    _native.register_reasoning_dialect(d.model_dump_json(), replace)
+    return d
+
+
+def tool_dialects() -> List[ToolDialect]:
+    """Every registered tool dialect (built-in and declared), as the engine holds them."""
+    import json
+
+    return [ToolDialect(**d) for d in json.loads(_native.tool_dialects_json())]
+
+
+def reasoning_dialects() -> List[ReasoningDialect]:
+    """Every registered reasoning dialect."""
+    import json
+
+    return [ReasoningDialect(**d) for d in json.loads(_native.reasoning_dialects_json())]

@@ -1,0 +1,117 @@
+"""pydantic models for the data Python users hand to replyparse: request tools, tool
+choice and dialect declarations. They run once per request or registration, never on
+the per-chunk path."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Dict, List, Literal, Optional, Sequence, Union
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+from . import _native
+
+
+class FunctionDefinition(BaseModel):
+    """`function` of an OpenAI tool."""
+
+    model_config = ConfigDict(extra="allow")
+    name: str = Field(min_length=1)
+    description: Optional[str] = None
+    parameters: Optional[Dict[str, Any]] = None
+    strict: Optional[bool] = None
+
+
+class Tool(BaseModel):
+    """An OpenAI tool: `{"type": "function", "function": {...}}`."""
+
+    model_config = ConfigDict(extra="allow")
+    type: Literal["function"] = "function"
+    function: FunctionDefinition
+
+
+class NamedFunction(BaseModel):
+    name: str = Field(min_length=1)
+
+
+class NamedToolChoice(BaseModel):
+    """`{"type": "function", "function": {"name": ...}}`."""
+
+    type: Literal["function"] = "function"
+    function: NamedFunction
+
+
+ToolChoice = Union[Literal["auto", "none", "required"], NamedToolChoice]
+
+_TOOLS = TypeAdapter(List[Tool])
+_CHOICE = TypeAdapter(ToolChoice)
+
+
+def _plain(obj: Any) -> Any:
+    """Accepts pydantic objects (including the OpenAI SDK's types) as well as dicts."""
+    if hasattr(obj, "model_dump"):
+        return obj.model_dump(exclude_none=True)
+    if isinstance(obj, (list, tuple)):
+        return [_plain(o) for o in obj]
+    return obj
+
+
+def tools_json(tools: Optional[Sequence[Any]]) -> Optional[str]:
+    """Validates request tools and returns them as JSON for the engine."""
+    if tools is None:
+        return None
+    try:
+        parsed = _TOOLS.validate_python(_plain(tools))
+    except ValidationError as e:
+        raise _native.InvalidToolsError(
+            "tools must be a list of OpenAI function tools "
+            '({"type": "function", "function": {"name": ..., "parameters": {...}}}): ' + str(e)
+        ) from None
+    return json.dumps([t.model_dump(exclude_none=True) for t in parsed])
+
+
+def tool_choice_json(choice: Any) -> Optional[str]:
+    """Validates `tool_choice` and returns it as JSON for the engine."""
+    if choice is None:
+        return None
+    try:
+        parsed = _CHOICE.validate_python(_plain(choice))
+    except ValidationError as e:
+        raise _native.InvalidToolsError(
+            'tool_choice must be "auto", "none", "required" or '
+            '{"type": "function", "function": {"name": ...}}: ' + str(e)
+        ) from None
+    if isinstance(parsed, BaseModel):
+        return parsed.model_dump_json()
+    return json.dumps(parsed)
+
+
+class ToolDialect(BaseModel):
+    """A tool-call dialect of an existing grammar family, declared as data.
+
+    `open_prefixes` / `close_prefixes` are the token-boundary proper prefixes of the tags
+    (the seed's tuples, longest first); the engine holds every proper prefix anyway, so
+    parsing is correct under any chunking whatever they say.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(min_length=1)
+    aliases: List[str] = []
+    family: Literal["json_envelope"] = "json_envelope"
+    open: str = Field(min_length=1)
+    close: Optional[str] = None
+    name_field: str = "name"
+    argument_field: str = "arguments"
+    open_prefixes: List[str] = []
+    close_prefixes: List[str] = []
+
+
+class ReasoningDialect(BaseModel):
+    """Reasoning tags and the rule for starting a response inside reasoning."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(min_length=1)
+    aliases: List[str] = []
+    open: str = Field(min_length=1)
+    close: str = Field(min_length=1)
+    starts_in_reasoning: Literal["unless_disabled", "when_enabled", "never"] = "unless_disabled"

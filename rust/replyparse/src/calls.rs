@@ -1,0 +1,323 @@
+//! The normalised tool-call output contract shared by every payload grammar.
+//!
+//! Grammars report what they recognise — a call starts, its name, argument fragments,
+//! its end — and `CallEmitter` turns that into client-visible deltas:
+//! - identity first: an accepted call's first delta carries id, type and name;
+//!   argument fragments that arrive before the name are held and released after it;
+//! - filtering: a name outside the request's tools is not emitted, and accepted calls
+//!   get contiguous indices from 0 whatever was rejected before them;
+//! - rejected calls are recorded with their raw arguments so a server can log them.
+//!
+//! Calls are sequential: a grammar ends (or abandons) one call before it begins the
+//! next, so there is only ever one open call and no index map.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use crate::delta::{DeltaFunctionCall, DeltaToolCall};
+
+/// Why a call or a piece of a tool block did not reach the client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RejectReason {
+    /// The function name is not among the request's tools.
+    UnknownName,
+    /// The call ended before a name was seen.
+    MissingName,
+    /// Text inside a tool block that is not part of any call.
+    StrayText,
+}
+
+impl RejectReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RejectReason::UnknownName => "unknown_name",
+            RejectReason::MissingName => "missing_name",
+            RejectReason::StrayText => "stray_text",
+        }
+    }
+}
+
+/// A call (or stray block text) that was not emitted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RejectedCall {
+    pub name: Option<String>,
+    /// Arguments as the model wrote them (or the stray text).
+    pub raw: String,
+    pub reason: RejectReason,
+}
+
+/// Which function names may be emitted.
+#[derive(Debug, Clone)]
+pub enum AllowedNames {
+    /// Every name is accepted (lower-level use without a request).
+    Any,
+    /// Only these names.
+    Only(Arc<HashSet<String>>),
+}
+
+impl AllowedNames {
+    fn allows(&self, name: &str) -> bool {
+        match self {
+            AllowedNames::Any => true,
+            AllowedNames::Only(set) => set.contains(name),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Status {
+    /// Name not seen yet: argument fragments are held.
+    AwaitingName,
+    Accepted {
+        index: usize,
+    },
+    Rejected,
+}
+
+#[derive(Debug)]
+struct OpenCall {
+    status: Status,
+    name: Option<String>,
+    /// Held fragments (before the name) or the raw text of a rejected call.
+    held: String,
+    args_emitted: bool,
+}
+
+const ID_ALPHABET: &[u8] = b"23456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
+
+/// A fresh call id: `chatcmpl-tool-` and 22 random characters of an unambiguous
+/// alphabet (the shape serving engines already use).
+pub fn new_call_id(rng: &mut fastrand::Rng) -> String {
+    let mut id = String::with_capacity(36);
+    id.push_str("chatcmpl-tool-");
+    for _ in 0..22 {
+        id.push(ID_ALPHABET[rng.usize(..ID_ALPHABET.len())] as char);
+    }
+    id
+}
+
+/// See the module docs.
+#[derive(Debug)]
+pub struct CallEmitter {
+    allowed: AllowedNames,
+    next_index: usize,
+    current: Option<OpenCall>,
+    rejected: Vec<RejectedCall>,
+    rng: fastrand::Rng,
+}
+
+impl CallEmitter {
+    pub fn new(allowed: AllowedNames) -> Self {
+        CallEmitter {
+            allowed,
+            next_index: 0,
+            current: None,
+            rejected: Vec::new(),
+            rng: fastrand::Rng::new(),
+        }
+    }
+
+    /// Number of calls emitted so far (the next call's index).
+    pub fn emitted_calls(&self) -> usize {
+        self.next_index
+    }
+
+    pub fn rejected(&self) -> &[RejectedCall] {
+        &self.rejected
+    }
+
+    pub fn in_call(&self) -> bool {
+        self.current.is_some()
+    }
+
+    /// Starts a call. A call still open is ended first, so grammars cannot interleave.
+    pub fn begin_call(&mut self, out: &mut Vec<DeltaToolCall>) {
+        self.end_call(out);
+        self.current = Some(OpenCall {
+            status: Status::AwaitingName,
+            name: None,
+            held: String::new(),
+            args_emitted: false,
+        });
+    }
+
+    /// The call's function name, with the model's own call id when the protocol has
+    /// one. Only the first name of a call counts.
+    pub fn set_name(&mut self, name: &str, model_id: Option<&str>, out: &mut Vec<DeltaToolCall>) {
+        let Some(call) = self.current.as_mut() else {
+            return;
+        };
+        if call.status != Status::AwaitingName {
+            return;
+        }
+        call.name = Some(name.to_owned());
+        if !self.allowed.allows(name) {
+            call.status = Status::Rejected;
+            return;
+        }
+        let index = self.next_index;
+        self.next_index += 1;
+        call.status = Status::Accepted { index };
+        let id = match model_id {
+            Some(id) if !id.is_empty() => id.to_owned(),
+            _ => new_call_id(&mut self.rng),
+        };
+        out.push(DeltaToolCall {
+            index,
+            id: Some(id),
+            kind: Some("function"),
+            function: DeltaFunctionCall {
+                name: Some(name.to_owned()),
+                arguments: None,
+            },
+        });
+        if !call.held.is_empty() {
+            let held = std::mem::take(&mut call.held);
+            call.args_emitted = true;
+            out.push(args_delta(index, held));
+        }
+    }
+
+    /// An argument source fragment of the open call.
+    pub fn push_args(&mut self, fragment: &str, out: &mut Vec<DeltaToolCall>) {
+        if fragment.is_empty() {
+            return;
+        }
+        let Some(call) = self.current.as_mut() else {
+            return;
+        };
+        match call.status {
+            Status::Accepted { index } => {
+                call.args_emitted = true;
+                out.push(args_delta(index, fragment.to_owned()));
+            }
+            Status::AwaitingName | Status::Rejected => call.held.push_str(fragment),
+        }
+    }
+
+    /// Whether the open call has emitted or held any argument text.
+    pub fn has_args(&self) -> bool {
+        self.current
+            .as_ref()
+            .is_some_and(|c| c.args_emitted || !c.held.is_empty())
+    }
+
+    /// Ends the open call. An accepted call that never produced arguments gets `{}`, so
+    /// every emitted call carries a JSON object; a call without a name is recorded, never
+    /// given an invented one.
+    pub fn end_call(&mut self, out: &mut Vec<DeltaToolCall>) {
+        let Some(call) = self.current.take() else {
+            return;
+        };
+        match call.status {
+            Status::Accepted { index } => {
+                if !call.args_emitted {
+                    out.push(args_delta(index, "{}".to_owned()));
+                }
+            }
+            Status::Rejected => self.rejected.push(RejectedCall {
+                name: call.name,
+                raw: call.held,
+                reason: RejectReason::UnknownName,
+            }),
+            Status::AwaitingName => self.rejected.push(RejectedCall {
+                name: None,
+                raw: call.held,
+                reason: RejectReason::MissingName,
+            }),
+        }
+    }
+
+    /// Records text inside a tool block that belongs to no call.
+    pub fn record_stray(&mut self, text: &str) {
+        if text.trim().is_empty() {
+            return;
+        }
+        match self.rejected.last_mut() {
+            Some(last) if last.reason == RejectReason::StrayText => last.raw.push_str(text),
+            _ => self.rejected.push(RejectedCall {
+                name: None,
+                raw: text.to_owned(),
+                reason: RejectReason::StrayText,
+            }),
+        }
+    }
+}
+
+fn args_delta(index: usize, arguments: String) -> DeltaToolCall {
+    DeltaToolCall {
+        index,
+        id: None,
+        kind: None,
+        function: DeltaFunctionCall {
+            name: None,
+            arguments: Some(arguments),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn only(names: &[&str]) -> AllowedNames {
+        AllowedNames::Only(Arc::new(names.iter().map(|s| s.to_string()).collect()))
+    }
+
+    #[test]
+    fn identity_first_and_held_arguments() {
+        let mut e = CallEmitter::new(only(&["f"]));
+        let mut out = Vec::new();
+        e.begin_call(&mut out);
+        e.push_args("{\"a\":", &mut out);
+        e.push_args("1}", &mut out);
+        assert!(out.is_empty());
+        e.set_name("f", None, &mut out);
+        e.end_call(&mut out);
+        assert_eq!(out.len(), 2);
+        assert_eq!(out[0].function.name.as_deref(), Some("f"));
+        assert!(out[0].id.as_ref().unwrap().starts_with("chatcmpl-tool-"));
+        assert_eq!(out[1].function.arguments.as_deref(), Some("{\"a\":1}"));
+    }
+
+    #[test]
+    fn rejected_calls_keep_indices_contiguous() {
+        let mut e = CallEmitter::new(only(&["f"]));
+        let mut out = Vec::new();
+        for name in ["g", "f", "h", "f"] {
+            e.begin_call(&mut out);
+            e.set_name(name, None, &mut out);
+            e.push_args("{}", &mut out);
+            e.end_call(&mut out);
+        }
+        let idx: Vec<usize> = out
+            .iter()
+            .filter(|d| d.id.is_some())
+            .map(|d| d.index)
+            .collect();
+        assert_eq!(idx, vec![0, 1]);
+        assert_eq!(e.rejected().len(), 2);
+        assert_eq!(e.rejected()[0].name.as_deref(), Some("g"));
+        assert_eq!(e.rejected()[0].raw, "{}");
+    }
+
+    #[test]
+    fn nameless_call_is_recorded_not_emitted() {
+        let mut e = CallEmitter::new(AllowedNames::Any);
+        let mut out = Vec::new();
+        e.begin_call(&mut out);
+        e.push_args("{\"x\"", &mut out);
+        e.end_call(&mut out);
+        assert!(out.is_empty());
+        assert_eq!(e.rejected()[0].reason, RejectReason::MissingName);
+    }
+
+    #[test]
+    fn ids_are_distinct() {
+        let mut rng = fastrand::Rng::new();
+        let a = new_call_id(&mut rng);
+        let b = new_call_id(&mut rng);
+        assert_ne!(a, b);
+        assert_eq!(a.len(), "chatcmpl-tool-".len() + 22);
+    }
+}

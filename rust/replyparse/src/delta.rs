@@ -1,0 +1,214 @@
+//! The values a parser hands to its caller: OpenAI-shaped streaming deltas and the
+//! aggregated complete message.
+//!
+//! These are plain data. They carry no parsing state, so a server can move them across
+//! threads, serialise them, or convert them to any wire format.
+
+use serde::Serialize;
+
+/// The three channels a delta can speak on, in the order a chat API defines them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Channel {
+    Content,
+    Reasoning,
+    Tool,
+}
+
+/// `function` part of a streamed tool call: the name on the call's first delta,
+/// argument source fragments after it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct DeltaFunctionCall {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub arguments: Option<String>,
+}
+
+/// One fragment of one tool call. `id` and `kind` are present exactly on the first
+/// fragment of an accepted call (identity first).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DeltaToolCall {
+    pub index: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
+    pub kind: Option<&'static str>,
+    pub function: DeltaFunctionCall,
+}
+
+/// One streaming delta. A delta speaks on exactly one channel; a single engine chunk
+/// may produce several deltas, one per channel switch, in the model's order.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct DeltaMessage {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub role: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub content: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reasoning_content: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<DeltaToolCall>,
+}
+
+impl DeltaMessage {
+    /// The channel this delta speaks on.
+    pub fn channel(&self) -> Channel {
+        if !self.tool_calls.is_empty() {
+            Channel::Tool
+        } else if self.reasoning_content.is_some() {
+            Channel::Reasoning
+        } else {
+            Channel::Content
+        }
+    }
+}
+
+/// `(delta, emitted_tool_call)`: the flag tells a stream runner that this delta carried
+/// a tool call, so it can rewrite a final `stop` into `tool_calls`.
+pub type StreamItem = (DeltaMessage, bool);
+
+/// `function` of a complete tool call.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FunctionCall {
+    pub name: String,
+    pub arguments: String,
+}
+
+/// A complete tool call, built from its deltas.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ToolCall {
+    pub id: String,
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub function: FunctionCall,
+}
+
+/// The complete message. Empty channels are `None`, never `""`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ParsedResponse {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub content: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reasoning_content: Option<String>,
+    pub tool_calls: Vec<ToolCall>,
+}
+
+impl ParsedResponse {
+    /// Aggregates a delta stream: text joined per channel, tool calls rebuilt by index.
+    /// This is the only way a complete message is made, so streaming and complete
+    /// parsing cannot diverge.
+    pub fn from_deltas<'a>(deltas: impl IntoIterator<Item = &'a DeltaMessage>) -> Self {
+        let mut content = String::new();
+        let mut reasoning = String::new();
+        let mut calls: Vec<ToolCall> = Vec::new();
+        for d in deltas {
+            if let Some(c) = &d.content {
+                content.push_str(c);
+            }
+            if let Some(r) = &d.reasoning_content {
+                reasoning.push_str(r);
+            }
+            for tc in &d.tool_calls {
+                if tc.index == calls.len() {
+                    calls.push(ToolCall {
+                        id: tc.id.clone().unwrap_or_default(),
+                        kind: tc.kind.unwrap_or("function"),
+                        function: FunctionCall {
+                            name: String::new(),
+                            arguments: String::new(),
+                        },
+                    });
+                }
+                // Indices are contiguous by construction (CallEmitter); a stray index
+                // would be an engine bug, so it is ignored rather than panicking.
+                let Some(call) = calls.get_mut(tc.index) else {
+                    continue;
+                };
+                if let Some(id) = &tc.id {
+                    call.id.clone_from(id);
+                }
+                if let Some(n) = &tc.function.name {
+                    call.function.name.push_str(n);
+                }
+                if let Some(a) = &tc.function.arguments {
+                    call.function.arguments.push_str(a);
+                }
+            }
+        }
+        ParsedResponse {
+            content: (!content.is_empty()).then_some(content),
+            reasoning_content: (!reasoning.is_empty()).then_some(reasoning),
+            tool_calls: calls,
+        }
+    }
+}
+
+/// Collects the deltas of one engine chunk, merging consecutive output on the same
+/// channel so that a chunk yields one delta per channel switch.
+#[derive(Debug, Default)]
+pub struct DeltaSink {
+    items: Vec<StreamItem>,
+}
+
+impl DeltaSink {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Appends text on the content or reasoning channel.
+    pub fn text(&mut self, channel: Channel, text: &str) {
+        if text.is_empty() {
+            return;
+        }
+        if let Some((last, _)) = self.items.last_mut() {
+            let slot = match (channel, last.channel()) {
+                (Channel::Content, Channel::Content) => last.content.as_mut(),
+                (Channel::Reasoning, Channel::Reasoning) => last.reasoning_content.as_mut(),
+                _ => None,
+            };
+            if let Some(s) = slot {
+                s.push_str(text);
+                return;
+            }
+        }
+        let mut d = DeltaMessage::default();
+        match channel {
+            Channel::Reasoning => d.reasoning_content = Some(text.to_owned()),
+            _ => d.content = Some(text.to_owned()),
+        }
+        self.items.push((d, false));
+    }
+
+    /// Appends tool-call fragments. Argument fragments that continue the previous
+    /// fragment of the same call are joined into it.
+    pub fn tool_calls(&mut self, calls: impl IntoIterator<Item = DeltaToolCall>) {
+        for tc in calls {
+            let merge_into_last =
+                matches!(self.items.last(), Some((d, _)) if d.channel() == Channel::Tool);
+            if !merge_into_last {
+                self.items.push((DeltaMessage::default(), true));
+            }
+            let (d, _) = self.items.last_mut().expect("pushed above");
+            if let Some(prev) = d.tool_calls.last_mut() {
+                if prev.index == tc.index && tc.id.is_none() && tc.function.name.is_none() {
+                    if let Some(a) = tc.function.arguments {
+                        prev.function
+                            .arguments
+                            .get_or_insert_with(String::new)
+                            .push_str(&a);
+                    }
+                    continue;
+                }
+            }
+            d.tool_calls.push(tc);
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    pub fn into_items(self) -> Vec<StreamItem> {
+        self.items
+    }
+}

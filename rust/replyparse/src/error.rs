@@ -1,0 +1,62 @@
+//! Errors the engine reports. Every one says what to do about it.
+
+use std::fmt;
+
+/// Which registry a name was looked up in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ParserKind {
+    Tool,
+    Reasoning,
+    Response,
+}
+
+impl ParserKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ParserKind::Tool => "tool",
+            ParserKind::Reasoning => "reasoning",
+            ParserKind::Response => "response",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Error {
+    /// A parser name that is not registered; `valid` lists every accepted name.
+    UnknownParser {
+        kind: ParserKind,
+        name: String,
+        valid: Vec<String>,
+    },
+    /// A dialect declaration that cannot work (empty open tag, clashing name, ...).
+    InvalidDialect(String),
+    /// Request tools or tool_choice that cannot be understood.
+    InvalidTools(String),
+    /// `stream_chunk` after the chunk marked `final`.
+    AlreadyFinished,
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::UnknownParser { kind, name, valid } => write!(
+                f,
+                "unknown {} parser {:?}; valid names: {}",
+                kind.as_str(),
+                name,
+                valid.join(", ")
+            ),
+            Error::InvalidDialect(m) => write!(f, "invalid dialect declaration: {m}"),
+            Error::InvalidTools(m) => write!(f, "invalid tools: {m}"),
+            Error::AlreadyFinished => write!(
+                f,
+                "this parser already received its final chunk; parsers are per response: \
+                 create a new one for the next response"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+pub type Result<T> = std::result::Result<T, Error>;

@@ -1,0 +1,216 @@
+//! Tag search and tag-prefix tables.
+//!
+//! A chunk may end anywhere, including inside a tag, so the text at the end of the
+//! pending buffer that could still become a tag must be held back. Which text that is
+//! follows from the tags alone: the longest suffix of the buffer that is a proper prefix
+//! of some armed tag. The seed declared these prefixes per tokenizer; here they are
+//! derived, so the parser is correct under any chunking (every character, bursts,
+//! token boundaries).
+//!
+//! Invariant: `held_suffix` looks at no more than `tag.len() - 1` bytes per tag, so the
+//! cost per chunk is O(tag length), never O(text already seen).
+
+use aho_corasick::{AhoCorasick, MatchKind};
+
+/// One tag with its Knuth–Morris–Pratt failure table.
+#[derive(Debug, Clone)]
+struct Tag {
+    bytes: Box<[u8]>,
+    /// `fail[i]`: length of the longest proper prefix of `bytes[..=i]` that is also a
+    /// suffix of it.
+    fail: Box<[usize]>,
+}
+
+impl Tag {
+    fn new(text: &str) -> Self {
+        let bytes: Box<[u8]> = text.as_bytes().into();
+        let mut fail = vec![0usize; bytes.len()];
+        let mut k = 0;
+        for i in 1..bytes.len() {
+            while k > 0 && bytes[i] != bytes[k] {
+                k = fail[k - 1];
+            }
+            if bytes[i] == bytes[k] {
+                k += 1;
+            }
+            fail[i] = k;
+        }
+        Tag {
+            bytes,
+            fail: fail.into(),
+        }
+    }
+
+    /// Length of the longest proper prefix of the tag that `hay` ends with.
+    fn held_suffix(&self, hay: &[u8]) -> usize {
+        let n = self.bytes.len();
+        if n < 2 {
+            return 0;
+        }
+        let start = hay.len().saturating_sub(n - 1);
+        let mut k = 0;
+        for &b in &hay[start..] {
+            while k > 0 && b != self.bytes[k] {
+                k = self.fail[k - 1];
+            }
+            if b == self.bytes[k] {
+                k += 1;
+            }
+            if k == n {
+                // A whole tag inside the tail: keep only what can still extend.
+                k = self.fail[n - 1];
+            }
+        }
+        k
+    }
+}
+
+/// A set of tags armed in one parser mode: leftmost search for whole tags and the
+/// held-suffix rule for partial ones.
+#[derive(Debug, Clone)]
+pub struct TagSet {
+    tags: Vec<Tag>,
+    texts: Vec<String>,
+    finder: Option<AhoCorasick>,
+}
+
+/// A whole tag found in a haystack.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TagMatch {
+    /// Which tag, as its position in the list the set was built from.
+    pub tag: usize,
+    pub start: usize,
+    pub end: usize,
+}
+
+impl TagSet {
+    /// Builds the set. Empty strings are dropped (a dialect without a close tag), so
+    /// `TagMatch::tag` indexes the non-empty tags in their given order.
+    pub fn new<S: AsRef<str>>(tags: &[S]) -> Self {
+        // An empty pattern would match everywhere; a missing tag is simply not armed.
+        let texts: Vec<String> = tags
+            .iter()
+            .map(|t| t.as_ref().to_owned())
+            .filter(|t| !t.is_empty())
+            .collect();
+        let finder = if texts.is_empty() {
+            None
+        } else {
+            // Tags are a handful of short literals: construction cannot fail.
+            Some(
+                AhoCorasick::builder()
+                    .match_kind(MatchKind::LeftmostLongest)
+                    .build(&texts)
+                    .expect("tag automaton"),
+            )
+        };
+        TagSet {
+            tags: texts.iter().map(|t| Tag::new(t)).collect(),
+            texts,
+            finder,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.finder.is_none()
+    }
+
+    pub fn text(&self, tag: usize) -> &str {
+        &self.texts[tag]
+    }
+
+    /// The leftmost whole tag in `hay`.
+    pub fn find(&self, hay: &str) -> Option<TagMatch> {
+        let m = self.finder.as_ref()?.find(hay)?;
+        Some(TagMatch {
+            tag: m.pattern().as_usize(),
+            start: m.start(),
+            end: m.end(),
+        })
+    }
+
+    /// Number of bytes at the end of `hay` that may be the start of a tag and must be
+    /// held until more text arrives. Always a char boundary of `hay`: the held bytes
+    /// equal the start of a tag, which begins with a whole character.
+    pub fn held_suffix(&self, hay: &str) -> usize {
+        self.tags
+            .iter()
+            .map(|t| t.held_suffix(hay.as_bytes()))
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// Whether `s` is a proper prefix of some tag (so it may still become one).
+    pub fn is_partial(&self, s: &str) -> bool {
+        self.texts
+            .iter()
+            .any(|t| t.len() > s.len() && t.as_bytes().starts_with(s.as_bytes()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn naive_held(tags: &[&str], hay: &str) -> usize {
+        let mut best = 0;
+        for t in tags {
+            for l in 1..t.len() {
+                if hay.as_bytes().ends_with(&t.as_bytes()[..l]) {
+                    best = best.max(l);
+                }
+            }
+        }
+        best
+    }
+
+    #[test]
+    fn held_suffix_matches_naive_definition() {
+        let tags = [
+            "<tool_call>",
+            "</think>",
+            "\n\n<｜DSML｜function_calls>",
+            "aab",
+        ];
+        let set = TagSet::new(&tags);
+        let corpus = "xx<tool_ca</thi</think\n\n<｜DS\n<｜DSML｜functionaaaab<";
+        for end in 0..=corpus.len() {
+            if !corpus.is_char_boundary(end) {
+                continue;
+            }
+            let hay = &corpus[..end];
+            assert_eq!(set.held_suffix(hay), naive_held(&tags, hay), "hay={hay:?}");
+        }
+    }
+
+    #[test]
+    fn overlapping_self_prefix() {
+        let set = TagSet::new(&["aab"]);
+        assert_eq!(set.held_suffix("aaaa"), 2);
+        assert_eq!(set.held_suffix("aab"), 0);
+        assert_eq!(set.held_suffix("aaba"), 1);
+    }
+
+    #[test]
+    fn find_leftmost() {
+        let set = TagSet::new(&["<tool_call>", "</think>"]);
+        let m = set.find("ab</think>c<tool_call>").unwrap();
+        assert_eq!((m.tag, m.start, m.end), (1, 2, 10));
+        assert!(set.find("nothing").is_none());
+    }
+
+    #[test]
+    fn empty_set_holds_nothing() {
+        let set = TagSet::new::<&str>(&[]);
+        assert!(set.is_empty());
+        assert_eq!(set.held_suffix("<"), 0);
+        assert!(set.find("<tool_call>").is_none());
+    }
+
+    #[test]
+    fn held_suffix_is_bounded_by_tag_length() {
+        let set = TagSet::new(&["<tool_call>"]);
+        let long = "<".repeat(100_000);
+        assert_eq!(set.held_suffix(&long), 1);
+    }
+}

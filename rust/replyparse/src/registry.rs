@@ -1,0 +1,413 @@
+//! Dialects as data, and the registry that resolves names to them.
+//!
+//! Built-in dialects live in `dialects.json` beside this crate, embedded at compile
+//! time, so a Rust server gets every built-in and the Python package reads the very
+//! same declarations. New dialects of an existing grammar family can be registered at
+//! run time from metadata alone (tags, fields, prefixes) — no parsing code.
+//!
+//! Names are matched case-insensitively with `-`, `_` and `.` ignored, so
+//! `qwen3_coder`, `qwen3-coder` and `Qwen3Coder` are one name.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, OnceLock, RwLock};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, ParserKind, Result};
+
+/// The payload grammar a tool dialect uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Family {
+    /// `{"name": ..., "<argument_field>": {...}}` inside the outer tags.
+    JsonEnvelope,
+}
+
+/// A tool-call dialect: outer tags and grammar metadata.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolDialect {
+    pub name: String,
+    #[serde(default)]
+    pub aliases: Vec<String>,
+    pub family: Family,
+    /// Outer open tag.
+    pub open: String,
+    /// Outer close tag; `None` when the block ends with the payload (llama3).
+    #[serde(default)]
+    pub close: Option<String>,
+    /// JSON envelope: the key holding the function name.
+    #[serde(default = "default_name_field")]
+    pub name_field: String,
+    /// JSON envelope: the key holding the arguments.
+    #[serde(default = "default_argument_field")]
+    pub argument_field: String,
+    /// Token-boundary proper prefixes of the open tag (the seed's tuples), longest first.
+    #[serde(default)]
+    pub open_prefixes: Vec<String>,
+    /// Token-boundary proper prefixes of the close tag, longest first.
+    #[serde(default)]
+    pub close_prefixes: Vec<String>,
+}
+
+fn default_name_field() -> String {
+    "name".into()
+}
+fn default_argument_field() -> String {
+    "arguments".into()
+}
+
+/// When a response starts inside reasoning.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StartMode {
+    /// In reasoning unless `enable_thinking` is `false` (Qwen3, R1 style templates that
+    /// open `<think>` in the prompt).
+    UnlessDisabled,
+    /// In reasoning only when `enable_thinking` is `true` (DeepSeek V3.x).
+    WhenEnabled,
+    /// Always starts in plain text; reasoning begins at an explicit open tag.
+    Never,
+}
+
+/// A reasoning dialect: tags and start rule. It is a description, not a parser: the
+/// response state machine does all buffering and routing.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReasoningDialect {
+    pub name: String,
+    #[serde(default)]
+    pub aliases: Vec<String>,
+    pub open: String,
+    pub close: String,
+    pub starts_in_reasoning: StartMode,
+}
+
+impl ReasoningDialect {
+    /// Whether a response starts in reasoning for this `enable_thinking` value.
+    pub fn starts_in_reasoning(&self, enable_thinking: Option<bool>) -> bool {
+        match self.starts_in_reasoning {
+            StartMode::UnlessDisabled => enable_thinking != Some(false),
+            StartMode::WhenEnabled => enable_thinking == Some(true),
+            StartMode::Never => false,
+        }
+    }
+}
+
+/// A top-level response parser. `default` composes a reasoning and a tool dialect.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ResponseDialect {
+    pub name: String,
+    #[serde(default)]
+    pub aliases: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Builtins {
+    #[serde(rename = "_comment")]
+    _comment: Option<String>,
+    tool_parsers: Vec<ToolDialect>,
+    reasoning_parsers: Vec<ReasoningDialect>,
+    response_parsers: Vec<ResponseDialect>,
+}
+
+/// The built-in declarations as shipped (JSON text).
+pub const BUILTIN_DIALECTS_JSON: &str = include_str!("../dialects.json");
+
+/// Canonical form of a name for lookup.
+pub fn normalize_name(name: &str) -> String {
+    name.chars()
+        .filter(|c| !matches!(c, '-' | '_' | '.'))
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+/// One namespace of the registry: normalised name -> entry, plus display names.
+#[derive(Debug)]
+struct Table<T> {
+    by_key: BTreeMap<String, Arc<T>>,
+    /// Every registered spelling (names and aliases) as declared.
+    display: Vec<String>,
+}
+
+impl<T> Default for Table<T> {
+    fn default() -> Self {
+        Table {
+            by_key: BTreeMap::new(),
+            display: Vec::new(),
+        }
+    }
+}
+
+impl<T> Table<T> {
+    fn insert(&mut self, name: &str, aliases: &[String], entry: T, replace: bool) -> Result<()> {
+        let entry = Arc::new(entry);
+        let mut keys = Vec::new();
+        for n in std::iter::once(name).chain(aliases.iter().map(String::as_str)) {
+            let key = normalize_name(n);
+            if key.is_empty() {
+                return Err(Error::InvalidDialect(format!("empty name {n:?}")));
+            }
+            if !replace && self.by_key.contains_key(&key) {
+                return Err(Error::InvalidDialect(format!(
+                    "name {n:?} is already registered; pass replace=True to override it"
+                )));
+            }
+            keys.push((key, n.to_owned()));
+        }
+        for (key, n) in keys {
+            self.by_key.insert(key, entry.clone());
+            if !self.display.contains(&n) {
+                self.display.push(n);
+            }
+        }
+        self.display.sort();
+        Ok(())
+    }
+
+    fn get(&self, kind: ParserKind, name: &str) -> Result<Arc<T>> {
+        self.by_key
+            .get(&normalize_name(name))
+            .cloned()
+            .ok_or_else(|| Error::UnknownParser {
+                kind,
+                name: name.to_owned(),
+                valid: self.display.clone(),
+            })
+    }
+}
+
+#[derive(Debug, Default)]
+struct Registry {
+    tools: Table<ToolDialect>,
+    reasoning: Table<ReasoningDialect>,
+    responses: Table<ResponseDialect>,
+}
+
+fn registry() -> &'static RwLock<Registry> {
+    static REG: OnceLock<RwLock<Registry>> = OnceLock::new();
+    REG.get_or_init(|| {
+        let b: Builtins =
+            serde_json::from_str(BUILTIN_DIALECTS_JSON).expect("dialects.json is valid (tested)");
+        let mut r = Registry::default();
+        for d in b.tool_parsers {
+            validate_tool_dialect(&d).expect("built-in tool dialect is valid (tested)");
+            let (n, a) = (d.name.clone(), d.aliases.clone());
+            r.tools
+                .insert(&n, &a, d, false)
+                .expect("built-in names are unique");
+        }
+        for d in b.reasoning_parsers {
+            let (n, a) = (d.name.clone(), d.aliases.clone());
+            r.reasoning
+                .insert(&n, &a, d, false)
+                .expect("built-in names are unique");
+        }
+        for d in b.response_parsers {
+            let (n, a) = (d.name.clone(), d.aliases.clone());
+            r.responses
+                .insert(&n, &a, d, false)
+                .expect("built-in names are unique");
+        }
+        RwLock::new(r)
+    })
+}
+
+fn read() -> std::sync::RwLockReadGuard<'static, Registry> {
+    // A panic while holding the lock cannot leave a table half-written (inserts are
+    // validated first), so a poisoned lock is still consistent.
+    registry().read().unwrap_or_else(|e| e.into_inner())
+}
+
+fn write() -> std::sync::RwLockWriteGuard<'static, Registry> {
+    registry().write().unwrap_or_else(|e| e.into_inner())
+}
+
+fn validate_tool_dialect(d: &ToolDialect) -> Result<()> {
+    if d.open.is_empty() {
+        return Err(Error::InvalidDialect(format!(
+            "{}: open tag is empty",
+            d.name
+        )));
+    }
+    if d.close.as_deref() == Some("") {
+        return Err(Error::InvalidDialect(format!(
+            "{}: close tag is empty (use null for a block that ends with its payload)",
+            d.name
+        )));
+    }
+    if d.family == Family::JsonEnvelope && (d.name_field.is_empty() || d.argument_field.is_empty())
+    {
+        return Err(Error::InvalidDialect(format!(
+            "{}: name_field and argument_field must be non-empty",
+            d.name
+        )));
+    }
+    for (tag, prefixes) in [
+        (Some(&d.open), &d.open_prefixes),
+        (d.close.as_ref(), &d.close_prefixes),
+    ] {
+        for p in prefixes {
+            let ok = tag
+                .is_some_and(|t| t.len() > p.len() && t.starts_with(p.as_str()) && !p.is_empty());
+            if !ok {
+                return Err(Error::InvalidDialect(format!(
+                    "{}: {p:?} is not a proper prefix of its tag",
+                    d.name
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn validate_reasoning_dialect(d: &ReasoningDialect) -> Result<()> {
+    if d.open.is_empty() || d.close.is_empty() {
+        return Err(Error::InvalidDialect(format!(
+            "{}: reasoning tags must be non-empty",
+            d.name
+        )));
+    }
+    Ok(())
+}
+
+/// Looks up a tool dialect by name or alias.
+pub fn tool_dialect(name: &str) -> Result<Arc<ToolDialect>> {
+    read().tools.get(ParserKind::Tool, name)
+}
+
+/// Looks up a reasoning dialect by name or alias.
+pub fn reasoning_dialect(name: &str) -> Result<Arc<ReasoningDialect>> {
+    read().reasoning.get(ParserKind::Reasoning, name)
+}
+
+/// Looks up a response parser by name or alias.
+pub fn response_dialect(name: &str) -> Result<Arc<ResponseDialect>> {
+    read().responses.get(ParserKind::Response, name)
+}
+
+/// Registers a tool dialect of an existing family. Fails on a name clash unless
+/// `replace` is set.
+pub fn register_tool_dialect(d: ToolDialect, replace: bool) -> Result<()> {
+    validate_tool_dialect(&d)?;
+    let (n, a) = (d.name.clone(), d.aliases.clone());
+    write().tools.insert(&n, &a, d, replace)
+}
+
+/// Registers a reasoning dialect.
+pub fn register_reasoning_dialect(d: ReasoningDialect, replace: bool) -> Result<()> {
+    validate_reasoning_dialect(&d)?;
+    let (n, a) = (d.name.clone(), d.aliases.clone());
+    write().reasoning.insert(&n, &a, d, replace)
+}
+
+/// Sorted names and aliases of the tool parsers.
+pub fn tool_parser_names() -> Vec<String> {
+    read().tools.display.clone()
+}
+
+/// Sorted names and aliases of the reasoning parsers.
+pub fn reasoning_parser_names() -> Vec<String> {
+    read().reasoning.display.clone()
+}
+
+/// Sorted names and aliases of the response parsers.
+pub fn response_parser_names() -> Vec<String> {
+    read().responses.display.clone()
+}
+
+/// Every registered tool dialect (one entry per dialect, not per alias).
+pub fn tool_dialects() -> Vec<Arc<ToolDialect>> {
+    let r = read();
+    let mut seen: Vec<Arc<ToolDialect>> = Vec::new();
+    for d in r.tools.by_key.values() {
+        if !seen.iter().any(|s| Arc::ptr_eq(s, d)) {
+            seen.push(d.clone());
+        }
+    }
+    seen.sort_by(|a, b| a.name.cmp(&b.name));
+    seen
+}
+
+/// Every registered reasoning dialect.
+pub fn reasoning_dialects() -> Vec<Arc<ReasoningDialect>> {
+    let r = read();
+    let mut seen: Vec<Arc<ReasoningDialect>> = Vec::new();
+    for d in r.reasoning.by_key.values() {
+        if !seen.iter().any(|s| Arc::ptr_eq(s, d)) {
+            seen.push(d.clone());
+        }
+    }
+    seen.sort_by(|a, b| a.name.cmp(&b.name));
+    seen
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtins_load_and_resolve_aliases() {
+        assert_eq!(tool_dialect("Qwen-2.5").unwrap().name, "qwen");
+        assert_eq!(tool_dialect("hermes").unwrap().name, "qwen");
+        assert_eq!(
+            tool_dialect("llama3_json").unwrap().argument_field,
+            "parameters"
+        );
+        assert_eq!(tool_dialect("INTERN_S1").unwrap().name, "internlm");
+        assert_eq!(
+            reasoning_dialect("deepseek-v3.2").unwrap().name,
+            "deepseek-v32"
+        );
+        assert_eq!(reasoning_dialect("kimi-k2").unwrap().name, "default");
+    }
+
+    #[test]
+    fn unknown_name_lists_valid_names() {
+        let err = tool_dialect("nope").unwrap_err();
+        let msg = err.to_string();
+        assert!(
+            msg.contains("nope") && msg.contains("qwen") && msg.contains("llama3_json"),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn names_are_sorted_and_include_aliases() {
+        let names = tool_parser_names();
+        let mut sorted = names.clone();
+        sorted.sort();
+        assert_eq!(names, sorted);
+        assert!(names.contains(&"qwen25".to_string()));
+    }
+
+    #[test]
+    fn registration_validates_and_refuses_clashes() {
+        let mut d = (*tool_dialect("qwen").unwrap()).clone();
+        assert!(register_tool_dialect(d.clone(), false).is_err());
+        d.name = "registry-test-dialect".into();
+        d.aliases = vec![];
+        d.close_prefixes = vec!["<x".into()];
+        assert!(matches!(
+            register_tool_dialect(d.clone(), false),
+            Err(Error::InvalidDialect(_))
+        ));
+        d.close_prefixes = vec!["</".into()];
+        register_tool_dialect(d, false).unwrap();
+        assert_eq!(
+            tool_dialect("registry_test_dialect").unwrap().open,
+            "<tool_call>"
+        );
+    }
+
+    #[test]
+    fn start_rules() {
+        let d = reasoning_dialect("default").unwrap();
+        assert!(d.starts_in_reasoning(None));
+        assert!(!d.starts_in_reasoning(Some(false)));
+        let v3 = reasoning_dialect("deepseek-v3").unwrap();
+        assert!(!v3.starts_in_reasoning(None));
+        assert!(v3.starts_in_reasoning(Some(true)));
+    }
+}

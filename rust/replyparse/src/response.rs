@@ -1,0 +1,693 @@
+//! The response state machine: plain / reasoning / tool routing over one pending buffer.
+//!
+//! ```text
+//! plain     -- reasoning open --> reasoning
+//! reasoning -- reasoning close -> plain
+//! plain     -- tool open -------> tool -- block closed --> plain
+//! reasoning -- tool open -------> tool -- block closed --> reasoning
+//! ```
+//!
+//! `pending` is the only buffer: in plain and reasoning modes it holds at most a proper
+//! prefix of an armed tag (plus separator newlines after a block); in tool mode it holds
+//! what the tool parser has not consumed yet. Every byte is therefore searched once,
+//! and the per-chunk work is proportional to the new text plus one tag length.
+
+use std::sync::Arc;
+
+use crate::calls::RejectedCall;
+use crate::delta::{Channel, DeltaSink, ParsedResponse, StreamItem};
+use crate::error::{Error, Result};
+use crate::prefix::TagSet;
+use crate::registry::{self, ReasoningDialect, ToolDialect};
+use crate::request::{ToolChoice, ToolPolicy, ToolSpec};
+use crate::tool::ToolParser;
+
+/// Everything a response parser is built from. Names are registry names or aliases.
+#[derive(Debug, Clone, Default)]
+pub struct ParserConfig {
+    pub tool_parser: Option<String>,
+    pub reasoning_parser: Option<String>,
+    pub response_parser: Option<String>,
+    pub tools: Option<Vec<ToolSpec>>,
+    pub tool_choice: ToolChoice,
+    /// `chat_template_kwargs.enable_thinking` of the request.
+    pub enable_thinking: Option<bool>,
+    /// Token ids of the reasoning open and close tags, to count reasoning tokens.
+    pub reasoning_tag_ids: Option<(u32, u32)>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Plain,
+    Reasoning,
+    /// Inside a tool block entered from `Plain` or `Reasoning`.
+    Tool {
+        from_reasoning: bool,
+    },
+}
+
+/// What an armed tag does when found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Role {
+    ReasoningOpen,
+    ReasoningClose,
+    ToolOpen,
+}
+
+/// The tags armed in one mode, with their roles in the same order.
+#[derive(Debug)]
+struct Armed {
+    tags: TagSet,
+    roles: Vec<Role>,
+}
+
+impl Armed {
+    fn new(entries: &[(Option<&str>, Role)]) -> Self {
+        let live: Vec<(&str, Role)> = entries
+            .iter()
+            .filter_map(|(t, r)| t.filter(|t| !t.is_empty()).map(|t| (t, *r)))
+            .collect();
+        Armed {
+            tags: TagSet::new(&live.iter().map(|(t, _)| *t).collect::<Vec<_>>()),
+            roles: live.iter().map(|(_, r)| *r).collect(),
+        }
+    }
+}
+
+/// Counts reasoning tokens over the raw tag span, from token ids alone.
+#[derive(Debug)]
+struct TokenCounter {
+    open: u32,
+    close: u32,
+    inside: bool,
+    count: usize,
+}
+
+/// See the module docs.
+#[derive(Debug)]
+pub struct ResponseParser {
+    reasoning: Option<Arc<ReasoningDialect>>,
+    tool: Option<ToolParser>,
+    tool_open: String,
+    plain: Armed,
+    in_reasoning: Armed,
+    mode: Mode,
+    pending: String,
+    /// A tool block just closed: leading newlines are separators if the next tool
+    /// open tag follows them.
+    after_block: bool,
+    /// Reasoning began implicitly and nothing has been emitted: a leading open tag is
+    /// dropped.
+    leading_open: bool,
+    /// `enable_thinking=False`: what the model puts in reasoning is shown as content.
+    reasoning_as_content: bool,
+    finished: bool,
+    tokens: Option<TokenCounter>,
+    ended_in_tool_block: bool,
+}
+
+impl ResponseParser {
+    /// Builds a parser from registry names and the request's tool policy.
+    pub fn new(config: &ParserConfig) -> Result<Self> {
+        if let Some(name) = config.response_parser.as_deref().filter(|n| !n.is_empty()) {
+            let d = registry::response_dialect(name)?;
+            debug_assert_eq!(d.name, "default");
+        }
+        let tool = match config.tool_parser.as_deref().filter(|n| !n.is_empty()) {
+            Some(n) => Some(registry::tool_dialect(n)?),
+            None => None,
+        };
+        let reasoning = match config.reasoning_parser.as_deref().filter(|n| !n.is_empty()) {
+            Some(n) => Some(registry::reasoning_dialect(n)?),
+            None => None,
+        };
+        let policy = ToolPolicy::new(config.tools.clone(), config.tool_choice.clone())?;
+        Ok(Self::from_dialects(
+            tool,
+            reasoning,
+            &policy,
+            config.enable_thinking,
+            config.reasoning_tag_ids,
+        ))
+    }
+
+    /// Builds a parser from resolved dialects.
+    pub fn from_dialects(
+        tool: Option<Arc<ToolDialect>>,
+        reasoning: Option<Arc<ReasoningDialect>>,
+        policy: &ToolPolicy,
+        enable_thinking: Option<bool>,
+        reasoning_tag_ids: Option<(u32, u32)>,
+    ) -> Self {
+        let tool = tool
+            .filter(|_| policy.armed())
+            .map(|d| ToolParser::new(d, policy.allowed()));
+        let tool_open = tool.as_ref().map(|t| t.dialect().open.clone());
+        let r_open = reasoning.as_ref().map(|r| r.open.as_str());
+        let r_close = reasoning.as_ref().map(|r| r.close.as_str());
+        let plain = Armed::new(&[
+            (r_open, Role::ReasoningOpen),
+            (tool_open.as_deref(), Role::ToolOpen),
+        ]);
+        let in_reasoning = Armed::new(&[
+            (r_close, Role::ReasoningClose),
+            (tool_open.as_deref(), Role::ToolOpen),
+        ]);
+        let starts = reasoning
+            .as_ref()
+            .is_some_and(|r| r.starts_in_reasoning(enable_thinking));
+        ResponseParser {
+            tool,
+            tool_open: tool_open.unwrap_or_default(),
+            plain,
+            in_reasoning,
+            mode: if starts { Mode::Reasoning } else { Mode::Plain },
+            pending: String::new(),
+            after_block: false,
+            leading_open: starts,
+            reasoning_as_content: enable_thinking == Some(false),
+            finished: false,
+            tokens: reasoning_tag_ids.map(|(open, close)| TokenCounter {
+                open,
+                close,
+                inside: starts,
+                count: 0,
+            }),
+            ended_in_tool_block: false,
+            reasoning,
+        }
+    }
+
+    /// Feeds one engine chunk (any size, any boundary) and returns its deltas in the
+    /// model's channel order. `final_` means the response ended: ambiguous text is
+    /// released and an open tool block is closed.
+    pub fn stream_chunk(
+        &mut self,
+        text: &str,
+        token_ids: Option<&[u32]>,
+        final_: bool,
+    ) -> Result<Vec<StreamItem>> {
+        if self.finished {
+            return Err(Error::AlreadyFinished);
+        }
+        if let (Some(tc), Some(ids)) = (self.tokens.as_mut(), token_ids) {
+            for &id in ids {
+                if id == tc.open {
+                    tc.inside = true;
+                } else if id == tc.close {
+                    tc.inside = false;
+                } else if tc.inside {
+                    tc.count += 1;
+                }
+            }
+        }
+        self.pending.push_str(text);
+        let mut sink = DeltaSink::new();
+        self.run(&mut sink, final_);
+        if final_ {
+            self.finished = true;
+            self.pending.clear();
+        }
+        Ok(sink.into_items())
+    }
+
+    /// The whole response at once: `stream_chunk(text, final=True)` plus aggregation.
+    pub fn parse_complete(
+        &mut self,
+        text: &str,
+        token_ids: Option<&[u32]>,
+    ) -> Result<ParsedResponse> {
+        let items = self.stream_chunk(text, token_ids, true)?;
+        Ok(ParsedResponse::from_deltas(items.iter().map(|(d, _)| d)))
+    }
+
+    fn text_channel(&self, reasoning: bool) -> Channel {
+        if reasoning && !self.reasoning_as_content {
+            Channel::Reasoning
+        } else {
+            Channel::Content
+        }
+    }
+
+    fn run(&mut self, sink: &mut DeltaSink, final_: bool) {
+        let mut pos = 0;
+        loop {
+            match self.mode {
+                Mode::Tool { from_reasoning } => {
+                    let tool = self.tool.as_mut().expect("tool mode implies a tool parser");
+                    let mut calls = Vec::new();
+                    let used = tool.feed_tool_block(&self.pending[pos..], &mut calls, final_);
+                    sink.tool_calls(calls);
+                    pos += used;
+                    if !tool.block_closed() {
+                        break;
+                    }
+                    let abandoned = tool.abandoned();
+                    self.ended_in_tool_block |= tool.truncated();
+                    if abandoned {
+                        let ch = self.text_channel(from_reasoning);
+                        sink.text(ch, &self.tool_open);
+                    }
+                    self.mode = if from_reasoning {
+                        Mode::Reasoning
+                    } else {
+                        Mode::Plain
+                    };
+                    self.after_block = !abandoned;
+                }
+                Mode::Plain | Mode::Reasoning => {
+                    let reasoning = self.mode == Mode::Reasoning;
+                    let text = &self.pending[pos..];
+                    if self.leading_open {
+                        let open = self.reasoning.as_ref().map_or("", |r| r.open.as_str());
+                        if text.len() < open.len() && open.starts_with(text) && !final_ {
+                            break;
+                        }
+                        self.leading_open = false;
+                        if !open.is_empty() && text.starts_with(open) {
+                            pos += open.len();
+                            continue;
+                        }
+                    }
+                    if self.after_block {
+                        match self.separator(text, final_) {
+                            Separator::Hold => break,
+                            Separator::Drop(n) => pos += n,
+                            Separator::Text => {}
+                        }
+                        self.after_block = false;
+                        continue;
+                    }
+                    let armed = if reasoning {
+                        &self.in_reasoning
+                    } else {
+                        &self.plain
+                    };
+                    let ch = self.text_channel(reasoning);
+                    match armed.tags.find(text) {
+                        Some(m) => {
+                            sink.text(ch, &text[..m.start]);
+                            pos += m.end;
+                            match armed.roles[m.tag] {
+                                Role::ReasoningOpen => self.mode = Mode::Reasoning,
+                                Role::ReasoningClose => self.mode = Mode::Plain,
+                                Role::ToolOpen => {
+                                    self.tool.as_mut().expect("armed").start_block();
+                                    self.mode = Mode::Tool {
+                                        from_reasoning: reasoning,
+                                    };
+                                }
+                            }
+                        }
+                        None => {
+                            let keep = if final_ {
+                                0
+                            } else {
+                                armed.tags.held_suffix(text)
+                            };
+                            sink.text(ch, &text[..text.len() - keep]);
+                            pos += text.len() - keep;
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        self.pending.drain(..pos);
+    }
+
+    /// Newlines right after a tool block are dropped only once the next tool open tag
+    /// is confirmed after them; otherwise they belong to the channel the block returned
+    /// to. Tags that themselves start with newlines (DSML) keep theirs.
+    fn separator(&self, text: &str, final_: bool) -> Separator {
+        if text.is_empty() && !final_ {
+            return Separator::Hold;
+        }
+        let nl = text.bytes().take_while(|&b| b == b'\n').count();
+        if nl == 0 || self.tool_open.is_empty() {
+            return Separator::Text;
+        }
+        let tag_nl = self.tool_open.bytes().take_while(|&b| b == b'\n').count();
+        if nl < tag_nl {
+            // Fewer newlines than the tag's own: a partial tag, handled by the search.
+            return Separator::Text;
+        }
+        let candidate = &text[nl - tag_nl..];
+        if candidate.starts_with(&self.tool_open) {
+            return Separator::Drop(nl - tag_nl);
+        }
+        if !final_ && self.tool_open.starts_with(candidate) {
+            return Separator::Hold;
+        }
+        Separator::Text
+    }
+
+    /// Reasoning tokens counted from token ids (tool tokens inside reasoning included),
+    /// when the tag ids were given.
+    pub fn reasoning_tokens(&self) -> Option<usize> {
+        self.tokens.as_ref().map(|t| t.count)
+    }
+
+    /// Calls and block text that did not reach the client, in order.
+    pub fn rejected_calls(&self) -> &[RejectedCall] {
+        self.tool.as_ref().map_or(&[], |t| t.rejected_calls())
+    }
+
+    /// Number of tool calls emitted so far.
+    pub fn emitted_tool_calls(&self) -> usize {
+        self.tool.as_ref().map_or(0, |t| t.emitted_calls())
+    }
+
+    /// The final chunk arrived while a tool block was still open (truncated output).
+    pub fn ended_in_tool_block(&self) -> bool {
+        self.ended_in_tool_block
+    }
+
+    /// Bytes currently held back (a tag prefix, or unconsumed tool-block text).
+    pub fn pending_len(&self) -> usize {
+        self.pending.len()
+    }
+
+    pub fn is_finished(&self) -> bool {
+        self.finished
+    }
+}
+
+enum Separator {
+    Hold,
+    Drop(usize),
+    Text,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::delta::ParsedResponse;
+
+    fn tools(names: &[&str]) -> Option<Vec<ToolSpec>> {
+        Some(
+            names
+                .iter()
+                .map(|n| ToolSpec {
+                    name: n.to_string(),
+                    parameters: None,
+                })
+                .collect(),
+        )
+    }
+
+    fn config(tool: &str, reasoning: Option<&str>, thinking: Option<bool>) -> ParserConfig {
+        ParserConfig {
+            tool_parser: Some(tool.into()),
+            reasoning_parser: reasoning.map(Into::into),
+            tools: tools(&["get_weather", "search"]),
+            enable_thinking: thinking,
+            ..Default::default()
+        }
+    }
+
+    /// Feeds `text` split at `cuts` and returns the aggregated result and the deltas.
+    fn run(cfg: &ParserConfig, text: &str, cuts: &[usize]) -> (ParsedResponse, Vec<StreamItem>) {
+        let mut p = ResponseParser::new(cfg).unwrap();
+        let mut items = Vec::new();
+        let mut last = 0;
+        for &c in cuts {
+            items.extend(p.stream_chunk(&text[last..c], None, false).unwrap());
+            last = c;
+        }
+        items.extend(p.stream_chunk(&text[last..], None, true).unwrap());
+        let r = ParsedResponse::from_deltas(items.iter().map(|(d, _)| d));
+        (r, items)
+    }
+
+    fn strip_ids(mut r: ParsedResponse) -> ParsedResponse {
+        for c in &mut r.tool_calls {
+            c.id.clear();
+        }
+        r
+    }
+
+    fn boundaries(text: &str) -> Vec<usize> {
+        (1..text.len())
+            .filter(|&i| text.is_char_boundary(i))
+            .collect()
+    }
+
+    /// Whole, every character, and every single cut point give the same result.
+    fn assert_chunking_invariant(cfg: &ParserConfig, text: &str) -> ParsedResponse {
+        let whole = strip_ids(
+            ResponseParser::new(cfg)
+                .unwrap()
+                .parse_complete(text, None)
+                .unwrap(),
+        );
+        let b = boundaries(text);
+        assert_eq!(
+            strip_ids(run(cfg, text, &b).0),
+            whole,
+            "every char: {text:?}"
+        );
+        for &c in &b {
+            assert_eq!(
+                strip_ids(run(cfg, text, &[c]).0),
+                whole,
+                "cut at {c}: {text:?}"
+            );
+        }
+        whole
+    }
+
+    const QWEN: &str = "<think>\nplan</think>\n\nHi.<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"北京\"}}\n</tool_call>\n<tool_call>\n{\"arguments\": {\"q\": \"x\"}, \"name\": \"search\"}\n</tool_call>\nBye";
+
+    #[test]
+    fn qwen_full_response_under_every_chunking() {
+        let r = assert_chunking_invariant(&config("qwen", Some("qwen3"), None), QWEN);
+        assert_eq!(r.reasoning_content.as_deref(), Some("\nplan"));
+        assert_eq!(r.content.as_deref(), Some("\n\nHi.\nBye"));
+        assert_eq!(r.tool_calls.len(), 2);
+        assert_eq!(r.tool_calls[0].function.arguments, "{\"city\": \"北京\"}");
+        assert_eq!(r.tool_calls[1].function.name, "search");
+        assert_eq!(r.tool_calls[1].function.arguments, "{\"q\": \"x\"}");
+    }
+
+    #[test]
+    fn channel_order_is_kept_within_one_chunk() {
+        let cfg = config("qwen", Some("qwen3"), None);
+        let text = "a<tool_call>{\"name\": \"search\", \"arguments\": {}}</tool_call>b</think>c";
+        let (_, items) = run(&cfg, text, &[]);
+        let channels: Vec<Channel> = items.iter().map(|(d, _)| d.channel()).collect();
+        assert_eq!(
+            channels,
+            vec![
+                Channel::Reasoning,
+                Channel::Tool,
+                Channel::Reasoning,
+                Channel::Content
+            ]
+        );
+        assert!(items
+            .iter()
+            .all(|(d, f)| *f == (d.channel() == Channel::Tool)));
+    }
+
+    #[test]
+    fn tool_inside_reasoning_returns_to_reasoning() {
+        let cfg = config("qwen", Some("qwen3"), None);
+        let text = "think<tool_call>{\"name\": \"search\", \"arguments\": {\"q\": 1}}</tool_call>more</think>answer";
+        let r = assert_chunking_invariant(&cfg, text);
+        assert_eq!(r.reasoning_content.as_deref(), Some("thinkmore"));
+        assert_eq!(r.content.as_deref(), Some("answer"));
+        assert_eq!(r.tool_calls.len(), 1);
+    }
+
+    #[test]
+    fn no_tools_keeps_markup_as_content() {
+        let mut cfg = config("qwen", None, None);
+        cfg.tools = None;
+        let text = "x<tool_call>{\"name\": \"f\"}</tool_call>";
+        let r = assert_chunking_invariant(&cfg, text);
+        assert_eq!(r.content.as_deref(), Some(text));
+        assert!(r.tool_calls.is_empty());
+        cfg.tools = tools(&["f"]);
+        cfg.tool_choice = ToolChoice::None;
+        let r = assert_chunking_invariant(&cfg, text);
+        assert_eq!(r.content.as_deref(), Some(text));
+    }
+
+    #[test]
+    fn thinking_disabled_routes_reasoning_to_content() {
+        let cfg = config("qwen", Some("qwen3"), Some(false));
+        let r = assert_chunking_invariant(&cfg, "<think>a</think>b");
+        assert_eq!(r.content.as_deref(), Some("ab"));
+        assert_eq!(r.reasoning_content, None);
+        let r = assert_chunking_invariant(&cfg, "plain");
+        assert_eq!(r.content.as_deref(), Some("plain"));
+    }
+
+    #[test]
+    fn start_rules_and_leading_open_tag() {
+        let r =
+            assert_chunking_invariant(&config("qwen", Some("qwen3"), None), "<think>r</think>c");
+        assert_eq!(
+            (r.reasoning_content.as_deref(), r.content.as_deref()),
+            (Some("r"), Some("c"))
+        );
+        let r = assert_chunking_invariant(&config("qwen", Some("qwen3"), None), "r</think>c");
+        assert_eq!(
+            (r.reasoning_content.as_deref(), r.content.as_deref()),
+            (Some("r"), Some("c"))
+        );
+        let r = assert_chunking_invariant(&config("qwen", Some("deepseek-v3"), None), "r</think>c");
+        assert_eq!(r.content.as_deref(), Some("r</think>c"));
+        let r = assert_chunking_invariant(
+            &config("qwen", Some("deepseek-v3"), Some(true)),
+            "r</think>c",
+        );
+        assert_eq!(r.reasoning_content.as_deref(), Some("r"));
+        // Reasoning only, never closed.
+        let r = assert_chunking_invariant(
+            &config("qwen", Some("qwen3"), None),
+            "<think>still thinking <",
+        );
+        assert_eq!(r.reasoning_content.as_deref(), Some("still thinking <"));
+        assert_eq!(r.content, None);
+    }
+
+    #[test]
+    fn separator_newlines_between_blocks() {
+        let cfg = config("qwen", None, None);
+        let call = "<tool_call>{\"name\": \"search\", \"arguments\": {}}</tool_call>";
+        let text = format!("{call}\n\n{call}\n\ntail\n");
+        let r = assert_chunking_invariant(&cfg, &text);
+        assert_eq!(r.content.as_deref(), Some("\n\ntail\n"));
+        assert_eq!(r.tool_calls.len(), 2);
+        let text = format!("{call}\n");
+        assert_eq!(
+            assert_chunking_invariant(&cfg, &text).content.as_deref(),
+            Some("\n")
+        );
+    }
+
+    #[test]
+    fn unknown_names_are_recorded_and_indices_stay_contiguous() {
+        let cfg = config("qwen", None, None);
+        let text = "<tool_call>{\"name\": \"nope\", \"arguments\": {\"a\": 1}}</tool_call><tool_call>{\"name\": \"search\", \"arguments\": {}}</tool_call>";
+        let mut p = ResponseParser::new(&cfg).unwrap();
+        let items = p.stream_chunk(text, None, true).unwrap();
+        let r = ParsedResponse::from_deltas(items.iter().map(|(d, _)| d));
+        assert_eq!(r.tool_calls.len(), 1);
+        assert_eq!(r.tool_calls[0].function.name, "search");
+        assert!(items
+            .iter()
+            .flat_map(|(d, _)| &d.tool_calls)
+            .all(|t| t.index == 0));
+        assert_eq!(p.rejected_calls().len(), 1);
+        assert_eq!(p.rejected_calls()[0].name.as_deref(), Some("nope"));
+        assert_eq!(p.rejected_calls()[0].raw, "{\"a\": 1}");
+    }
+
+    #[test]
+    fn truncated_and_unclosed_blocks() {
+        let cfg = config("qwen", None, None);
+        let r = assert_chunking_invariant(
+            &cfg,
+            "<tool_call>{\"name\": \"search\", \"arguments\": {\"q\": \"ab",
+        );
+        assert_eq!(r.tool_calls[0].function.arguments, "{\"q\": \"ab");
+        let r = assert_chunking_invariant(
+            &cfg,
+            "<tool_call>{\"name\": \"search\", \"arguments\": {\"q\": 1}}",
+        );
+        assert_eq!(r.tool_calls[0].function.arguments, "{\"q\": 1}");
+        let r = assert_chunking_invariant(&cfg, "<tool_call>{\"name\": \"search\"");
+        assert_eq!(r.tool_calls[0].function.arguments, "{}");
+        let mut p = ResponseParser::new(&cfg).unwrap();
+        p.stream_chunk("<tool_call>{\"name\": \"sea", None, true)
+            .unwrap();
+        assert!(p.ended_in_tool_block());
+    }
+
+    #[test]
+    fn protocol_markers_inside_strings_are_data() {
+        let cfg = config("qwen", None, None);
+        let text = "<tool_call>{\"name\": \"search\", \"arguments\": {\"q\": \"</tool_call><tool_call>\"}}</tool_call>";
+        let r = assert_chunking_invariant(&cfg, text);
+        assert_eq!(
+            r.tool_calls[0].function.arguments,
+            "{\"q\": \"</tool_call><tool_call>\"}"
+        );
+    }
+
+    #[test]
+    fn llama3_and_internlm() {
+        let cfg = config("llama3", None, None);
+        let r = assert_chunking_invariant(
+            &cfg,
+            "<|python_tag|>{\"name\": \"search\", \"parameters\": {\"q\": \"x\"}} after",
+        );
+        assert_eq!(r.tool_calls[0].function.arguments, "{\"q\": \"x\"}");
+        assert_eq!(r.content.as_deref(), Some(" after"));
+        let r = assert_chunking_invariant(&cfg, "<|python_tag|>print(1)");
+        assert_eq!(r.content.as_deref(), Some("<|python_tag|>print(1)"));
+        assert!(r.tool_calls.is_empty());
+        let cfg = config("internlm", Some("intern-s1"), None);
+        let r = assert_chunking_invariant(
+            &cfg,
+            "<think>r</think>ok<|action_start|><|plugin|>\n{\"name\": \"search\", \"parameters\": {\"q\": 2}}<|action_end|>",
+        );
+        assert_eq!(r.content.as_deref(), Some("ok"));
+        assert_eq!(r.tool_calls[0].function.arguments, "{\"q\": 2}");
+    }
+
+    #[test]
+    fn stray_block_text_is_recorded_not_shown() {
+        let cfg = config("qwen", None, None);
+        let mut p = ResponseParser::new(&cfg).unwrap();
+        let items = p
+            .stream_chunk("<tool_call>not json</tool_call>after", None, true)
+            .unwrap();
+        let r = ParsedResponse::from_deltas(items.iter().map(|(d, _)| d));
+        assert_eq!(r.content.as_deref(), Some("after"));
+        assert_eq!(p.rejected_calls()[0].raw, "not json");
+    }
+
+    #[test]
+    fn feeding_after_final_is_an_error() {
+        let mut p = ResponseParser::new(&config("qwen", None, None)).unwrap();
+        p.stream_chunk("x", None, true).unwrap();
+        assert_eq!(
+            p.stream_chunk("y", None, false).unwrap_err(),
+            Error::AlreadyFinished
+        );
+    }
+
+    #[test]
+    fn reasoning_tokens_count_the_raw_span() {
+        let mut cfg = config("qwen", Some("qwen3"), None);
+        cfg.reasoning_tag_ids = Some((1, 2));
+        let mut p = ResponseParser::new(&cfg).unwrap();
+        // <think> a b <tool_call> c </tool_call> </think> d
+        p.stream_chunk("", Some(&[1, 10, 11, 20, 12, 21]), false)
+            .unwrap();
+        p.stream_chunk("", Some(&[2, 13]), true).unwrap();
+        assert_eq!(p.reasoning_tokens(), Some(5));
+    }
+
+    #[test]
+    fn pending_stays_small_while_streaming_a_long_argument() {
+        let cfg = config("qwen", None, None);
+        let mut p = ResponseParser::new(&cfg).unwrap();
+        p.stream_chunk(
+            "<tool_call>{\"name\": \"search\", \"arguments\": {\"q\": \"",
+            None,
+            false,
+        )
+        .unwrap();
+        let mut max_pending = 0;
+        for _ in 0..100_000 {
+            p.stream_chunk("abc<", None, false).unwrap();
+            max_pending = max_pending.max(p.pending_len());
+        }
+        assert!(max_pending < 16, "pending grew to {max_pending}");
+    }
+}

@@ -1,0 +1,213 @@
+//! The outer tool block: one block at a time, whatever the payload grammar.
+//!
+//! The response parser hands over the text after an open tag with
+//! [`ToolParser::feed_tool_block`] and keeps only what comes back unconsumed
+//! (`pending = text[consumed..]`): one buffer owner per layer, and the tool parser
+//! can stop exactly before the text that follows the block.
+//!
+//! Two end states are kept apart on purpose:
+//! - `payload_closed`: the grammar's payload ended (set by the grammar);
+//! - `block_closed`: the whole outer block, close tag included, is consumed, or the end
+//!   of input forced it (set here).
+//!
+//! A grammar therefore never needs to know what surrounds it.
+
+use std::sync::Arc;
+
+use crate::calls::{AllowedNames, CallEmitter, RejectedCall};
+use crate::delta::DeltaToolCall;
+use crate::envelope::JsonEnvelope;
+use crate::prefix::TagSet;
+use crate::registry::{Family, ToolDialect};
+
+/// A payload grammar: the inside of one tool block.
+///
+/// `consume` receives the unconsumed text after what it consumed before and returns how
+/// many bytes it consumed now (a char boundary). Consuming nothing is normal: the
+/// grammar needs more text to decide. It reports calls through the emitter and must not
+/// consume the outer close tag.
+pub trait PayloadGrammar: Send + std::fmt::Debug {
+    /// Prepares for the next payload (a new block, or another payload in this block).
+    fn reset(&mut self);
+    fn consume(
+        &mut self,
+        text: &str,
+        calls: &mut CallEmitter,
+        out: &mut Vec<DeltaToolCall>,
+        final_: bool,
+    ) -> usize;
+    /// The payload ended (normally, or at a byte the grammar cannot place).
+    fn payload_closed(&self) -> bool;
+    /// The payload began: the block holds a call structure, not arbitrary text.
+    fn started(&self) -> bool;
+    /// Whether `rest` (after whitespace) begins another payload in the same block.
+    fn starts_payload(&self, rest: &str) -> bool;
+}
+
+/// Builds the grammar of a dialect's family.
+pub fn grammar_for(d: &ToolDialect) -> Box<dyn PayloadGrammar> {
+    match d.family {
+        Family::JsonEnvelope => Box::new(JsonEnvelope::new(&d.name_field, &d.argument_field)),
+    }
+}
+
+/// See the module docs.
+#[derive(Debug)]
+pub struct ToolParser {
+    dialect: Arc<ToolDialect>,
+    grammar: Box<dyn PayloadGrammar>,
+    calls: CallEmitter,
+    close: TagSet,
+    payload_closed: bool,
+    block_closed: bool,
+    abandoned: bool,
+    /// The end of input closed the block before its close tag (or before its payload
+    /// ended).
+    truncated: bool,
+}
+
+impl ToolParser {
+    pub fn new(dialect: Arc<ToolDialect>, allowed: AllowedNames) -> Self {
+        let close = TagSet::new(&[dialect.close.as_deref().unwrap_or("")]);
+        ToolParser {
+            grammar: grammar_for(&dialect),
+            dialect,
+            calls: CallEmitter::new(allowed),
+            close,
+            payload_closed: false,
+            block_closed: true,
+            abandoned: false,
+            truncated: false,
+        }
+    }
+
+    pub fn dialect(&self) -> &ToolDialect {
+        &self.dialect
+    }
+
+    /// Called after the response parser consumed an open tag.
+    pub fn start_block(&mut self) {
+        self.grammar.reset();
+        self.payload_closed = false;
+        self.block_closed = false;
+        self.abandoned = false;
+        self.truncated = false;
+    }
+
+    pub fn payload_closed(&self) -> bool {
+        self.payload_closed
+    }
+
+    pub fn block_closed(&self) -> bool {
+        self.block_closed
+    }
+
+    /// The block closed without any payload and the dialect has no close tag: the open
+    /// tag was not a call after all. The caller returns the tag text to its channel and
+    /// the block consumed nothing.
+    pub fn abandoned(&self) -> bool {
+        self.abandoned
+    }
+
+    /// The block was closed by the end of input, not by its own end.
+    pub fn truncated(&self) -> bool {
+        self.truncated
+    }
+
+    pub fn emitted_calls(&self) -> usize {
+        self.calls.emitted_calls()
+    }
+
+    pub fn rejected_calls(&self) -> &[RejectedCall] {
+        self.calls.rejected()
+    }
+
+    /// Consumes a stable prefix of `text` (the block after its open tag, possibly with
+    /// the close tag and text after it), appends call deltas to `out`, and returns the
+    /// number of bytes consumed. `final_` means no more text follows: the block is then
+    /// always closed.
+    pub fn feed_tool_block(
+        &mut self,
+        text: &str,
+        out: &mut Vec<DeltaToolCall>,
+        final_: bool,
+    ) -> usize {
+        let mut pos = 0;
+        while !self.block_closed {
+            if !self.payload_closed {
+                pos += self
+                    .grammar
+                    .consume(&text[pos..], &mut self.calls, out, final_);
+                if !self.grammar.payload_closed() {
+                    if final_ {
+                        // Input ended before the payload did (a grammar that never
+                        // started, e.g. only whitespace after the tag).
+                        self.calls.end_call(out);
+                        if self.close.is_empty() && !self.grammar.started() {
+                            self.abandoned = true;
+                            self.block_closed = true;
+                            return 0;
+                        }
+                        self.calls.record_stray(&text[pos..]);
+                        self.block_closed = true;
+                        self.truncated = true;
+                        return text.len();
+                    }
+                    return pos;
+                }
+                self.payload_closed = true;
+            }
+            if self.close.is_empty() {
+                // The block ends with its payload.
+                self.block_closed = true;
+                if !self.grammar.started() {
+                    self.abandoned = true;
+                    return 0;
+                }
+                return pos;
+            }
+            pos = self.after_payload(text, pos, final_);
+            if self.payload_closed && !self.block_closed {
+                // Waiting for the close tag.
+                return pos;
+            }
+        }
+        pos
+    }
+
+    /// Between the payload and the close tag: another payload, the close tag, or stray
+    /// text (recorded, never shown as content) up to the close tag.
+    fn after_payload(&mut self, text: &str, pos: usize, final_: bool) -> usize {
+        let rest = &text[pos..];
+        let after = rest.trim_start();
+        let ws = rest.len() - after.len();
+        let close = self.close.text(0);
+        if after.starts_with(close) {
+            self.block_closed = true;
+            return pos + ws + close.len();
+        }
+        if self.grammar.started() && self.grammar.starts_payload(after) {
+            self.grammar.reset();
+            self.payload_closed = false;
+            return pos + ws;
+        }
+        match self.close.find(after) {
+            Some(m) => {
+                self.calls.record_stray(&after[..m.start]);
+                self.block_closed = true;
+                pos + ws + m.end
+            }
+            None if final_ => {
+                self.calls.record_stray(after);
+                self.block_closed = true;
+                self.truncated = true;
+                text.len()
+            }
+            None => {
+                let keep = self.close.held_suffix(after);
+                self.calls.record_stray(&after[..after.len() - keep]);
+                text.len() - keep
+            }
+        }
+    }
+}
