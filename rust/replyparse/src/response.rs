@@ -221,14 +221,6 @@ impl ResponseParser {
         Ok(ParsedResponse::from_deltas(items.iter().map(|(d, _)| d)))
     }
 
-    fn text_channel(&self, reasoning: bool) -> Channel {
-        if reasoning && !self.reasoning_as_content {
-            Channel::Reasoning
-        } else {
-            Channel::Content
-        }
-    }
-
     fn run(&mut self, sink: &mut DeltaSink, final_: bool) {
         let mut pos = 0;
         loop {
@@ -245,8 +237,9 @@ impl ResponseParser {
                     let abandoned = tool.abandoned();
                     self.ended_in_tool_block |= tool.truncated();
                     if abandoned {
-                        let ch = self.text_channel(from_reasoning);
+                        let ch = text_channel(from_reasoning, self.reasoning_as_content);
                         sink.text(ch, &self.tool_open);
+                        sink.text(ch, tool.leading_whitespace());
                     }
                     self.mode = if from_reasoning {
                         Mode::Reasoning
@@ -283,7 +276,7 @@ impl ResponseParser {
                     } else {
                         &self.plain
                     };
-                    let ch = self.text_channel(reasoning);
+                    let ch = text_channel(reasoning, self.reasoning_as_content);
                     match armed.tags.find(text) {
                         Some(m) => {
                             sink.text(ch, &text[..m.start]);
@@ -324,7 +317,7 @@ impl ResponseParser {
             return Separator::Hold;
         }
         let nl = text.bytes().take_while(|&b| b == b'\n').count();
-        if nl == 0 || self.tool_open.is_empty() {
+        if nl == 0 || nl > MAX_SEPARATOR_NEWLINES || self.tool_open.is_empty() {
             return Separator::Text;
         }
         let tag_nl = self.tool_open.bytes().take_while(|&b| b == b'\n').count();
@@ -372,6 +365,21 @@ impl ResponseParser {
         self.finished
     }
 }
+
+/// The channel text goes to in plain or reasoning mode.
+fn text_channel(reasoning: bool, reasoning_as_content: bool) -> Channel {
+    if reasoning && !reasoning_as_content {
+        Channel::Reasoning
+    } else {
+        Channel::Content
+    }
+}
+
+/// A run of newlines after a tool block longer than this is text, whatever follows: no
+/// template separates blocks with more, and holding an unbounded run would make every
+/// chunk rescan it. The decision depends only on the run itself, so it is the same under
+/// any chunking.
+const MAX_SEPARATOR_NEWLINES: usize = 64;
 
 enum Separator {
     Hold,
@@ -689,5 +697,30 @@ mod tests {
             max_pending = max_pending.max(p.pending_len());
         }
         assert!(max_pending < 16, "pending grew to {max_pending}");
+    }
+
+    #[test]
+    fn long_whitespace_runs_are_not_held() {
+        let cfg = config("qwen", None, None);
+        let mut p = ResponseParser::new(&cfg).unwrap();
+        p.stream_chunk("<tool_call>", None, false).unwrap();
+        for _ in 0..10_000 {
+            p.stream_chunk(" ", None, false).unwrap();
+            assert_eq!(p.pending_len(), 0);
+        }
+        p.stream_chunk("{\"name\": \"search\"}</tool_call>", None, false).unwrap();
+        let mut max_pending = 0;
+        for _ in 0..10_000 {
+            p.stream_chunk("\n", None, false).unwrap();
+            max_pending = max_pending.max(p.pending_len());
+        }
+        assert!(max_pending <= MAX_SEPARATOR_NEWLINES, "{max_pending}");
+    }
+
+    #[test]
+    fn abandoned_llama3_block_keeps_its_whitespace() {
+        let cfg = config("llama3", None, None);
+        let r = assert_chunking_invariant(&cfg, "<|python_tag|>  \n print(1)");
+        assert_eq!(r.content.as_deref(), Some("<|python_tag|>  \n print(1)"));
     }
 }

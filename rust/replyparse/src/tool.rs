@@ -64,6 +64,9 @@ pub struct ToolParser {
     /// The end of input closed the block before its close tag (or before its payload
     /// ended).
     truncated: bool,
+    /// Whitespace consumed after the open tag before the payload began; given back with
+    /// the tag if the block is abandoned.
+    leading_ws: String,
 }
 
 impl ToolParser {
@@ -78,6 +81,7 @@ impl ToolParser {
             block_closed: true,
             abandoned: false,
             truncated: false,
+            leading_ws: String::new(),
         }
     }
 
@@ -92,6 +96,7 @@ impl ToolParser {
         self.block_closed = false;
         self.abandoned = false;
         self.truncated = false;
+        self.leading_ws.clear();
     }
 
     pub fn payload_closed(&self) -> bool {
@@ -103,10 +108,16 @@ impl ToolParser {
     }
 
     /// The block closed without any payload and the dialect has no close tag: the open
-    /// tag was not a call after all. The caller returns the tag text to its channel and
-    /// the block consumed nothing.
+    /// tag was not a call after all. The caller returns the tag text and
+    /// [`leading_whitespace`](Self::leading_whitespace) to its channel; nothing else of
+    /// the block was consumed.
     pub fn abandoned(&self) -> bool {
         self.abandoned
+    }
+
+    /// Whitespace between the open tag and an abandoned block's text.
+    pub fn leading_whitespace(&self) -> &str {
+        &self.leading_ws
     }
 
     /// The block was closed by the end of input, not by its own end.
@@ -135,6 +146,14 @@ impl ToolParser {
         let mut pos = 0;
         while !self.block_closed {
             if !self.payload_closed {
+                if !self.grammar.started() {
+                    // Consume whitespace before the payload here (and remember it), so a
+                    // long run is not rescanned on every chunk.
+                    let rest = &text[pos..];
+                    let ws = rest.len() - trim_ws(rest).len();
+                    self.leading_ws.push_str(&rest[..ws]);
+                    pos += ws;
+                }
                 pos += self
                     .grammar
                     .consume(&text[pos..], &mut self.calls, out, final_);
@@ -146,7 +165,7 @@ impl ToolParser {
                         if self.close.is_empty() && !self.grammar.started() {
                             self.abandoned = true;
                             self.block_closed = true;
-                            return 0;
+                            return pos;
                         }
                         self.calls.record_stray(&text[pos..]);
                         self.block_closed = true;
@@ -162,7 +181,6 @@ impl ToolParser {
                 self.block_closed = true;
                 if !self.grammar.started() {
                     self.abandoned = true;
-                    return 0;
                 }
                 return pos;
             }
@@ -179,7 +197,7 @@ impl ToolParser {
     /// text (recorded, never shown as content) up to the close tag.
     fn after_payload(&mut self, text: &str, pos: usize, final_: bool) -> usize {
         let rest = &text[pos..];
-        let after = rest.trim_start();
+        let after = trim_ws(rest);
         let ws = rest.len() - after.len();
         let close = self.close.text(0);
         if after.starts_with(close) {
@@ -210,4 +228,9 @@ impl ToolParser {
             }
         }
     }
+}
+
+/// JSON whitespace only: other Unicode spaces are payload text.
+fn trim_ws(s: &str) -> &str {
+    s.trim_start_matches([' ', '\t', '\n', '\r'])
 }
