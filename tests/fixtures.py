@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Optional
 
-Call = Tuple[str, str]
+Call = tuple[str, str]
 # (name or None, reason, raw) of a record in `parser.rejected_calls`
-Rejected = Tuple[Optional[str], str, str]
+Rejected = tuple[Optional[str], str, str]
 
 
-def tool(name: str, description: str, properties: Dict[str, Any]) -> Dict[str, Any]:
+def tool(name: str, description: str, properties: dict[str, Any]) -> dict[str, Any]:
     return {
         "type": "function",
         "function": {
@@ -27,7 +27,7 @@ def tool(name: str, description: str, properties: Dict[str, Any]) -> Dict[str, A
     }
 
 
-TOOLS: List[Dict[str, Any]] = [
+TOOLS: list[dict[str, Any]] = [
     tool(
         "get_weather",
         "Current weather for a city",
@@ -42,21 +42,21 @@ TOOLS: List[Dict[str, Any]] = [
 class Fixture:
     id: str
     tool_parser: str
-    reasoning_parser: Optional[str]
-    enable_thinking: Optional[bool]
-    tools: Optional[List[Dict[str, Any]]]
+    reasoning_parser: str | None
+    enable_thinking: bool | None
+    tools: list[dict[str, Any]] | None
     text: str
-    content: Optional[str]
-    reasoning: Optional[str]
-    calls: List[Call]
+    content: str | None
+    reasoning: str | None
+    calls: list[Call]
     tool_choice: Any = "auto"
     # Expected `parser.rejected_calls` as (name, reason, raw); None: not checked.
-    rejected: Optional[List[Rejected]] = field(default=None)
+    rejected: list[Rejected] | None = field(default=None)
 
-    def expected(self) -> Dict[str, Any]:
+    def expected(self) -> dict[str, Any]:
         return {"content": self.content, "reasoning": self.reasoning, "calls": list(self.calls)}
 
-    def parser_kwargs(self) -> Dict[str, Any]:
+    def parser_kwargs(self) -> dict[str, Any]:
         return {
             "tool_parser": self.tool_parser,
             "reasoning_parser": self.reasoning_parser,
@@ -71,11 +71,11 @@ class Dialect:
     name: str
     open: str  # what the model writes before an envelope (tag and its usual spacing)
     close: str  # what it writes after the last envelope ("" when there is no close tag)
-    close_tag: Optional[str]  # the bare close tag
+    close_tag: str | None  # the bare close tag
     field: str  # the argument field
     reasoning: str  # a reasoning parser this model family is served with
 
-    def env(self, name: str, args: Optional[str] = None, extra: str = "") -> str:
+    def env(self, name: str, args: str | None = None, extra: str = "") -> str:
         """`{"name": NAME, "<field>": ARGS}` with ARGS as source text (omitted if None)."""
         parts = [f'"name": {json.dumps(name, ensure_ascii=False)}']
         if extra:
@@ -112,7 +112,7 @@ THINK = "<think>\nThe user wants the weather in Paris. I should call get_weather
 THOUGHT = "\nThe user wants the weather in Paris. I should call get_weather.\n"
 
 
-def dialect_fixtures(d: Dialect) -> List[Fixture]:
+def dialect_fixtures(d: Dialect) -> list[Fixture]:
     n = d.name
     R = d.reasoning
     weather = d.env("get_weather", PARIS)
@@ -188,7 +188,11 @@ def dialect_fixtures(d: Dialect) -> List[Fixture]:
         # 13: text before, between and after calls
         fx(
             "text_before_between_after",
-            "Checking both.\n" + d.block(weather) + "\nNow a search.\n" + d.block(search) + "\nDone.",
+            "Checking both.\n"
+            + d.block(weather)
+            + "\nNow a search.\n"
+            + d.block(search)
+            + "\nDone.",
             "Checking both.\n\nNow a search.\n\nDone.",
             None,
             [("get_weather", PARIS), ("search", QUERY)],
@@ -381,8 +385,10 @@ def dialect_fixtures(d: Dialect) -> List[Fixture]:
             [
                 (
                     "search",
-                    '{"query": "</tool_call> <|action_end|> <|python_tag|> <tool_call> '
-                    '<think></think> {\\"name\\": \\"x\\"}"}',
+                    (
+                        '{"query": "</tool_call> <|action_end|> <|python_tag|> <tool_call> '
+                        '<think></think> {\\"name\\": \\"x\\"}"}'
+                    ),
                 )
             ],
         ),
@@ -425,7 +431,11 @@ def dialect_fixtures(d: Dialect) -> List[Fixture]:
             # 4: malformed arguments end at the protocol boundary
             fx(
                 "arguments_cut_by_close_tag",
-                d.open + '{"name": "search", "' + d.field + '": {"query": 42' + d.close_tag
+                d.open
+                + '{"name": "search", "'
+                + d.field
+                + '": {"query": 42'
+                + d.close_tag
                 + "\nAfter.",
                 "\nAfter.",
                 None,
@@ -493,7 +503,7 @@ def dialect_fixtures(d: Dialect) -> List[Fixture]:
     return out
 
 
-def reasoning_fixtures() -> List[Fixture]:
+def reasoning_fixtures() -> list[Fixture]:
     w = QWEN.block(QWEN.env("get_weather", PARIS))
 
     def fx(id: str, rparser, thinking, text, content, reasoning, calls=(), **kw) -> Fixture:
@@ -512,7 +522,14 @@ def reasoning_fixtures() -> List[Fixture]:
 
     return [
         fx("default_enabled", "default", True, THINK + "Sunny.", "\n\nSunny.", THOUGHT),
-        fx("default_no_open_tag", "default", None, "Hmm.\n</think>\n\nSunny.", "\n\nSunny.", "Hmm.\n"),
+        fx(
+            "default_no_open_tag",
+            "default",
+            None,
+            "Hmm.\n</think>\n\nSunny.",
+            "\n\nSunny.",
+            "Hmm.\n",
+        ),
         fx(
             "qwen3_disabled_tags_removed",
             "qwen3",
@@ -540,7 +557,9 @@ def reasoning_fixtures() -> List[Fixture]:
             None,
             [("get_weather", PARIS)],
         ),
-        fx("deepseek_v3_default_plain", "deepseek-v3", None, "Plain answer.", "Plain answer.", None),
+        fx(
+            "deepseek_v3_default_plain", "deepseek-v3", None, "Plain answer.", "Plain answer.", None
+        ),
         fx(
             "deepseek_v3_default_explicit_tag",
             "deepseek-v3",
@@ -610,6 +629,6 @@ def reasoning_fixtures() -> List[Fixture]:
     ]
 
 
-FIXTURES: List[Fixture] = [f for d in DIALECTS for f in dialect_fixtures(d)] + reasoning_fixtures()
+FIXTURES: list[Fixture] = [f for d in DIALECTS for f in dialect_fixtures(d)] + reasoning_fixtures()
 
 assert len({f.id for f in FIXTURES}) == len(FIXTURES), "fixture ids must be unique"

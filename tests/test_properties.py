@@ -4,7 +4,6 @@ valid calls whose arguments must come back verbatim."""
 from __future__ import annotations
 
 import json
-from typing import List, Optional, Tuple
 
 import pytest
 from chunking import complete_result, make_parser, split_at, stream_text
@@ -21,12 +20,12 @@ SETTINGS = settings(
 PER_FIXTURE = settings(SETTINGS, max_examples=25)
 
 
-def chunked(text: str, points: List[int]):
+def chunked(text: str, points: list[int]):
     pieces = split_at(text, points)
     return lambda t: pieces if t == text else [t]
 
 
-def reasoning_names(parser) -> List[Tuple[Optional[str], str]]:
+def reasoning_names(parser) -> list[tuple[str | None, str]]:
     return [(r["name"], r["reason"]) for r in parser.rejected_calls]
 
 
@@ -78,9 +77,9 @@ FRAGMENTS = [
     "[1, ",
     "é北",
 ]
-near_miss = st.lists(
-    st.one_of(st.sampled_from(FRAGMENTS), st.text(max_size=3)), max_size=30
-).map("".join)
+near_miss = st.lists(st.one_of(st.sampled_from(FRAGMENTS), st.text(max_size=3)), max_size=30).map(
+    "".join
+)
 
 REASONING_CONFIGS = [
     (None, None),
@@ -94,7 +93,7 @@ REASONING_CONFIGS = [
 TOOLS_WITH_F = TOOLS + [tool("f", "near-miss target", {})]
 
 
-def reference_channels(text: str, reasoning_parser: Optional[str], thinking: Optional[bool]):
+def reference_channels(text: str, reasoning_parser: str | None, thinking: bool | None):
     """The reasoning routing of DESIGN.md with tool tags disarmed: returns the
     (channel, text) pieces. `<think>` opens reasoning from plain text, `</think>` closes
     it, a leading `<think>` is dropped when the response starts in reasoning, and with
@@ -122,7 +121,7 @@ def reference_channels(text: str, reasoning_parser: Optional[str], thinking: Opt
 
 
 def merged(pieces):
-    out: List[Tuple[str, str]] = []
+    out: list[tuple[str, str]] = []
     for ch, t in pieces:
         if out and out[-1][0] == ch:
             out[-1] = (ch, out[-1][1] + t)
@@ -135,14 +134,16 @@ def merged(pieces):
 @pytest.mark.parametrize("tool_parser", [d.name for d in DIALECTS])
 @SETTINGS
 @given(text=near_miss, data=st.data())
-def test_near_miss_without_tools_conserves_text(tool_parser, reasoning_parser, thinking, text, data):
+def test_near_miss_without_tools_conserves_text(
+    tool_parser, reasoning_parser, thinking, text, data
+):
     points = data.draw(st.lists(st.integers(0, len(text)), max_size=12), label="cuts")
-    kw = dict(
-        tool_parser=tool_parser,
-        reasoning_parser=reasoning_parser,
-        tools=None,
-        enable_thinking=thinking,
-    )
+    kw = {
+        "tool_parser": tool_parser,
+        "reasoning_parser": reasoning_parser,
+        "tools": None,
+        "enable_thinking": thinking,
+    }
     stream = stream_text(make_parser(**kw), text, chunked(text, points))
     complete = complete_result(make_parser(**kw).parse_complete(text))
     assert stream.result() == complete
@@ -161,12 +162,12 @@ def test_near_miss_with_tools_streaming_equals_complete(
     tool_parser, reasoning_parser, thinking, text, data
 ):
     points = data.draw(st.lists(st.integers(0, len(text)), max_size=12), label="cuts")
-    kw = dict(
-        tool_parser=tool_parser,
-        reasoning_parser=reasoning_parser,
-        tools=TOOLS_WITH_F,
-        enable_thinking=thinking,
-    )
+    kw = {
+        "tool_parser": tool_parser,
+        "reasoning_parser": reasoning_parser,
+        "tools": TOOLS_WITH_F,
+        "enable_thinking": thinking,
+    }
     parser = make_parser(**kw)
     stream = stream_text(parser, text, chunked(text, points))
     reference = make_parser(**kw)
@@ -181,7 +182,7 @@ def test_near_miss_with_tools_streaming_equals_complete(
 @SETTINGS
 @given(text=near_miss)
 def test_near_miss_whole_vs_per_character(tool_parser, text):
-    kw = dict(tool_parser=tool_parser, reasoning_parser="qwen3", tools=TOOLS_WITH_F)
+    kw = {"tool_parser": tool_parser, "reasoning_parser": "qwen3", "tools": TOOLS_WITH_F}
     a = stream_text(make_parser(**kw), text, lambda t: [t])
     b = stream_text(make_parser(**kw), text, lambda t: list(t) + [""])
     assert a.result() == b.result()
@@ -197,7 +198,9 @@ json_values = st.recursive(
     | st.integers(-(10**12), 10**12)
     | st.floats(allow_nan=False, allow_infinity=False)
     | st.text(max_size=12),
-    lambda kids: st.lists(kids, max_size=4) | st.dictionaries(st.text(max_size=6), kids, max_size=4),
+    lambda kids: (
+        st.lists(kids, max_size=4) | st.dictionaries(st.text(max_size=6), kids, max_size=4)
+    ),
     max_leaves=12,
 )
 prose = st.text(
@@ -219,7 +222,7 @@ def test_random_call_round_trip(d: Dialect, args, indent, name, before, thought,
     source = json.dumps(args, ensure_ascii=False, indent=indent)
     text = "<think>" + thought + "</think>" + before + d.block(d.env(name, source))
     points = data.draw(st.lists(st.integers(0, len(text)), max_size=20), label="cuts")
-    kw = dict(tool_parser=d.name, reasoning_parser="qwen3", tools=TOOLS)
+    kw = {"tool_parser": d.name, "reasoning_parser": "qwen3", "tools": TOOLS}
     stream = stream_text(make_parser(**kw), text, chunked(text, points))
     assert stream.calls == [(name, source)]
     assert json.loads(stream.calls[0][1]) == args

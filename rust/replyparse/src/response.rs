@@ -708,7 +708,8 @@ mod tests {
             p.stream_chunk(" ", None, false).unwrap();
             assert_eq!(p.pending_len(), 0);
         }
-        p.stream_chunk("{\"name\": \"search\"}</tool_call>", None, false).unwrap();
+        p.stream_chunk("{\"name\": \"search\"}</tool_call>", None, false)
+            .unwrap();
         let mut max_pending = 0;
         for _ in 0..10_000 {
             p.stream_chunk("\n", None, false).unwrap();
