@@ -10,6 +10,9 @@
 //! Invariant: `held_suffix` looks at no more than `tag.len() - 1` bytes per tag, so the
 //! cost per chunk is O(tag length), never O(text already seen).
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
 use aho_corasick::{AhoCorasick, MatchKind};
 
 /// One tag with its Knuth–Morris–Pratt failure table.
@@ -109,6 +112,20 @@ impl TagSet {
             texts,
             finder,
         }
+    }
+
+    /// The set for these tags, built once per process and shared. Building the search
+    /// automaton costs far more than parsing a typical response, and every parser of a
+    /// dialect arms the same few tags.
+    pub fn shared<S: AsRef<str>>(tags: &[S]) -> Arc<TagSet> {
+        static CACHE: OnceLock<Mutex<HashMap<Vec<String>, Arc<TagSet>>>> = OnceLock::new();
+        let key: Vec<String> = tags.iter().map(|t| t.as_ref().to_owned()).collect();
+        let cache = CACHE.get_or_init(Default::default);
+        // The map is only ever inserted into whole, so a poisoned lock is consistent.
+        let mut map = cache.lock().unwrap_or_else(|e| e.into_inner());
+        map.entry(key)
+            .or_insert_with_key(|k| Arc::new(TagSet::new(k)))
+            .clone()
     }
 
     pub fn is_empty(&self) -> bool {

@@ -57,7 +57,7 @@ enum Role {
 /// The tags armed in one mode, with their roles in the same order.
 #[derive(Debug)]
 struct Armed {
-    tags: TagSet,
+    tags: Arc<TagSet>,
     roles: Vec<Role>,
 }
 
@@ -68,7 +68,7 @@ impl Armed {
             .filter_map(|(t, r)| t.filter(|t| !t.is_empty()).map(|t| (t, *r)))
             .collect();
         Armed {
-            tags: TagSet::new(&live.iter().map(|(t, _)| *t).collect::<Vec<_>>()),
+            tags: TagSet::shared(&live.iter().map(|(t, _)| *t).collect::<Vec<_>>()),
             roles: live.iter().map(|(_, r)| *r).collect(),
         }
     }

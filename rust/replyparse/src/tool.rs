@@ -57,7 +57,7 @@ pub struct ToolParser {
     dialect: Arc<ToolDialect>,
     grammar: Box<dyn PayloadGrammar>,
     calls: CallEmitter,
-    close: TagSet,
+    close: Arc<TagSet>,
     payload_closed: bool,
     block_closed: bool,
     abandoned: bool,
@@ -71,7 +71,7 @@ pub struct ToolParser {
 
 impl ToolParser {
     pub fn new(dialect: Arc<ToolDialect>, allowed: AllowedNames) -> Self {
-        let close = TagSet::new(&[dialect.close.as_deref().unwrap_or("")]);
+        let close = TagSet::shared(&[dialect.close.as_deref().unwrap_or("")]);
         ToolParser {
             grammar: grammar_for(&dialect),
             dialect,
