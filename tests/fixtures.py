@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any
 
 Call = tuple[str, str]
 # (name or None, reason, raw) of a record in `parser.rejected_calls`
-Rejected = tuple[Optional[str], str, str]
+Rejected = tuple[str | None, str, str]
 
 
 def tool(name: str, description: str, properties: dict[str, Any]) -> dict[str, Any]:
@@ -214,6 +214,15 @@ def dialect_fixtures(d: Dialect) -> list[Fixture]:
             None,
             None,
             [("search", '{"query": "rust borrow ch')],
+        ),
+        # 4: arguments written as a JSON string and cut at the end: kept as written
+        # (decoded as far as it goes), never replaced by an invented "{}"
+        fx(
+            "truncated_string_arguments",
+            d.open + '{"name": "search", "' + d.field + '": "{\\"query\\": \\"rust bo',
+            None,
+            None,
+            [("search", '{"query": "rust bo')],
         ),
         # 4: malformed (but complete) argument source is kept as written
         fx(
@@ -489,6 +498,13 @@ def dialect_fixtures(d: Dialect) -> list[Fixture]:
                 "tag_then_non_json_after_text",
                 "Here is code: <|python_tag|>import os\nos.getcwd()",
                 "Here is code: <|python_tag|>import os\nos.getcwd()",
+                None,
+                [],
+            ),
+            fx(
+                "tag_whitespace_then_non_json",
+                "<|python_tag|> \n  print(1)",
+                "<|python_tag|> \n  print(1)",
                 None,
                 [],
             ),

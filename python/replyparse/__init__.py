@@ -6,7 +6,8 @@ request validation with pydantic, dialect declaration, and the command line.
 
 from __future__ import annotations
 
-from typing import Any, List, Optional, Sequence, Tuple
+from collections.abc import Sequence
+from typing import Any
 
 from . import _native
 from ._models import (
@@ -78,14 +79,14 @@ class ResponseParser(_native.ResponseParser):
 
     def __new__(
         cls,
-        tool_parser: Optional[str] = None,
-        reasoning_parser: Optional[str] = None,
-        tools: Optional[Sequence[Any]] = None,
+        tool_parser: str | None = None,
+        reasoning_parser: str | None = None,
+        tools: Sequence[Any] | None = None,
         tool_choice: Any = "auto",
-        enable_thinking: Optional[bool] = None,
+        enable_thinking: bool | None = None,
         *,
-        response_parser: Optional[str] = None,
-        reasoning_tag_ids: Optional[Tuple[int, int]] = None,
+        response_parser: str | None = None,
+        reasoning_tag_ids: tuple[int, int] | None = None,
     ):
         return super().__new__(
             cls,
@@ -102,12 +103,12 @@ class ResponseParser(_native.ResponseParser):
     def from_request(
         cls,
         request: Any,
-        tool_parser: Optional[str] = None,
-        reasoning_parser: Optional[str] = None,
+        tool_parser: str | None = None,
+        reasoning_parser: str | None = None,
         *,
-        response_parser: Optional[str] = None,
-        reasoning_tag_ids: Optional[Tuple[int, int]] = None,
-    ) -> "ResponseParser":
+        response_parser: str | None = None,
+        reasoning_tag_ids: tuple[int, int] | None = None,
+    ) -> ResponseParser:
         """Builds a parser from an OpenAI chat request (a dict or a pydantic object):
         its `tools`, `tool_choice` and `chat_template_kwargs.enable_thinking`."""
         if hasattr(request, "model_dump"):
@@ -137,11 +138,13 @@ class ToolParser(_native.ToolParser):
     block (close tag included) has been consumed; call `start_block()` before the next.
     """
 
-    def __new__(cls, tool_parser: str, tools: Optional[Sequence[Any]] = None, tool_choice: Any = None):
+    def __new__(cls, tool_parser: str, tools: Sequence[Any] | None = None, tool_choice: Any = None):
         return super().__new__(cls, tool_parser, tools_json(tools), tool_choice_json(tool_choice))
 
 
-def register_tool_parser(dialect: Optional[ToolDialect] = None, *, replace: bool = False, **fields: Any) -> ToolDialect:
+def register_tool_parser(
+    dialect: ToolDialect | None = None, *, replace: bool = False, **fields: Any
+) -> ToolDialect:
     """Declares a tool dialect of an existing grammar family, by metadata alone, and
     registers it (names are usable at once, in Python and in the engine).
 
@@ -152,21 +155,23 @@ def register_tool_parser(dialect: Optional[ToolDialect] = None, *, replace: bool
     return d
 
 
-def register_reasoning_parser(dialect: Optional[ReasoningDialect] = None, *, replace: bool = False, **fields: Any) -> ReasoningDialect:
+def register_reasoning_parser(
+    dialect: ReasoningDialect | None = None, *, replace: bool = False, **fields: Any
+) -> ReasoningDialect:
     """Declares reasoning tags and a start rule, and registers them."""
     d = dialect if dialect is not None else ReasoningDialect(**fields)
     _native.register_reasoning_dialect(d.model_dump_json(), replace)
     return d
 
 
-def tool_dialects() -> List[ToolDialect]:
+def tool_dialects() -> list[ToolDialect]:
     """Every registered tool dialect (built-in and declared), as the engine holds them."""
     import json
 
     return [ToolDialect(**d) for d in json.loads(_native.tool_dialects_json())]
 
 
-def reasoning_dialects() -> List[ReasoningDialect]:
+def reasoning_dialects() -> list[ReasoningDialect]:
     """Every registered reasoning dialect."""
     import json
 

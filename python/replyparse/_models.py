@@ -5,7 +5,8 @@ the per-chunk path."""
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, List, Literal, Optional, Sequence, Union
+from collections.abc import Sequence
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
@@ -17,9 +18,9 @@ class FunctionDefinition(BaseModel):
 
     model_config = ConfigDict(extra="allow")
     name: str = Field(min_length=1)
-    description: Optional[str] = None
-    parameters: Optional[Dict[str, Any]] = None
-    strict: Optional[bool] = None
+    description: str | None = None
+    parameters: dict[str, Any] | None = None
+    strict: bool | None = None
 
 
 class Tool(BaseModel):
@@ -41,9 +42,9 @@ class NamedToolChoice(BaseModel):
     function: NamedFunction
 
 
-ToolChoice = Union[Literal["auto", "none", "required"], NamedToolChoice]
+ToolChoice = Literal["auto", "none", "required"] | NamedToolChoice
 
-_TOOLS = TypeAdapter(List[Tool])
+_TOOLS = TypeAdapter(list[Tool])
 _CHOICE = TypeAdapter(ToolChoice)
 
 
@@ -56,7 +57,7 @@ def _plain(obj: Any) -> Any:
     return obj
 
 
-def tools_json(tools: Optional[Sequence[Any]]) -> Optional[str]:
+def tools_json(tools: Sequence[Any] | None) -> str | None:
     """Validates request tools and returns them as JSON for the engine."""
     if tools is None:
         return None
@@ -70,7 +71,7 @@ def tools_json(tools: Optional[Sequence[Any]]) -> Optional[str]:
     return json.dumps([t.model_dump(exclude_none=True) for t in parsed])
 
 
-def tool_choice_json(choice: Any) -> Optional[str]:
+def tool_choice_json(choice: Any) -> str | None:
     """Validates `tool_choice` and returns it as JSON for the engine."""
     if choice is None:
         return None
@@ -96,14 +97,14 @@ class ToolDialect(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     name: str = Field(min_length=1)
-    aliases: List[str] = []
+    aliases: list[str] = []
     family: Literal["json_envelope"] = "json_envelope"
     open: str = Field(min_length=1)
-    close: Optional[str] = None
+    close: str | None = None
     name_field: str = "name"
     argument_field: str = "arguments"
-    open_prefixes: List[str] = []
-    close_prefixes: List[str] = []
+    open_prefixes: list[str] = []
+    close_prefixes: list[str] = []
 
 
 class ReasoningDialect(BaseModel):
@@ -111,7 +112,7 @@ class ReasoningDialect(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     name: str = Field(min_length=1)
-    aliases: List[str] = []
+    aliases: list[str] = []
     open: str = Field(min_length=1)
     close: str = Field(min_length=1)
     starts_in_reasoning: Literal["unless_disabled", "when_enabled", "never"] = "unless_disabled"

@@ -15,7 +15,6 @@ import argparse
 import json
 import sys
 from importlib import resources
-from typing import List, Optional
 
 from . import ResponseParser, reasoning_dialects, response_parsers, tool_dialects
 
@@ -33,7 +32,10 @@ def _parse(args: argparse.Namespace) -> int:
     if args.file is None:
         examples = _examples()
         if args.example not in examples:
-            print(f"unknown example {args.example!r}; choose from {', '.join(examples)}", file=sys.stderr)
+            print(
+                f"unknown example {args.example!r}; choose from {', '.join(examples)}",
+                file=sys.stderr,
+            )
             return 2
         ex = examples[args.example]
         text = _example_dir().joinpath(ex["file"]).read_text(encoding="utf-8")
@@ -79,7 +81,11 @@ def _list(args: argparse.Namespace) -> int:
     tools = [d.model_dump() for d in tool_dialects()]
     reasoning = [d.model_dump() for d in reasoning_dialects()]
     if args.json:
-        doc = {"tool_parsers": tools, "reasoning_parsers": reasoning, "response_parsers": response_parsers()}
+        doc = {
+            "tool_parsers": tools,
+            "reasoning_parsers": reasoning,
+            "response_parsers": response_parsers(),
+        }
         print(json.dumps(doc, ensure_ascii=False, indent=2))
         return 0
     print("tool parsers:")
@@ -90,26 +96,35 @@ def _list(args: argparse.Namespace) -> int:
     print("reasoning parsers:")
     for d in reasoning:
         aliases = f" (aliases: {', '.join(d['aliases'])})" if d["aliases"] else ""
-        print(f"  {d['name']}{aliases}: {d['open']!r} / {d['close']!r}, starts in reasoning {d['starts_in_reasoning']}")
+        start = f"in reasoning {d['starts_in_reasoning']}"
+        print(f"  {d['name']}{aliases}: {d['open']!r} / {d['close']!r}, starts {start}")
     print("response parsers:")
     for n in response_parsers():
         print(f"  {n}")
     return 0
 
 
-def main(argv: Optional[List[str]] = None) -> int:
-    ap = argparse.ArgumentParser(prog="replyparse", description="Split LLM output into content, reasoning and tool calls.")
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(
+        prog="replyparse", description="Split LLM output into content, reasoning and tool calls."
+    )
     sub = ap.add_subparsers(dest="command", required=True)
     p = sub.add_parser("parse", help="parse a model output (a file, stdin, or a bundled example)")
-    p.add_argument("file", nargs="?", help="model output file, or - for stdin; omit for a bundled example")
+    p.add_argument(
+        "file", nargs="?", help="model output file, or - for stdin; omit for a bundled example"
+    )
     p.add_argument("--example", default="qwen3", help="bundled example to use without FILE")
     p.add_argument("--tool-parser", help="tool parser name (see `replyparse list`)")
     p.add_argument("--reasoning-parser", help="reasoning parser name")
     p.add_argument("--tools", help="JSON file with the request's OpenAI tools")
     p.add_argument("--tool-choice", help="auto | none | required | a function name")
     think = p.add_mutually_exclusive_group()
-    think.add_argument("--enable-thinking", dest="enable_thinking", action="store_const", const=True)
-    think.add_argument("--disable-thinking", dest="enable_thinking", action="store_const", const=False)
+    think.add_argument(
+        "--enable-thinking", dest="enable_thinking", action="store_const", const=True
+    )
+    think.add_argument(
+        "--disable-thinking", dest="enable_thinking", action="store_const", const=False
+    )
     p.add_argument("--stream", action="store_true", help="print one JSON delta per line")
     p.add_argument("--chunk-size", type=int, default=4, help="characters per chunk with --stream")
     p.set_defaults(func=_parse)

@@ -16,37 +16,37 @@ use pyo3::types::{PyDict, PyList};
 use replyparse as engine;
 
 create_exception!(
-    _native,
+    replyparse,
     UnknownParserError,
     PyValueError,
     "A parser name that is not registered. The message lists the valid names."
 );
 create_exception!(
-    _native,
+    replyparse,
     InvalidDialectError,
     PyValueError,
     "A dialect declaration that cannot work (empty tag, clashing name, bad prefix)."
 );
 create_exception!(
-    _native,
+    replyparse,
     InvalidToolsError,
     PyValueError,
     "Request tools or tool_choice that cannot be understood."
 );
 create_exception!(
-    _native,
+    replyparse,
     ParserFinishedError,
     PyRuntimeError,
     "The parser already received its final chunk; create a new parser per response."
 );
 create_exception!(
-    _native,
+    replyparse,
     ConcurrentUseError,
     PyRuntimeError,
     "The parser is being used by another thread; parsers are per response."
 );
 create_exception!(
-    _native,
+    replyparse,
     InternalError,
     PyRuntimeError,
     "An engine bug was caught before it could crash the process; please report it."

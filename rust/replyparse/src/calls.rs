@@ -229,18 +229,12 @@ impl CallEmitter {
     }
 
     /// Records text inside a tool block that belongs to no call.
-    pub fn record_stray(&mut self, text: &str) {
-        if text.trim().is_empty() {
-            return;
-        }
-        match self.rejected.last_mut() {
-            Some(last) if last.reason == RejectReason::StrayText => last.raw.push_str(text),
-            _ => self.rejected.push(RejectedCall {
-                name: None,
-                raw: text.to_owned(),
-                reason: RejectReason::StrayText,
-            }),
-        }
+    pub fn record_stray(&mut self, text: String) {
+        self.rejected.push(RejectedCall {
+            name: None,
+            raw: text,
+            reason: RejectReason::StrayText,
+        });
     }
 }
 

@@ -80,6 +80,35 @@ fn decode_string(src: &str) -> String {
     })
 }
 
+/// The text to emit for an argument value that was collected whole: a JSON string is
+/// decoded (a chat API's `arguments` is the object's source, and some models write it as
+/// a string); `null` means no arguments (the call then gets `{}`); any other scalar is
+/// kept as written. An unterminated string (input ended) is decoded as far as it goes.
+fn collected_arguments(src: &str, complete: bool) -> String {
+    if !src.starts_with('"') {
+        return if src == "null" {
+            String::new()
+        } else {
+            src.to_owned()
+        };
+    }
+    if complete {
+        return decode_string(src);
+    }
+    // Drop an escape cut short (at most `\uXXX`) until the prefix decodes.
+    let mut end = src.len();
+    for _ in 0..6 {
+        if let Ok(s) = serde_json::from_str::<String>(&format!("{}\"", &src[..end])) {
+            return s;
+        }
+        match src[..end].char_indices().next_back() {
+            Some((i, _)) if i > 0 => end = i,
+            _ => break,
+        }
+    }
+    src[1..].to_owned()
+}
+
 impl JsonEnvelope {
     pub fn new(name_field: &str, argument_field: &str) -> Self {
         JsonEnvelope {
@@ -203,11 +232,13 @@ impl PayloadGrammar for JsonEnvelope {
                     self.scan.reset();
                     self.buf.clear();
                     self.state = match (field, b[i]) {
-                        (Field::Name | Field::Arguments, b'"') => State::Collect(field),
-                        (Field::Arguments, _) => {
+                        (Field::Name, b'"') => State::Collect(field),
+                        (Field::Arguments, b'{' | b'[') => {
                             self.arguments_seen = true;
                             State::Arguments
                         }
+                        // A string or a bare scalar: short, collected whole (see below).
+                        (Field::Arguments, _) => State::Collect(field),
                         _ => State::Skip,
                     };
                 }
@@ -219,14 +250,13 @@ impl PayloadGrammar for JsonEnvelope {
                         ScanStatus::Incomplete => break,
                         ScanStatus::Invalid => self.finish(calls, out),
                         ScanStatus::Complete => {
-                            let value = decode_string(&self.buf);
-                            self.buf.clear();
                             if field == Field::Name {
-                                calls.set_name(&value, None, out);
+                                calls.set_name(&decode_string(&self.buf), None, out);
                             } else {
                                 self.arguments_seen = true;
-                                calls.push_args(&value, out);
+                                calls.push_args(&collected_arguments(&self.buf, true), out);
                             }
+                            self.buf.clear();
                             self.state = State::AfterValue;
                         }
                     }
@@ -271,6 +301,9 @@ impl PayloadGrammar for JsonEnvelope {
         }
         if final_ && self.state != State::Done && self.state != State::Open {
             // Input ended inside the envelope: the call ends with what was written.
+            if self.state == State::Collect(Field::Arguments) {
+                calls.push_args(&collected_arguments(&self.buf, false), out);
+            }
             self.finish(calls, out);
         }
         i
@@ -286,5 +319,129 @@ impl PayloadGrammar for JsonEnvelope {
 
     fn starts_payload(&self, rest: &str) -> bool {
         rest.starts_with('{')
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::calls::AllowedNames;
+    use crate::delta::{DeltaMessage, ParsedResponse};
+
+    /// Runs one envelope payload through the grammar at every split point (and char by
+    /// char) and returns (name, arguments) of the emitted call plus the consumed count.
+    fn parse(payload: &str) -> (Vec<(String, String)>, usize) {
+        let mut results = Vec::new();
+        let cuts: Vec<Vec<usize>> = std::iter::once(vec![])
+            .chain(
+                (1..payload.len())
+                    .filter(|&i| payload.is_char_boundary(i))
+                    .map(|i| vec![i]),
+            )
+            .chain(std::iter::once(
+                (1..payload.len())
+                    .filter(|&i| payload.is_char_boundary(i))
+                    .collect(),
+            ))
+            .collect();
+        for cut in cuts {
+            let mut g = JsonEnvelope::new("name", "arguments");
+            let mut calls = CallEmitter::new(AllowedNames::Any);
+            let mut out = Vec::new();
+            let mut pending = String::new();
+            let mut consumed = 0;
+            let mut last = 0;
+            for &c in cut.iter().chain(std::iter::once(&payload.len())) {
+                pending.push_str(&payload[last..c]);
+                let n = g.consume(&pending, &mut calls, &mut out, c == payload.len());
+                pending.drain(..n);
+                consumed += n;
+                last = c;
+            }
+            calls.end_call(&mut out);
+            let msg = DeltaMessage {
+                tool_calls: out,
+                ..Default::default()
+            };
+            let r = ParsedResponse::from_deltas([&msg]);
+            let got: Vec<(String, String)> = r
+                .tool_calls
+                .into_iter()
+                .map(|c| (c.function.name, c.function.arguments))
+                .collect();
+            results.push((got, consumed));
+        }
+        for r in &results[1..] {
+            assert_eq!(
+                r, &results[0],
+                "chunking changed the result for {payload:?}"
+            );
+        }
+        results.swap_remove(0)
+    }
+
+    fn one(name: &str, args: &str) -> Vec<(String, String)> {
+        vec![(name.to_owned(), args.to_owned())]
+    }
+
+    #[test]
+    fn arguments_stream_verbatim_and_stop_at_envelope_end() {
+        let p = r#"{"name": "f", "arguments": {"a": [1, 2], "b": "x\"y", "a": 3}} tail"#;
+        assert_eq!(
+            parse(p),
+            (
+                one("f", r#"{"a": [1, 2], "b": "x\"y", "a": 3}"#),
+                p.len() - 5
+            )
+        );
+    }
+
+    #[test]
+    fn arguments_before_name() {
+        let p = r#"{"arguments": {"q": "北京"}, "name": "search"}"#;
+        assert_eq!(parse(p).0, one("search", r#"{"q": "北京"}"#));
+    }
+
+    #[test]
+    fn string_null_and_missing_arguments() {
+        assert_eq!(
+            parse(r#"{"name": "f", "arguments": "{\"a\": 1}"}"#).0,
+            one("f", r#"{"a": 1}"#)
+        );
+        assert_eq!(
+            parse(r#"{"name": "f", "arguments": null}"#).0,
+            one("f", "{}")
+        );
+        assert_eq!(parse(r#"{"name": "f"}"#).0, one("f", "{}"));
+        assert_eq!(
+            parse(r#"{"name": "f", "extra": {"x": [1]}}"#).0,
+            one("f", "{}")
+        );
+    }
+
+    #[test]
+    fn truncated_values_are_kept_as_written() {
+        assert_eq!(
+            parse(r#"{"name": "f", "arguments": {"a": "b"#).0,
+            one("f", r#"{"a": "b"#)
+        );
+        assert_eq!(
+            parse(r#"{"name": "f", "arguments": "{\"q\": \"rust b"#).0,
+            one("f", r#"{"q": "rust b"#)
+        );
+        assert_eq!(
+            parse(r#"{"name": "f", "arguments": "ab\u00"#).0,
+            one("f", "ab")
+        );
+        // A name cut short is never completed: the call is not emitted.
+        assert_eq!(parse(r#"{"name": "fun"#).0, vec![]);
+    }
+
+    #[test]
+    fn malformed_envelope_stops_at_the_protocol_boundary() {
+        let p = r#"{"name": "f", "arguments": {"a": 1</tool_call>"#;
+        let (calls, consumed) = parse(p);
+        assert_eq!(calls, one("f", r#"{"a": 1"#));
+        assert_eq!(&p[consumed..], "</tool_call>");
     }
 }

@@ -67,6 +67,8 @@ pub struct ToolParser {
     /// Whitespace consumed after the open tag before the payload began; given back with
     /// the tag if the block is abandoned.
     leading_ws: String,
+    /// Stray text of this block so far (see `stray`).
+    stray: String,
 }
 
 impl ToolParser {
@@ -82,6 +84,7 @@ impl ToolParser {
             abandoned: false,
             truncated: false,
             leading_ws: String::new(),
+            stray: String::new(),
         }
     }
 
@@ -97,6 +100,7 @@ impl ToolParser {
         self.abandoned = false;
         self.truncated = false;
         self.leading_ws.clear();
+        self.stray.clear();
     }
 
     pub fn payload_closed(&self) -> bool {
@@ -158,30 +162,28 @@ impl ToolParser {
                     .grammar
                     .consume(&text[pos..], &mut self.calls, out, final_);
                 if !self.grammar.payload_closed() {
-                    if final_ {
-                        // Input ended before the payload did (a grammar that never
-                        // started, e.g. only whitespace after the tag).
-                        self.calls.end_call(out);
-                        if self.close.is_empty() && !self.grammar.started() {
-                            self.abandoned = true;
-                            self.block_closed = true;
-                            return pos;
-                        }
-                        self.calls.record_stray(&text[pos..]);
-                        self.block_closed = true;
-                        self.truncated = true;
-                        return text.len();
+                    if !final_ {
+                        return pos;
                     }
-                    return pos;
+                    // Input ended before the payload began (only whitespace after the tag).
+                    self.calls.end_call(out);
+                    if self.close.is_empty() {
+                        self.abandoned = true;
+                    } else {
+                        self.truncated = true;
+                    }
+                    self.stray(&text[pos..]);
+                    self.close_block();
+                    return text.len();
                 }
                 self.payload_closed = true;
             }
             if self.close.is_empty() {
                 // The block ends with its payload.
-                self.block_closed = true;
                 if !self.grammar.started() {
                     self.abandoned = true;
                 }
+                self.close_block();
                 return pos;
             }
             pos = self.after_payload(text, pos, final_);
@@ -194,38 +196,52 @@ impl ToolParser {
     }
 
     /// Between the payload and the close tag: another payload, the close tag, or stray
-    /// text (recorded, never shown as content) up to the close tag.
+    /// text up to the close tag. Once stray text began, everything up to the close tag
+    /// is stray (whitespace included), so the record does not depend on chunking.
     fn after_payload(&mut self, text: &str, pos: usize, final_: bool) -> usize {
         let rest = &text[pos..];
-        let after = trim_ws(rest);
-        let ws = rest.len() - after.len();
-        let close = self.close.text(0);
-        if after.starts_with(close) {
-            self.block_closed = true;
-            return pos + ws + close.len();
-        }
-        if self.grammar.started() && self.grammar.starts_payload(after) {
+        let after = if self.stray.is_empty() {
+            trim_ws(rest)
+        } else {
+            rest
+        };
+        let start = pos + rest.len() - after.len();
+        if self.stray.is_empty() && self.grammar.started() && self.grammar.starts_payload(after) {
             self.grammar.reset();
             self.payload_closed = false;
-            return pos + ws;
+            return start;
         }
         match self.close.find(after) {
             Some(m) => {
-                self.calls.record_stray(&after[..m.start]);
-                self.block_closed = true;
-                pos + ws + m.end
+                self.stray(&after[..m.start]);
+                self.close_block();
+                start + m.end
             }
             None if final_ => {
-                self.calls.record_stray(after);
-                self.block_closed = true;
+                self.stray(after);
                 self.truncated = true;
+                self.close_block();
                 text.len()
             }
             None => {
                 let keep = self.close.held_suffix(after);
-                self.calls.record_stray(&after[..after.len() - keep]);
+                self.stray(&after[..after.len() - keep]);
                 text.len() - keep
             }
+        }
+    }
+
+    /// Text inside the block that belongs to no call: kept until the block closes, then
+    /// recorded as one rejected entry (never shown as content).
+    fn stray(&mut self, text: &str) {
+        self.stray.push_str(text);
+    }
+
+    fn close_block(&mut self) {
+        self.block_closed = true;
+        if !self.stray.is_empty() {
+            let stray = std::mem::take(&mut self.stray);
+            self.calls.record_stray(stray);
         }
     }
 }
