@@ -8,9 +8,10 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-import replyparse as rp
 from chunking import complete_result, fixed, make_parser, reconstruct, stream_text
 from fixtures import FIXTURES, PARIS, QUERY, TOOLS
+
+import replyparse as rp
 
 WEATHER_BLOCK = '<tool_call>\n{"name": "get_weather", "arguments": ' + PARIS + "}\n</tool_call>"
 SEARCH_BLOCK = '<tool_call>\n{"name": "search", "arguments": ' + QUERY + "}\n</tool_call>"

@@ -4,9 +4,10 @@ parser) == the expected result, plus the delta-stream invariants."""
 from __future__ import annotations
 
 import pytest
-import replyparse as rp
 from chunking import CHUNKINGS, complete_result, make_parser, qwen_tokens, stream_text
 from fixtures import FIXTURES, Fixture
+
+import replyparse as rp
 
 
 def rejected_of(parser: rp.ResponseParser):

@@ -11,11 +11,13 @@ from typing import Any
 
 from . import _native
 from ._models import (
+    DsmlSyntax,
     FunctionDefinition,
     NamedToolChoice,
     ReasoningDialect,
     Tool,
     ToolDialect,
+    XmlSyntax,
     tool_choice_json,
     tools_json,
 )
@@ -42,6 +44,7 @@ __all__ = [
     "DeltaFunctionCall",
     "DeltaMessage",
     "DeltaToolCall",
+    "DsmlSyntax",
     "FunctionCall",
     "FunctionDefinition",
     "InternalError",
@@ -57,6 +60,7 @@ __all__ = [
     "ToolDialect",
     "ToolParser",
     "UnknownParserError",
+    "XmlSyntax",
     "reasoning_dialects",
     "reasoning_parsers",
     "register_reasoning_parser",

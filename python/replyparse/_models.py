@@ -87,6 +87,32 @@ def tool_choice_json(choice: Any) -> str | None:
     return json.dumps(parsed)
 
 
+class XmlSyntax(BaseModel):
+    """The markup of an `xml` family dialect (see the engine's `xml.rs`): function open
+    text and name end, optional function close, parameter open and name end, optional
+    value open, value close, and whether one newline after/before a value is protocol."""
+
+    model_config = ConfigDict(extra="forbid")
+    function_open: str = ""
+    function_name_end: str = Field(min_length=1)
+    function_close: str | None = None
+    param_open: str = Field(min_length=1)
+    param_name_end: str = Field(min_length=1)
+    value_open: str | None = None
+    value_close: str = Field(min_length=1)
+    trim_value_newline: bool = False
+
+
+class DsmlSyntax(BaseModel):
+    """The markup of a `dsml` family dialect (see the engine's `dsml.rs`): tags are
+    `<{token}{invoke}`, `</{token}{invoke}>`, `<{token}{parameter}`, `</{token}{parameter}>`."""
+
+    model_config = ConfigDict(extra="forbid")
+    token: str = Field(default="\uff5cDSML\uff5c", min_length=1)
+    invoke: str = Field(default="invoke", min_length=1)
+    parameter: str = Field(default="parameter", min_length=1)
+
+
 class ToolDialect(BaseModel):
     """A tool-call dialect of an existing grammar family, declared as data.
 
@@ -98,13 +124,19 @@ class ToolDialect(BaseModel):
     model_config = ConfigDict(extra="forbid")
     name: str = Field(min_length=1)
     aliases: list[str] = []
-    family: Literal["json_envelope"] = "json_envelope"
+    family: Literal["json_envelope", "xml", "dsml", "kimi"] = "json_envelope"
     open: str = Field(min_length=1)
     close: str | None = None
+    # Other spellings of the open / close tag (Kimi's singular section tags).
+    open_aliases: list[str] = []
+    close_aliases: list[str] = []
     name_field: str = "name"
     argument_field: str = "arguments"
     open_prefixes: list[str] = []
     close_prefixes: list[str] = []
+    verified_with: list[str] = []
+    xml: XmlSyntax | None = None
+    dsml: DsmlSyntax | None = None
 
 
 class ReasoningDialect(BaseModel):

@@ -77,6 +77,37 @@ def _parse(args: argparse.Namespace) -> int:
     return 0
 
 
+def _prefixes(args: argparse.Namespace) -> int:
+    from . import prefixes
+    from ._native import tool_dialects_json
+
+    key = args.tool_parser
+    matches = [d for d in json.loads(tool_dialects_json()) if _same_name(d, key)]
+    if not matches:
+        raise ValueError(f"unknown tool parser {key!r}; see `replyparse list`")
+    tok = prefixes.load_tokenizer(args.tokenizer)
+    rows = prefixes.report(matches[0], tok)
+    if args.json:
+        print(json.dumps(rows, ensure_ascii=False, indent=2))
+        return 0
+    status = 0
+    for row in rows:
+        line = f"{row['tag']:<22} {row['text']!r:<34} observed {row['observed']!r}"
+        if "declared" in row:
+            ok = row["declared"] == row["observed"]
+            status |= 0 if ok else 1
+            line += f"  declared {row['declared']!r} {'ok' if ok else 'MISMATCH'}"
+        print(line)
+    return status
+
+
+def _same_name(dialect: dict, name: str) -> bool:
+    def norm(n: str) -> str:
+        return "".join(c for c in n.lower() if c not in "-_.")
+
+    return norm(name) in {norm(n) for n in [dialect["name"], *dialect["aliases"]]}
+
+
 def _list(args: argparse.Namespace) -> int:
     tools = [d.model_dump() for d in tool_dialects()]
     reasoning = [d.model_dump() for d in reasoning_dialects()]
@@ -128,6 +159,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--stream", action="store_true", help="print one JSON delta per line")
     p.add_argument("--chunk-size", type=int, default=4, help="characters per chunk with --stream")
     p.set_defaults(func=_parse)
+    pf = sub.add_parser(
+        "prefixes",
+        help="token-boundary prefixes of a dialect's tags under a real tokenizer",
+    )
+    pf.add_argument("--tool-parser", required=True)
+    pf.add_argument(
+        "--tokenizer", required=True, help="quicktok:NAME | qwen:NAME | hf:PATH | deepseek"
+    )
+    pf.add_argument("--json", action="store_true")
+    pf.set_defaults(func=_prefixes)
     ls = sub.add_parser("list", help="print the registry")
     ls.add_argument("--json", action="store_true")
     ls.set_defaults(func=_list)

@@ -615,13 +615,14 @@ impl NativeToolParser {
     ) -> PyResult<Self> {
         let dialect = engine::registry::tool_dialect(tool_parser).map_err(to_py_err)?;
         let tools = parse_tools(tools_json)?;
-        let allowed = match tools {
-            None => engine::AllowedNames::Any,
-            Some(t) => engine::ToolPolicy::new(Some(t), parse_choice(tool_choice_json)?)
-                .map_err(to_py_err)?
-                .allowed(),
+        let mut p = match tools {
+            None => engine::ToolParser::new(dialect, engine::AllowedNames::Any),
+            Some(t) => {
+                let policy = engine::ToolPolicy::new(Some(t), parse_choice(tool_choice_json)?)
+                    .map_err(to_py_err)?;
+                engine::ToolParser::for_request(dialect, &policy)
+            }
         };
-        let mut p = engine::ToolParser::new(dialect, allowed);
         p.start_block();
         Ok(Self {
             inner: Mutex::new(p),

@@ -33,14 +33,19 @@
 
 pub mod calls;
 pub mod delta;
+pub mod dsml;
 pub mod envelope;
 pub mod error;
+pub mod harmony;
 pub mod json_scan;
+pub mod kimi;
 pub mod prefix;
 pub mod registry;
 pub mod request;
 pub mod response;
+pub mod schema;
 pub mod tool;
+pub mod xml;
 
 pub use calls::{AllowedNames, RejectReason, RejectedCall};
 pub use delta::{

@@ -21,6 +21,15 @@ use crate::error::{Error, ParserKind, Result};
 pub enum Family {
     /// `{"name": ..., "<argument_field>": {...}}` inside the outer tags.
     JsonEnvelope,
+    /// Function-first XML-like markup whose values end at a close tag (Qwen3-Coder, GLM);
+    /// the syntax is the dialect's `xml` field.
+    Xml,
+    /// DeepSeek V3.2 / V4 DSML `invoke` elements; the markup is the dialect's `dsml`
+    /// field (DeepSeek's when absent).
+    Dsml,
+    /// Kimi K2 `<|tool_call_begin|>ID<|tool_call_argument_begin|>{json}<|tool_call_end|>`
+    /// calls; the model's id is kept.
+    Kimi,
 }
 
 /// A tool-call dialect: outer tags and grammar metadata.
@@ -36,6 +45,13 @@ pub struct ToolDialect {
     /// Outer close tag; `None` when the block ends with the payload (llama3).
     #[serde(default)]
     pub close: Option<String>,
+    /// Other spellings of the open tag that also open a block (Kimi's singular
+    /// `<|tool_call_section_begin|>`, DSML without its leading newlines).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub open_aliases: Vec<String>,
+    /// Other spellings of the close tag that also close a block.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub close_aliases: Vec<String>,
     /// JSON envelope: the key holding the function name.
     #[serde(default = "default_name_field")]
     pub name_field: String,
@@ -48,6 +64,31 @@ pub struct ToolDialect {
     /// Token-boundary proper prefixes of the close tag, longest first.
     #[serde(default)]
     pub close_prefixes: Vec<String>,
+    /// Tokenizer specs the prefix lists were measured with (`replyparse prefixes`); the
+    /// test suite re-measures them.
+    #[serde(default)]
+    pub verified_with: Vec<String>,
+    /// The markup of an `xml` family dialect.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub xml: Option<crate::xml::XmlSyntax>,
+    /// The markup of a `dsml` family dialect.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dsml: Option<crate::dsml::DsmlSyntax>,
+}
+
+impl ToolDialect {
+    /// Every tag that opens a block: the open tag, then its aliases.
+    pub fn open_tags(&self) -> impl Iterator<Item = &str> {
+        std::iter::once(self.open.as_str()).chain(self.open_aliases.iter().map(String::as_str))
+    }
+
+    /// Every tag that closes a block (none when the block ends with its payload).
+    pub fn close_tags(&self) -> impl Iterator<Item = &str> {
+        self.close
+            .as_deref()
+            .into_iter()
+            .chain(self.close_aliases.iter().map(String::as_str))
+    }
 }
 
 fn default_name_field() -> String {
@@ -231,6 +272,22 @@ fn validate_tool_dialect(d: &ToolDialect) -> Result<()> {
             d.name
         )));
     }
+    if d.open_aliases
+        .iter()
+        .chain(&d.close_aliases)
+        .any(String::is_empty)
+    {
+        return Err(Error::InvalidDialect(format!(
+            "{}: an alias tag is empty",
+            d.name
+        )));
+    }
+    if d.close.is_none() && !d.close_aliases.is_empty() {
+        return Err(Error::InvalidDialect(format!(
+            "{}: close_aliases need a close tag",
+            d.name
+        )));
+    }
     if d.close.as_deref() == Some("") {
         return Err(Error::InvalidDialect(format!(
             "{}: close tag is empty (use null for a block that ends with its payload)",
@@ -243,6 +300,35 @@ fn validate_tool_dialect(d: &ToolDialect) -> Result<()> {
             "{}: name_field and argument_field must be non-empty",
             d.name
         )));
+    }
+    if let Some(x) = &d.dsml {
+        if x.token.is_empty() || x.invoke.is_empty() || x.parameter.is_empty() {
+            return Err(Error::InvalidDialect(format!(
+                "{}: dsml token, invoke and parameter must be non-empty",
+                d.name
+            )));
+        }
+    }
+    if d.family == Family::Xml {
+        let Some(x) = &d.xml else {
+            return Err(Error::InvalidDialect(format!(
+                "{}: an xml dialect needs its `xml` syntax",
+                d.name
+            )));
+        };
+        for (field, v) in [
+            ("function_name_end", &x.function_name_end),
+            ("param_open", &x.param_open),
+            ("param_name_end", &x.param_name_end),
+            ("value_close", &x.value_close),
+        ] {
+            if v.is_empty() {
+                return Err(Error::InvalidDialect(format!(
+                    "{}: xml.{field} is empty",
+                    d.name
+                )));
+            }
+        }
     }
     for (tag, prefixes) in [
         (Some(&d.open), &d.open_prefixes),

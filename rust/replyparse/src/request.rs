@@ -1,6 +1,6 @@
 //! What a parser needs from the request: the tools it may call and the tool choice.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -79,6 +79,9 @@ impl ToolChoice {
     }
 }
 
+/// Parameter schemas of the request's functions, by name.
+pub type Schemas = Arc<HashMap<String, Value>>;
+
 /// Resolved tool policy of one request.
 #[derive(Debug, Clone)]
 pub struct ToolPolicy {
@@ -108,6 +111,16 @@ impl ToolPolicy {
     /// `tool_choice="none"`, tool markup stays text the client sees.
     pub fn armed(&self) -> bool {
         !self.tools.is_empty() && self.choice != ToolChoice::None
+    }
+
+    /// Parameter schemas by function name, for grammars that convert values by type.
+    pub fn schemas(&self) -> Schemas {
+        Arc::new(
+            self.tools
+                .iter()
+                .filter_map(|t| t.parameters.clone().map(|p| (t.name.clone(), p)))
+                .collect(),
+        )
     }
 
     pub fn allowed(&self) -> AllowedNames {

@@ -11,12 +11,16 @@
 //! prefix of an armed tag (plus separator newlines after a block); in tool mode it holds
 //! what the tool parser has not consumed yet. Every byte is therefore searched once,
 //! and the per-chunk work is proportional to the new text plus one tag length.
+//!
+//! [`ResponseParser`] is the public facade: this composition is the `default` response
+//! parser; `gpt-oss` is the dedicated Harmony parser of [`crate::harmony`].
 
 use std::sync::Arc;
 
 use crate::calls::RejectedCall;
 use crate::delta::{Channel, DeltaSink, ParsedResponse, StreamItem};
 use crate::error::{Error, Result};
+use crate::harmony::{self, HarmonyParser};
 use crate::prefix::TagSet;
 use crate::registry::{self, ReasoningDialect, ToolDialect};
 use crate::request::{ToolChoice, ToolPolicy, ToolSpec};
@@ -83,9 +87,9 @@ struct TokenCounter {
     count: usize,
 }
 
-/// See the module docs.
+/// The composed (`default`) parser: see the module docs.
 #[derive(Debug)]
-pub struct ResponseParser {
+struct Composed {
     reasoning: Option<Arc<ReasoningDialect>>,
     tool: Option<ToolParser>,
     tool_open: String,
@@ -106,13 +110,9 @@ pub struct ResponseParser {
     ended_in_tool_block: bool,
 }
 
-impl ResponseParser {
+impl Composed {
     /// Builds a parser from registry names and the request's tool policy.
-    pub fn new(config: &ParserConfig) -> Result<Self> {
-        if let Some(name) = config.response_parser.as_deref().filter(|n| !n.is_empty()) {
-            let d = registry::response_dialect(name)?;
-            debug_assert_eq!(d.name, "default");
-        }
+    fn new(config: &ParserConfig) -> Result<Self> {
         let tool = match config.tool_parser.as_deref().filter(|n| !n.is_empty()) {
             Some(n) => Some(registry::tool_dialect(n)?),
             None => None,
@@ -141,22 +141,24 @@ impl ResponseParser {
     ) -> Self {
         let tool = tool
             .filter(|_| policy.armed())
-            .map(|d| ToolParser::new(d, policy.allowed()));
+            .map(|d| ToolParser::for_request(d, policy));
         let tool_open = tool.as_ref().map(|t| t.dialect().open.clone());
         let r_open = reasoning.as_ref().map(|r| r.open.as_str());
         let r_close = reasoning.as_ref().map(|r| r.close.as_str());
-        let plain = Armed::new(&[
-            (r_open, Role::ReasoningOpen),
-            (tool_open.as_deref(), Role::ToolOpen),
-        ]);
-        let in_reasoning = Armed::new(&[
-            (r_close, Role::ReasoningClose),
-            (tool_open.as_deref(), Role::ToolOpen),
-        ]);
+        // The open tag and its aliases all open a block.
+        let tool_opens: Vec<(Option<&str>, Role)> = tool.as_ref().map_or(Vec::new(), |t| {
+            t.dialect()
+                .open_tags()
+                .map(|o| (Some(o), Role::ToolOpen))
+                .collect()
+        });
+        let plain = Armed::new(&[&[(r_open, Role::ReasoningOpen)][..], &tool_opens].concat());
+        let in_reasoning =
+            Armed::new(&[&[(r_close, Role::ReasoningClose)][..], &tool_opens].concat());
         let starts = reasoning
             .as_ref()
             .is_some_and(|r| r.starts_in_reasoning(enable_thinking));
-        ResponseParser {
+        Composed {
             tool,
             tool_open: tool_open.unwrap_or_default(),
             plain,
@@ -209,16 +211,6 @@ impl ResponseParser {
             self.pending.clear();
         }
         Ok(sink.into_items())
-    }
-
-    /// The whole response at once: `stream_chunk(text, final=True)` plus aggregation.
-    pub fn parse_complete(
-        &mut self,
-        text: &str,
-        token_ids: Option<&[u32]>,
-    ) -> Result<ParsedResponse> {
-        let items = self.stream_chunk(text, token_ids, true)?;
-        Ok(ParsedResponse::from_deltas(items.iter().map(|(d, _)| d)))
     }
 
     fn run(&mut self, sink: &mut DeltaSink, final_: bool) {
@@ -322,8 +314,14 @@ impl ResponseParser {
         }
         let tag_nl = self.tool_open.bytes().take_while(|&b| b == b'\n').count();
         if nl < tag_nl {
-            // Fewer newlines than the tag's own: a partial tag, handled by the search.
-            return Separator::Text;
+            // Fewer newlines than the tag's own: while only newlines arrived, more may
+            // follow (one chunk per newline must decide as the whole text does);
+            // otherwise at most a partial tag, handled by the search.
+            return if !final_ && nl == text.len() {
+                Separator::Hold
+            } else {
+                Separator::Text
+            };
         }
         let candidate = &text[nl - tag_nl..];
         if candidate.starts_with(&self.tool_open) {
@@ -363,6 +361,131 @@ impl ResponseParser {
 
     pub fn is_finished(&self) -> bool {
         self.finished
+    }
+}
+
+/// A response parser: the `default` composition of a reasoning and a tool dialect, or a
+/// dedicated parser (`gpt-oss`, [`crate::harmony`]) for a protocol whose channels that
+/// composition cannot express. One public type, so servers and bindings drive every
+/// response parser alike.
+#[derive(Debug)]
+pub struct ResponseParser {
+    inner: Inner,
+}
+
+#[derive(Debug)]
+enum Inner {
+    Composed(Composed),
+    Harmony(HarmonyParser),
+}
+
+impl ResponseParser {
+    /// Builds a parser from registry names and the request's tool policy.
+    /// `response_parser` picks the parser (`default` when unset); a dedicated parser
+    /// refuses a `tool_parser` or `reasoning_parser` it would otherwise ignore.
+    pub fn new(config: &ParserConfig) -> Result<Self> {
+        let dedicated = match config.response_parser.as_deref().filter(|n| !n.is_empty()) {
+            Some(name) => registry::response_dialect(name)?.name == harmony::NAME,
+            None => false,
+        };
+        let inner = if dedicated {
+            Inner::Harmony(HarmonyParser::new(config)?)
+        } else {
+            Inner::Composed(Composed::new(config)?)
+        };
+        Ok(ResponseParser { inner })
+    }
+
+    /// Builds the `default` parser from resolved dialects.
+    pub fn from_dialects(
+        tool: Option<Arc<ToolDialect>>,
+        reasoning: Option<Arc<ReasoningDialect>>,
+        policy: &ToolPolicy,
+        enable_thinking: Option<bool>,
+        reasoning_tag_ids: Option<(u32, u32)>,
+    ) -> Self {
+        ResponseParser {
+            inner: Inner::Composed(Composed::from_dialects(
+                tool,
+                reasoning,
+                policy,
+                enable_thinking,
+                reasoning_tag_ids,
+            )),
+        }
+    }
+
+    /// Feeds one engine chunk (any size, any boundary) and returns its deltas in the
+    /// model's channel order. `final_` means the response ended: ambiguous text is
+    /// released and an open tool block or message is closed.
+    pub fn stream_chunk(
+        &mut self,
+        text: &str,
+        token_ids: Option<&[u32]>,
+        final_: bool,
+    ) -> Result<Vec<StreamItem>> {
+        match &mut self.inner {
+            Inner::Composed(p) => p.stream_chunk(text, token_ids, final_),
+            Inner::Harmony(p) => p.stream_chunk(text, token_ids, final_),
+        }
+    }
+
+    /// The whole response at once: `stream_chunk(text, final=True)` plus aggregation.
+    pub fn parse_complete(
+        &mut self,
+        text: &str,
+        token_ids: Option<&[u32]>,
+    ) -> Result<ParsedResponse> {
+        let items = self.stream_chunk(text, token_ids, true)?;
+        Ok(ParsedResponse::from_deltas(items.iter().map(|(d, _)| d)))
+    }
+
+    /// Reasoning tokens counted from token ids (`default`: when the tag ids were given;
+    /// `gpt-oss`: once any ids were given).
+    pub fn reasoning_tokens(&self) -> Option<usize> {
+        match &self.inner {
+            Inner::Composed(p) => p.reasoning_tokens(),
+            Inner::Harmony(p) => p.reasoning_tokens(),
+        }
+    }
+
+    /// Calls and block text that did not reach the client, in order.
+    pub fn rejected_calls(&self) -> &[RejectedCall] {
+        match &self.inner {
+            Inner::Composed(p) => p.rejected_calls(),
+            Inner::Harmony(p) => p.rejected_calls(),
+        }
+    }
+
+    /// Number of tool calls emitted so far.
+    pub fn emitted_tool_calls(&self) -> usize {
+        match &self.inner {
+            Inner::Composed(p) => p.emitted_tool_calls(),
+            Inner::Harmony(p) => p.emitted_tool_calls(),
+        }
+    }
+
+    /// The final chunk arrived while a tool block (or call message) was still open.
+    pub fn ended_in_tool_block(&self) -> bool {
+        match &self.inner {
+            Inner::Composed(p) => p.ended_in_tool_block(),
+            Inner::Harmony(p) => p.ended_in_tool_block(),
+        }
+    }
+
+    /// Bytes currently held back.
+    pub fn pending_len(&self) -> usize {
+        match &self.inner {
+            Inner::Composed(p) => p.pending_len(),
+            Inner::Harmony(p) => p.pending_len(),
+        }
+    }
+
+    pub fn is_finished(&self) -> bool {
+        match &self.inner {
+            Inner::Composed(p) => p.is_finished(),
+            Inner::Harmony(p) => p.is_finished(),
+        }
     }
 }
 

@@ -16,9 +16,13 @@ use std::sync::Arc;
 
 use crate::calls::{AllowedNames, CallEmitter, RejectedCall};
 use crate::delta::DeltaToolCall;
+use crate::dsml::DsmlGrammar;
 use crate::envelope::JsonEnvelope;
+use crate::kimi::KimiGrammar;
 use crate::prefix::TagSet;
 use crate::registry::{Family, ToolDialect};
+use crate::request::{Schemas, ToolPolicy};
+use crate::xml::XmlGrammar;
 
 /// A payload grammar: the inside of one tool block.
 ///
@@ -42,12 +46,27 @@ pub trait PayloadGrammar: Send + std::fmt::Debug {
     fn started(&self) -> bool;
     /// Whether `rest` (after whitespace) begins another payload in the same block.
     fn starts_payload(&self, rest: &str) -> bool;
+    /// Whether `rest` may still become the start of another payload once more text
+    /// arrives (a proper prefix of the payload's opening markup): it is then held.
+    fn may_start_payload(&self, _rest: &str) -> bool {
+        false
+    }
 }
 
-/// Builds the grammar of a dialect's family.
-pub fn grammar_for(d: &ToolDialect) -> Box<dyn PayloadGrammar> {
+/// Builds the grammar of a dialect's family. `schemas` are the request's parameter
+/// schemas, for grammars that convert values by type.
+pub fn grammar_for(d: &ToolDialect, schemas: Schemas) -> Box<dyn PayloadGrammar> {
     match d.family {
         Family::JsonEnvelope => Box::new(JsonEnvelope::new(&d.name_field, &d.argument_field)),
+        Family::Xml => Box::new(XmlGrammar::new(
+            d.xml
+                .clone()
+                .expect("xml dialects carry their syntax (validated at registration)"),
+            d.close.as_deref(),
+            schemas,
+        )),
+        Family::Dsml => Box::new(DsmlGrammar::new(&d.dsml.clone().unwrap_or_default())),
+        Family::Kimi => Box::new(KimiGrammar::new()),
     }
 }
 
@@ -72,10 +91,24 @@ pub struct ToolParser {
 }
 
 impl ToolParser {
+    /// A tool parser for a request: its allowed names and parameter schemas.
+    pub fn for_request(dialect: Arc<ToolDialect>, policy: &ToolPolicy) -> Self {
+        Self::with_schemas(dialect, policy.allowed(), policy.schemas())
+    }
+
+    /// A tool parser with no parameter schemas (values are kept as strings).
     pub fn new(dialect: Arc<ToolDialect>, allowed: AllowedNames) -> Self {
-        let close = TagSet::shared(&[dialect.close.as_deref().unwrap_or("")]);
+        Self::with_schemas(dialect, allowed, Schemas::default())
+    }
+
+    pub fn with_schemas(
+        dialect: Arc<ToolDialect>,
+        allowed: AllowedNames,
+        schemas: Schemas,
+    ) -> Self {
+        let close = TagSet::shared(&dialect.close_tags().collect::<Vec<_>>());
         ToolParser {
-            grammar: grammar_for(&dialect),
+            grammar: grammar_for(&dialect, schemas),
             dialect,
             calls: CallEmitter::new(allowed),
             close,
@@ -206,10 +239,15 @@ impl ToolParser {
             rest
         };
         let start = pos + rest.len() - after.len();
-        if self.stray.is_empty() && self.grammar.started() && self.grammar.starts_payload(after) {
-            self.grammar.reset();
-            self.payload_closed = false;
-            return start;
+        if self.stray.is_empty() && self.grammar.started() {
+            if self.grammar.starts_payload(after) {
+                self.grammar.reset();
+                self.payload_closed = false;
+                return start;
+            }
+            if !final_ && self.grammar.may_start_payload(after) {
+                return start;
+            }
         }
         match self.close.find(after) {
             Some(m) => {

@@ -1,0 +1,859 @@
+//! DSML, the tool-call markup of DeepSeek V3.2 and V4.
+//!
+//! ```text
+//! \n\n<｜DSML｜function_calls>                       (V4: tool_calls; the outer block)
+//! <｜DSML｜invoke name="get_weather">                 one call
+//! <｜DSML｜parameter name="city" string="true">北京</｜DSML｜parameter>
+//! <｜DSML｜parameter name="days" string="false">3</｜DSML｜parameter>
+//! </｜DSML｜invoke>
+//! <｜DSML｜invoke name="...">...</｜DSML｜invoke>      more calls in the same block
+//! </｜DSML｜function_calls>
+//! ```
+//!
+//! Facts from DeepSeek's own encoder (`encoding_dsv32.py`, V4 alike): the assistant turn
+//! is `reasoning</think>content` followed by `"\n\n" + block`, always — even with empty
+//! content — so the two newlines are part of the protocol and the dialects declare them
+//! in the open tag (as the seed did); the bare tag is declared as an open alias, so a
+//! block written without them is still a call rather than markup shown as content. The
+//! bars are U+FF5C (full width). String parameters are written "as is without any
+//! escaping or quotes" (`string="true"`); every other type is its JSON text
+//! (`string="false"`).
+//!
+//! This module is one payload = one `invoke` element; the [`ToolParser`] driver finds
+//! the next `invoke` (via [`PayloadGrammar::starts_payload`]) or the block close. The
+//! markup is data: [`DsmlSyntax`] gives the marker and element names and every tag is
+//! derived from it.
+//!
+//! Output: the arguments object built incrementally, `{"P": value, "Q": value}`:
+//! - `string="true"`: the raw text streams at once as a JSON string, escaped as it
+//!   arrives (`"`, `\`, control characters; non-ASCII is kept as is, never `\uXXXX`).
+//!   Only the parameter close tag ends it: any other tag-like text is data. Only a
+//!   possible prefix of that close tag is held back.
+//! - any other `string` value (or none): the JSON source, copied verbatim as it
+//!   arrives. A [`JsonValueScanner`] follows it so that the close tag inside one of its
+//!   strings is data; once the value is complete (or something that is not JSON
+//!   appears) the text up to the parameter close tag is still copied verbatim:
+//!   malformed values are kept as written, up to the protocol boundary. Leading
+//!   whitespace is JSON whitespace and is dropped.
+//! - A key is written only once its value begins, so input that ends right after a
+//!   parameter's open tag never produces a key without a value. A value that is
+//!   complete (close tag seen) but empty gives `""` for a string parameter (the model
+//!   wrote the empty string) and `null` for any other: `null` is JSON's absence of a
+//!   value, and it keeps the arguments a JSON object instead of `{"P": }`.
+//! - Duplicate parameters are kept, in order. `}` is written when the invoke closes, by
+//!   anything that ends it early (the block close, stray markup), or by the end of input.
+//!
+//! Identity first: the call begins at `<｜DSML｜invoke` and its name (the `name`
+//! attribute) is given when the tag's `>` arrives, before any argument text. At the end
+//! of input a name attribute whose closing quote was written still counts; a cut one
+//! does not (no invented names).
+//!
+//! Invariant: every byte is looked at once. Tag heads are compared only at the position
+//! the state expects them (at most one tag length held), values are searched with the
+//! shared [`TagSet`] (held suffix bounded by the close tag length), and a tag's
+//! attribute text is moved into `header` as it arrives.
+//!
+//! [`ToolParser`]: crate::tool::ToolParser
+
+use std::sync::Arc;
+
+use memchr::memchr2;
+use serde::{Deserialize, Serialize};
+
+use crate::calls::CallEmitter;
+use crate::delta::DeltaToolCall;
+use crate::json_scan::{JsonValueScanner, ScanStatus};
+use crate::prefix::TagSet;
+use crate::tool::PayloadGrammar;
+
+/// The inner markup of a DSML dialect. Tags are `<{token}{invoke}`, `</{token}{invoke}>`,
+/// `<{token}{parameter}` and `</{token}{parameter}>`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DsmlSyntax {
+    /// The marker every tag name starts with: `｜DSML｜` (full-width bars, U+FF5C).
+    #[serde(default = "default_token")]
+    pub token: String,
+    /// The call element's name.
+    #[serde(default = "default_invoke")]
+    pub invoke: String,
+    /// The parameter element's name.
+    #[serde(default = "default_parameter")]
+    pub parameter: String,
+}
+
+fn default_token() -> String {
+    "｜DSML｜".into()
+}
+fn default_invoke() -> String {
+    "invoke".into()
+}
+fn default_parameter() -> String {
+    "parameter".into()
+}
+
+impl Default for DsmlSyntax {
+    fn default() -> Self {
+        DsmlSyntax {
+            token: default_token(),
+            invoke: default_invoke(),
+            parameter: default_parameter(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    /// Before `<｜DSML｜invoke` (whitespace was skipped by the tool parser).
+    InvokeStart,
+    /// Reading the invoke tag's attributes, up to `>`.
+    InvokeHeader,
+    /// Inside an invoke: a parameter, the invoke close, or something that ends it.
+    Body,
+    /// Reading a parameter tag's attributes, up to `>`.
+    ParamHeader,
+    /// A `string="true"` value.
+    StrValue,
+    /// Before the first non-whitespace byte of a JSON value.
+    JsonStart,
+    /// Inside a JSON value, followed by the lexical scanner.
+    JsonScan,
+    /// After the JSON value (or after text that is not JSON), up to the close tag.
+    JsonTail,
+    Done,
+}
+
+/// How the text at a position relates to a tag.
+enum Head {
+    /// It starts with the tag.
+    Tag,
+    /// It is a proper prefix of the tag (possibly empty): wait for more text.
+    Partial,
+    Other,
+}
+
+fn head(rest: &str, tag: &str) -> Head {
+    if rest.starts_with(tag) {
+        Head::Tag
+    } else if tag.starts_with(rest) {
+        Head::Partial
+    } else {
+        Head::Other
+    }
+}
+
+fn skip_ws(s: &str) -> usize {
+    s.len() - s.trim_start_matches([' ', '\t', '\n', '\r']).len()
+}
+
+/// Appends `src` as the inside of a JSON string: `"`, `\` and control characters are
+/// escaped, everything else (non-ASCII included) is copied as is.
+pub(crate) fn push_json_escaped(dst: &mut String, src: &str) {
+    let mut run = 0;
+    for (i, b) in src.bytes().enumerate() {
+        let esc: &str = match b {
+            b'"' => "\\\"",
+            b'\\' => "\\\\",
+            b'\n' => "\\n",
+            b'\r' => "\\r",
+            b'\t' => "\\t",
+            0x08 => "\\b",
+            0x0c => "\\f",
+            0..=0x1f => "",
+            _ => continue,
+        };
+        dst.push_str(&src[run..i]);
+        if esc.is_empty() {
+            dst.push_str(&format!("\\u{b:04x}"));
+        } else {
+            dst.push_str(esc);
+        }
+        run = i + 1;
+    }
+    dst.push_str(&src[run..]);
+}
+
+/// The value of attribute `key` in a tag's attribute text (`name="x" string="true"`),
+/// if its closing quote was written.
+fn attribute<'a>(header: &'a str, key: &str) -> Option<&'a str> {
+    let mut s = header;
+    loop {
+        s = s.trim_start();
+        let eq = s.find('=')?;
+        let k = s[..eq].trim();
+        let after = s[eq + 1..].trim_start();
+        let value = after.strip_prefix('"')?;
+        let close = value.find('"')?;
+        if k == key {
+            return Some(&value[..close]);
+        }
+        s = &value[close + 1..];
+    }
+}
+
+/// See the module docs.
+#[derive(Debug)]
+pub struct DsmlGrammar {
+    invoke_open: String,
+    invoke_close: String,
+    param_open: String,
+    /// The parameter close tag: ends values.
+    param_close: Arc<TagSet>,
+    state: State,
+    /// Attribute text of the tag being read.
+    header: String,
+    /// Keys written in the current invoke.
+    keys: usize,
+    /// The current parameter's key, JSON-encoded, until its value begins.
+    key: String,
+    key_written: bool,
+    scan: JsonValueScanner,
+    began: bool,
+    /// The current invoke's name was given (a nameless call's record gets no `{}`).
+    named: bool,
+}
+
+impl DsmlGrammar {
+    pub fn new(syntax: &DsmlSyntax) -> Self {
+        let t = &syntax.token;
+        DsmlGrammar {
+            invoke_open: format!("<{t}{}", syntax.invoke),
+            invoke_close: format!("</{t}{}>", syntax.invoke),
+            param_open: format!("<{t}{}", syntax.parameter),
+            param_close: TagSet::shared(&[format!("</{t}{}>", syntax.parameter)]),
+            state: State::InvokeStart,
+            header: String::new(),
+            keys: 0,
+            key: String::new(),
+            key_written: false,
+            scan: JsonValueScanner::new(),
+            began: false,
+            named: false,
+        }
+    }
+
+    /// Reads tag attribute text into `header` up to `>` (consumed) or `<` (a malformed
+    /// tag; not consumed). Names never contain either. Returns the bytes consumed and
+    /// whether the tag ended.
+    fn read_header(&mut self, rest: &str) -> (usize, bool) {
+        match memchr2(b'>', b'<', rest.as_bytes()) {
+            None => {
+                self.header.push_str(rest);
+                (rest.len(), false)
+            }
+            Some(k) => {
+                self.header.push_str(&rest[..k]);
+                (k + usize::from(rest.as_bytes()[k] == b'>'), true)
+            }
+        }
+    }
+
+    /// Writes the pending key (with the separator before it) and `value`.
+    fn push_value(&mut self, value: &str, calls: &mut CallEmitter, out: &mut Vec<DeltaToolCall>) {
+        if !self.key_written {
+            let sep = if self.keys == 0 { "{" } else { ", " };
+            let mut s = String::with_capacity(sep.len() + self.key.len() + 2 + value.len());
+            s.push_str(sep);
+            s.push_str(&self.key);
+            s.push_str(": ");
+            s.push_str(value);
+            self.key_written = true;
+            self.keys += 1;
+            calls.push_args(&s, out);
+        } else {
+            calls.push_args(value, out);
+        }
+    }
+
+    fn push_escaped(&mut self, raw: &str, calls: &mut CallEmitter, out: &mut Vec<DeltaToolCall>) {
+        if raw.is_empty() {
+            return;
+        }
+        let mut s = String::with_capacity(raw.len() + 2);
+        if !self.key_written {
+            s.push('"');
+        }
+        push_json_escaped(&mut s, raw);
+        self.push_value(&s, calls, out);
+    }
+
+    /// Starts a parameter from its complete attribute text.
+    fn begin_param(&mut self) {
+        let name = attribute(&self.header, "name").unwrap_or("");
+        self.key = serde_json::to_string(name).unwrap_or_else(|_| "\"\"".into());
+        self.key_written = false;
+        self.state = if attribute(&self.header, "string") == Some("true") {
+            State::StrValue
+        } else {
+            State::JsonStart
+        };
+    }
+
+    /// The parameter close tag was consumed: completes the value.
+    fn end_param(&mut self, calls: &mut CallEmitter, out: &mut Vec<DeltaToolCall>) {
+        match self.state {
+            State::StrValue if !self.key_written => self.push_value("\"\"", calls, out),
+            State::StrValue => calls.push_args("\"", out),
+            _ if !self.key_written => self.push_value("null", calls, out),
+            _ => {}
+        }
+        self.state = State::Body;
+    }
+
+    fn set_name(&mut self, calls: &mut CallEmitter, out: &mut Vec<DeltaToolCall>) {
+        if let Some(name) = attribute(&self.header, "name") {
+            calls.set_name(name, None, out);
+            self.named = true;
+        }
+    }
+
+    /// Closes the arguments object and the call; the payload is over.
+    fn end_invoke(&mut self, calls: &mut CallEmitter, out: &mut Vec<DeltaToolCall>) {
+        if self.keys > 0 {
+            calls.push_args("}", out);
+        } else if self.named {
+            calls.push_args("{}", out);
+        }
+        calls.end_call(out);
+        self.state = State::Done;
+    }
+
+    /// The end of input inside an invoke: releases held value text, closes what was
+    /// opened with what was written, and returns the bytes consumed from `rest`.
+    fn finish(
+        &mut self,
+        rest: &str,
+        calls: &mut CallEmitter,
+        out: &mut Vec<DeltaToolCall>,
+    ) -> usize {
+        let mut used = 0;
+        match self.state {
+            State::InvokeStart | State::Done => return 0,
+            State::InvokeHeader => {
+                self.header.push_str(rest);
+                used = rest.len();
+                self.set_name(calls, out);
+            }
+            State::StrValue => {
+                self.push_escaped(rest, calls, out);
+                used = rest.len();
+                if self.key_written {
+                    calls.push_args("\"", out);
+                }
+            }
+            State::JsonStart | State::JsonScan | State::JsonTail => {
+                if !rest.is_empty() {
+                    self.push_value(rest, calls, out);
+                }
+                used = rest.len();
+            }
+            // A cut parameter tag writes nothing; a partial tag in the body is left to
+            // the tool parser, which records it.
+            State::ParamHeader | State::Body => {}
+        }
+        self.end_invoke(calls, out);
+        used
+    }
+}
+
+impl PayloadGrammar for DsmlGrammar {
+    fn reset(&mut self) {
+        self.state = State::InvokeStart;
+        self.header.clear();
+        self.keys = 0;
+        self.key.clear();
+        self.key_written = false;
+        self.scan.reset();
+        self.began = false;
+        self.named = false;
+    }
+
+    fn consume(
+        &mut self,
+        text: &str,
+        calls: &mut CallEmitter,
+        out: &mut Vec<DeltaToolCall>,
+        final_: bool,
+    ) -> usize {
+        let mut i = 0;
+        loop {
+            let rest = &text[i..];
+            match self.state {
+                State::Done => break,
+                State::InvokeStart => match head(rest, &self.invoke_open) {
+                    Head::Tag => {
+                        i += self.invoke_open.len();
+                        self.began = true;
+                        calls.begin_call(out);
+                        self.header.clear();
+                        self.state = State::InvokeHeader;
+                    }
+                    Head::Partial => break,
+                    // Not a call: the tool parser decides (block close or stray text).
+                    Head::Other => {
+                        self.state = State::Done;
+                        break;
+                    }
+                },
+                State::InvokeHeader => {
+                    let (n, ended) = self.read_header(rest);
+                    i += n;
+                    if !ended {
+                        break;
+                    }
+                    self.set_name(calls, out);
+                    self.state = State::Body;
+                }
+                State::Body => {
+                    i += skip_ws(rest);
+                    let rest = &text[i..];
+                    if rest.is_empty() {
+                        break;
+                    }
+                    match (head(rest, &self.param_open), head(rest, &self.invoke_close)) {
+                        (Head::Tag, _) => {
+                            i += self.param_open.len();
+                            self.header.clear();
+                            self.state = State::ParamHeader;
+                        }
+                        (_, Head::Tag) => {
+                            i += self.invoke_close.len();
+                            self.end_invoke(calls, out);
+                        }
+                        (Head::Partial, _) | (_, Head::Partial) => break,
+                        // The block close, or markup that is not part of a call: the
+                        // invoke ends here and the tool parser takes the rest.
+                        (Head::Other, Head::Other) => self.end_invoke(calls, out),
+                    }
+                }
+                State::ParamHeader => {
+                    let (n, ended) = self.read_header(rest);
+                    i += n;
+                    if !ended {
+                        break;
+                    }
+                    self.begin_param();
+                }
+                State::StrValue => match self.param_close.find(rest) {
+                    Some(m) => {
+                        self.push_escaped(&rest[..m.start], calls, out);
+                        i += m.end;
+                        self.end_param(calls, out);
+                    }
+                    None => {
+                        let keep = self.param_close.held_suffix(rest);
+                        self.push_escaped(&rest[..rest.len() - keep], calls, out);
+                        i += rest.len() - keep;
+                        break;
+                    }
+                },
+                State::JsonStart => {
+                    i += skip_ws(rest);
+                    if i == text.len() {
+                        break;
+                    }
+                    self.scan.reset();
+                    self.state = State::JsonScan;
+                }
+                State::JsonScan => {
+                    let (n, st) = self.scan.feed(rest.as_bytes(), final_);
+                    if n > 0 {
+                        self.push_value(&rest[..n], calls, out);
+                    }
+                    i += n;
+                    if st == ScanStatus::Incomplete {
+                        break;
+                    }
+                    self.state = State::JsonTail;
+                }
+                State::JsonTail => match self.param_close.find(rest) {
+                    Some(m) => {
+                        if m.start > 0 {
+                            self.push_value(&rest[..m.start], calls, out);
+                        }
+                        i += m.end;
+                        self.end_param(calls, out);
+                    }
+                    None => {
+                        let keep = self.param_close.held_suffix(rest);
+                        if rest.len() > keep {
+                            self.push_value(&rest[..rest.len() - keep], calls, out);
+                        }
+                        i += rest.len() - keep;
+                        break;
+                    }
+                },
+            }
+        }
+        if final_ {
+            i += self.finish(&text[i..], calls, out);
+        }
+        i
+    }
+
+    fn payload_closed(&self) -> bool {
+        self.state == State::Done
+    }
+
+    fn started(&self) -> bool {
+        self.began
+    }
+
+    /// Another invoke, or text that may still become one (a chunk can end inside the
+    /// tag): the decision must not depend on where the chunk ended.
+    fn starts_payload(&self, rest: &str) -> bool {
+        !rest.is_empty() && !matches!(head(rest, &self.invoke_open), Head::Other)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::delta::ParsedResponse;
+    use crate::request::{ToolChoice, ToolSpec};
+    use crate::response::{ParserConfig, ResponseParser};
+
+    const OPEN: &str = "\n\n<｜DSML｜function_calls>\n";
+    const CLOSE: &str = "</｜DSML｜function_calls>";
+
+    fn config(dialect: &str, names: &[&str]) -> ParserConfig {
+        ParserConfig {
+            tool_parser: Some(dialect.into()),
+            reasoning_parser: Some(dialect.into()),
+            enable_thinking: Some(true),
+            tools: Some(
+                names
+                    .iter()
+                    .map(|n| ToolSpec {
+                        name: n.to_string(),
+                        parameters: None,
+                    })
+                    .collect(),
+            ),
+            tool_choice: ToolChoice::Auto,
+            ..Default::default()
+        }
+    }
+
+    fn run(cfg: &ParserConfig, text: &str, cuts: &[usize]) -> ParsedResponse {
+        let mut p = ResponseParser::new(cfg).unwrap();
+        let mut items = Vec::new();
+        let mut last = 0;
+        for &c in cuts {
+            items.extend(p.stream_chunk(&text[last..c], None, false).unwrap());
+            last = c;
+        }
+        items.extend(p.stream_chunk(&text[last..], None, true).unwrap());
+        let mut r = ParsedResponse::from_deltas(items.iter().map(|(d, _)| d));
+        for c in &mut r.tool_calls {
+            c.id.clear();
+        }
+        r
+    }
+
+    /// Whole, every character, and every single split point give one result.
+    fn parse(cfg: &ParserConfig, text: &str) -> ParsedResponse {
+        let whole = run(cfg, text, &[]);
+        let b: Vec<usize> = (1..text.len())
+            .filter(|&i| text.is_char_boundary(i))
+            .collect();
+        assert_eq!(run(cfg, text, &b), whole, "every char: {text:?}");
+        for &c in &b {
+            assert_eq!(run(cfg, text, &[c]), whole, "cut at {c}: {text:?}");
+        }
+        whole
+    }
+
+    fn calls(r: &ParsedResponse) -> Vec<(&str, &str)> {
+        r.tool_calls
+            .iter()
+            .map(|c| (c.function.name.as_str(), c.function.arguments.as_str()))
+            .collect()
+    }
+
+    fn invoke(name: &str, params: &[(&str, bool, &str)]) -> String {
+        let mut s = format!("<｜DSML｜invoke name=\"{name}\">\n");
+        for (k, is_str, v) in params {
+            s += &format!(
+                "<｜DSML｜parameter name=\"{k}\" string=\"{is_str}\">{v}</｜DSML｜parameter>\n"
+            );
+        }
+        s + "</｜DSML｜invoke>\n"
+    }
+
+    #[test]
+    fn realistic_block_under_every_chunking() {
+        let cfg = config("deepseek-v32", &["get_weather", "search"]);
+        let text = format!(
+            "The user wants weather.</think>Checking.{OPEN}{}{}{CLOSE}",
+            invoke(
+                "get_weather",
+                &[("city", true, "北京"), ("days", false, "3")]
+            ),
+            invoke(
+                "search",
+                &[
+                    ("q", true, "a \"quoted\"\nline\\ <b>x</b> </｜DSML｜invoke>"),
+                    (
+                        "opts",
+                        false,
+                        "{\"k\": [1, {\"s\": \"</｜DSML｜parameter>\"}]}"
+                    ),
+                    ("q", true, "again"),
+                ]
+            ),
+        );
+        let r = parse(&cfg, &text);
+        assert_eq!(
+            r.reasoning_content.as_deref(),
+            Some("The user wants weather.")
+        );
+        assert_eq!(r.content.as_deref(), Some("Checking."));
+        assert_eq!(
+            calls(&r),
+            vec![
+                ("get_weather", "{\"city\": \"北京\", \"days\": 3}"),
+                (
+                    "search",
+                    "{\"q\": \"a \\\"quoted\\\"\\nline\\\\ <b>x</b> </｜DSML｜invoke>\", \
+                     \"opts\": {\"k\": [1, {\"s\": \"</｜DSML｜parameter>\"}]}, \"q\": \"again\"}"
+                ),
+            ]
+        );
+        for c in &r.tool_calls {
+            serde_json::from_str::<serde_json::Value>(&c.function.arguments).unwrap();
+        }
+    }
+
+    #[test]
+    fn v4_block_name() {
+        let cfg = config("deepseek-v4", &["f"]);
+        let text = format!(
+            "r</think>\n\n<｜DSML｜tool_calls>\n{}</｜DSML｜tool_calls>after",
+            invoke("f", &[("x", false, "[1,2]")])
+        );
+        let r = parse(&cfg, &text);
+        assert_eq!(calls(&r), vec![("f", "{\"x\": [1,2]}")]);
+        assert_eq!(r.content.as_deref(), Some("after"));
+        // The V3.2 block is not a V4 block.
+        let v32 = text.replace("tool_calls>", "function_calls>");
+        let r = parse(&cfg, &v32);
+        assert!(r.tool_calls.is_empty());
+    }
+
+    #[test]
+    fn block_without_its_newlines_is_still_a_call() {
+        let cfg = config("deepseek-v32", &["f"]);
+        let text = format!(
+            "a</think>b<｜DSML｜function_calls>{}{CLOSE}",
+            invoke("f", &[])
+        );
+        let r = parse(&cfg, &text);
+        assert_eq!(calls(&r), vec![("f", "{}")]);
+        assert_eq!(r.content.as_deref(), Some("b"));
+    }
+
+    #[test]
+    fn newlines_between_blocks_under_every_chunking() {
+        let cfg = config("deepseek-v32", &["f"]);
+        let block = format!("{OPEN}{}{CLOSE}", invoke("f", &[]));
+        for sep in ["", "\n", "\n\n"] {
+            let r = parse(&cfg, &format!("</think>{block}{sep}{block}"));
+            assert_eq!(calls(&r), vec![("f", "{}"), ("f", "{}")]);
+            assert_eq!(r.content, None, "{sep:?}");
+        }
+        let r = parse(&cfg, &format!("</think>{block}\nx{block}\n"));
+        assert_eq!(r.content.as_deref(), Some("\nx\n"));
+    }
+
+    #[test]
+    fn empty_and_missing_values() {
+        let cfg = config("deepseek-v32", &["f"]);
+        let text = format!(
+            "</think>{OPEN}{}{CLOSE}",
+            invoke(
+                "f",
+                &[("s", true, ""), ("j", false, ""), ("w", false, " \n ")]
+            )
+        );
+        let r = parse(&cfg, &text);
+        assert_eq!(
+            calls(&r),
+            vec![("f", "{\"s\": \"\", \"j\": null, \"w\": null}")]
+        );
+    }
+
+    #[test]
+    fn malformed_json_values_are_kept_as_written() {
+        let cfg = config("deepseek-v32", &["f"]);
+        let text = format!(
+            "</think>{OPEN}{}{CLOSE}",
+            invoke(
+                "f",
+                &[
+                    ("a", false, "hello world"),
+                    ("b", false, "{\"x\": 1 <y>"),
+                    ("c", false, "[1] \n")
+                ]
+            )
+        );
+        let r = parse(&cfg, &text);
+        assert_eq!(
+            calls(&r),
+            vec![(
+                "f",
+                "{\"a\": hello world, \"b\": {\"x\": 1 <y>, \"c\": [1] \n}"
+            )]
+        );
+    }
+
+    #[test]
+    fn control_characters_are_escaped_and_unicode_kept() {
+        let mut s = String::new();
+        push_json_escaped(&mut s, "a\u{1}b\u{8}\u{c}é😀\"\\\t\r");
+        assert_eq!(s, "a\\u0001b\\b\\fé😀\\\"\\\\\\t\\r");
+        let back: String = serde_json::from_str(&format!("\"{s}\"")).unwrap();
+        assert_eq!(back, "a\u{1}b\u{8}\u{c}é😀\"\\\t\r");
+    }
+
+    #[test]
+    fn truncated_input_recovers_completed_invokes() {
+        let cfg = config("deepseek-v32", &["f", "g"]);
+        let done = invoke("f", &[("a", true, "x")]);
+        for (tail, expect) in [
+            ("", vec![("f", "{\"a\": \"x\"}")]),
+            (
+                "<｜DSML｜invoke name=\"g\">\n<｜DSML｜parameter name=\"q\" string=\"true\">rust bo",
+                vec![("f", "{\"a\": \"x\"}"), ("g", "{\"q\": \"rust bo\"}")],
+            ),
+            (
+                "<｜DSML｜invoke name=\"g\">\n<｜DSML｜parameter name=\"q\" string=\"true\">ab</｜DSML｜para",
+                vec![("f", "{\"a\": \"x\"}"), ("g", "{\"q\": \"ab</｜DSML｜para\"}")],
+            ),
+            (
+                "<｜DSML｜invoke name=\"g\">\n<｜DSML｜parameter name=\"n\" string=\"false\">[1, 2",
+                vec![("f", "{\"a\": \"x\"}"), ("g", "{\"n\": [1, 2}")],
+            ),
+            (
+                "<｜DSML｜invoke name=\"g\">\n<｜DSML｜parameter name=\"q\" string=\"tr",
+                vec![("f", "{\"a\": \"x\"}"), ("g", "{}")],
+            ),
+            (
+                "<｜DSML｜invoke name=\"g\">\n<｜DSML｜parameter name=\"q\" string=\"true\">",
+                vec![("f", "{\"a\": \"x\"}"), ("g", "{}")],
+            ),
+            ("<｜DSML｜invoke name=\"g\"", vec![("f", "{\"a\": \"x\"}"), ("g", "{}")]),
+            // A cut name is never completed.
+            ("<｜DSML｜invoke name=\"g", vec![("f", "{\"a\": \"x\"}")]),
+            ("<｜DSML｜inv", vec![("f", "{\"a\": \"x\"}")]),
+        ] {
+            let text = format!("</think>{OPEN}{done}{tail}");
+            let r = parse(&cfg, &text);
+            assert_eq!(calls(&r), expect, "{tail:?}");
+            assert_eq!(r.content, None, "{tail:?}");
+        }
+    }
+
+    #[test]
+    fn invoke_closed_by_the_block_close() {
+        let cfg = config("deepseek-v32", &["f"]);
+        let text = format!(
+            "</think>{OPEN}<｜DSML｜invoke name=\"f\">\n<｜DSML｜parameter name=\"a\" string=\"false\">1</｜DSML｜parameter>\n{CLOSE}\nok"
+        );
+        let r = parse(&cfg, &text);
+        assert_eq!(calls(&r), vec![("f", "{\"a\": 1}")]);
+        assert_eq!(r.content.as_deref(), Some("\nok"));
+    }
+
+    #[test]
+    fn unknown_names_are_dropped_and_recorded() {
+        let cfg = config("deepseek-v32", &["f"]);
+        let text = format!(
+            "</think>{OPEN}{}{}{}{CLOSE}",
+            invoke("rm", &[("p", true, "/")]),
+            invoke("f", &[]),
+            invoke("nope", &[])
+        );
+        let r = parse(&cfg, &text);
+        assert_eq!(calls(&r), vec![("f", "{}")]);
+        let mut p = ResponseParser::new(&cfg).unwrap();
+        p.parse_complete(&text, None).unwrap();
+        let rej: Vec<(Option<&str>, &str)> = p
+            .rejected_calls()
+            .iter()
+            .map(|r| (r.name.as_deref(), r.raw.as_str()))
+            .collect();
+        assert_eq!(
+            rej,
+            vec![(Some("rm"), "{\"p\": \"/\"}"), (Some("nope"), "{}")]
+        );
+    }
+
+    #[test]
+    fn stray_text_and_attribute_spacing() {
+        let cfg = config("deepseek-v32", &["f"]);
+        let text = format!(
+            "</think>{OPEN}<｜DSML｜invoke  name = \"f\" >\n<｜DSML｜parameter string=\"true\" name=\"k\">v</｜DSML｜parameter></｜DSML｜invoke>\njunk{CLOSE}z"
+        );
+        let r = parse(&cfg, &text);
+        assert_eq!(calls(&r), vec![("f", "{\"k\": \"v\"}")]);
+        assert_eq!(r.content.as_deref(), Some("z"));
+    }
+
+    #[test]
+    fn name_is_emitted_before_any_argument() {
+        let cfg = config("deepseek-v32", &["f"]);
+        let mut p = ResponseParser::new(&cfg).unwrap();
+        let mut items = p
+            .stream_chunk(
+                "</think>\n\n<｜DSML｜function_calls>\n<｜DSML｜invoke name=\"f\">",
+                None,
+                false,
+            )
+            .unwrap();
+        assert_eq!(items.len(), 1);
+        let d = &items[0].0.tool_calls[0];
+        assert_eq!(d.function.name.as_deref(), Some("f"));
+        items = p
+            .stream_chunk(
+                "<｜DSML｜parameter name=\"q\" string=\"true\">long te",
+                None,
+                false,
+            )
+            .unwrap();
+        assert_eq!(
+            items[0].0.tool_calls[0].function.arguments.as_deref(),
+            Some("{\"q\": \"long te")
+        );
+    }
+
+    #[test]
+    fn held_text_is_bounded_while_streaming_a_long_value() {
+        let cfg = config("deepseek-v32", &["f"]);
+        let mut p = ResponseParser::new(&cfg).unwrap();
+        p.stream_chunk(
+            "</think>\n\n<｜DSML｜function_calls>\n<｜DSML｜invoke name=\"f\">\n<｜DSML｜parameter name=\"q\" string=\"true\">",
+            None,
+            false,
+        )
+        .unwrap();
+        let mut max_pending = 0;
+        for _ in 0..20_000 {
+            p.stream_chunk("abc</｜DSML｜", None, false).unwrap();
+            max_pending = max_pending.max(p.pending_len());
+        }
+        assert!(max_pending <= "</｜DSML｜parameter>".len(), "{max_pending}");
+    }
+
+    #[test]
+    fn attributes() {
+        assert_eq!(attribute(" name=\"f\" string=\"true\"", "name"), Some("f"));
+        assert_eq!(
+            attribute(" name=\"f\" string=\"true\"", "string"),
+            Some("true")
+        );
+        assert_eq!(attribute(" xname=\"f\"", "name"), None);
+        assert_eq!(attribute(" name=\"f", "name"), None);
+        assert_eq!(attribute(" name", "name"), None);
+    }
+}

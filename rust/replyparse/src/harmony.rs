@@ -1,0 +1,1062 @@
+//! The `gpt-oss` response parser (aliases `harmony`, `openai`): OpenAI Harmony.
+//!
+//! A Harmony response is a sequence of messages,
+//!
+//! ```text
+//! <|start|>ROLE<|channel|>CHANNEL to=RECIPIENT <|constrain|>TYPE<|message|>BODY<|end|>
+//! ```
+//!
+//! ending in `<|end|>`, `<|call|>` (a tool call; generation stops) or `<|return|>` (the
+//! final answer; generation stops). The recipient may also sit in the role part
+//! (`<|start|>assistant to=functions.f<|channel|>commentary ...`). Channels carry the
+//! meaning the default parser gets from tags, so this is a dedicated response parser
+//! rather than a reasoning + tool composition: the *header* decides where the *body*
+//! goes.
+//!
+//! Routing (decided once per message, when its header is complete):
+//! - a recipient `functions.NAME` makes the message one tool call named `NAME` whose
+//!   body, verbatim, is the arguments — on any channel (`commentary` normally,
+//!   `analysis` sometimes; the recipient is the stronger signal). Calls go through
+//!   [`CallEmitter`]: identity first, filtered by the request's tools, rejected calls
+//!   recorded with their body, accepted calls indexed contiguously from 0. A call whose
+//!   name is empty (`to=functions.`) is recorded as `missing_name`;
+//! - with no tools in the request, or `tool_choice="none"`, calls are not armed: the
+//!   body of a `functions.*` message becomes content (the header stays hidden). The
+//!   model wrote it, so it must not disappear, and content is where the default parser
+//!   puts unarmed tool markup too;
+//! - otherwise `analysis` is reasoning and every other channel (`final`, `commentary`
+//!   preambles, unknown or missing channels) is content. A recipient that is not a
+//!   function (built-in tools such as `browser.search` or `python`) does not make a
+//!   call: its body follows the channel rule, so a built-in tool use on `analysis` stays
+//!   in the reasoning where the model put it;
+//! - `<|constrain|>TYPE` (and a bare content type such as ` json`) is ignored; the role
+//!   is ignored (only assistant messages are generated).
+//!
+//! Tolerance:
+//! - output normally starts right after the prompt's `<|start|>assistant`, i.e. with
+//!   `<|channel|>` or with ` to=functions.f<|channel|>`: the parser starts in a header,
+//!   so a missing leading `<|start|>` is the normal case;
+//! - the recipient is the first word `to=R` anywhere in the header; failing that, the
+//!   first role or channel word starting with `functions.` (malformed headers such as
+//!   `functions.f<|channel|>commentary`, or a doubled `<|channel|>`). Header text never
+//!   reaches a channel;
+//! - a tag other than an end tag inside a body (`<|start|>`, `<|channel|>`,
+//!   `<|constrain|>`, `<|message|>`) ends the message, as if `<|end|>` had been written,
+//!   and starts the next header;
+//! - an end tag while still in a header (`...to=functions.f<|call|>`, no `<|message|>`)
+//!   is a message with an empty body: a call gets `{}`;
+//! - at the end of input a message cut off in its body keeps what was streamed (a call
+//!   is closed with the arguments as written, `ended_in_tool_block` is set); an
+//!   unfinished header carries no body and is recorded as stray text;
+//! - text outside the format: a header holding no tag at all is plain text the model
+//!   wrote outside any message (or text decoded with `skip_special_tokens` and no ids):
+//!   it becomes content when a tag or the end shows it was not a role part (only
+//!   whitespace between messages is dropped). A header with tags that is abandoned (a
+//!   new `<|start|>` before `<|message|>`) is recorded as stray text. A header longer
+//!   than [`MAX_HEADER_BYTES`] is not a header: its text (tags removed) becomes content
+//!   and the rest streams as content until the next tag.
+//!
+//! Token ids. The special tokens of `o200k_harmony` (ids checked against openai/harmony's
+//! encoding table) are [`SPECIAL_TOKENS`]. `stream_chunk(text, token_ids)`:
+//! - when `text` contains the tag text of every special id of the chunk, in order (the
+//!   caller decoded with `skip_special_tokens=False`), the text is used as is and the
+//!   ids only delimit runs of ordinary tokens, exactly;
+//! - otherwise the special tokens were stripped from `text`: the chunk is rebuilt as the
+//!   ids' sequence, each special id becoming its tag text and the chunk's text being the
+//!   text of its ordinary tokens, placed at the first run of ordinary ids (or before the
+//!   first special id when the chunk has no ordinary id: text a detokenizer released
+//!   late belongs to earlier tokens). This is exact for one token per chunk and for
+//!   chunks whose ordinary tokens form one run; a burst that interleaves several
+//!   ordinary runs with special tokens cannot be split without a vocabulary, so serve
+//!   such bursts with `skip_special_tokens=False`.
+//!
+//! When ids are given, `reasoning_tokens` counts the ordinary tokens of `analysis`
+//! message bodies (calls on `analysis` included; headers and tags are protocol and are
+//! not counted). Ids other than the seven structural ones are ordinary tokens.
+//!
+//! Invariants: `pending` holds at most a proper prefix of a tag (`TagSet::held_suffix`),
+//! `header` at most [`MAX_HEADER_BYTES`] plus one chunk; body text streams as it arrives,
+//! so per-chunk work is proportional to the new text. Decisions depend only on the text,
+//! never on where chunks end, so every chunking gives the same deltas (merged).
+
+use std::sync::Arc;
+
+use crate::calls::{AllowedNames, CallEmitter, RejectedCall};
+use crate::delta::{Channel, DeltaSink, DeltaToolCall, ParsedResponse, StreamItem};
+use crate::error::{Error, Result};
+use crate::prefix::TagSet;
+use crate::request::ToolPolicy;
+use crate::response::ParserConfig;
+
+/// The registry name of this response parser (see `dialects.json`).
+pub const NAME: &str = "gpt-oss";
+
+/// A header (raw text, tags included) longer than this without `<|message|>` is not a
+/// header. Real headers are a role, a channel, a recipient and a content type: well
+/// under 200 bytes even with a 64-character function name.
+pub const MAX_HEADER_BYTES: usize = 512;
+
+/// The structural special tokens of `o200k_harmony`: tag text and token id.
+pub const SPECIAL_TOKENS: [(&str, u32); 7] = [
+    ("<|start|>", 200006),
+    ("<|end|>", 200007),
+    ("<|message|>", 200008),
+    ("<|channel|>", 200005),
+    ("<|constrain|>", 200003),
+    ("<|return|>", 200002),
+    ("<|call|>", 200012),
+];
+
+/// What a tag means; same order as [`SPECIAL_TOKENS`] (a `TagMatch::tag` indexes both).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Tag {
+    Start,
+    End,
+    Message,
+    Channel,
+    Constrain,
+    Return,
+    Call,
+}
+
+const TAG_KINDS: [Tag; 7] = [
+    Tag::Start,
+    Tag::End,
+    Tag::Message,
+    Tag::Channel,
+    Tag::Constrain,
+    Tag::Return,
+    Tag::Call,
+];
+
+impl Tag {
+    fn ends_message(self) -> bool {
+        matches!(self, Tag::End | Tag::Return | Tag::Call)
+    }
+}
+
+/// The tag text of a structural special token id.
+pub fn special_token_text(id: u32) -> Option<&'static str> {
+    SPECIAL_TOKENS
+        .iter()
+        .find(|(_, i)| *i == id)
+        .map(|(t, _)| *t)
+}
+
+fn tag_set() -> Arc<TagSet> {
+    TagSet::shared(&SPECIAL_TOKENS.map(|(t, _)| t))
+}
+
+/// Where the body of the open message goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Route {
+    Text(Channel),
+    /// The open call of the emitter.
+    Call,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    /// Between messages or inside a header: text and tags accumulate in `header`.
+    Header,
+    /// Inside a message body. `analysis`: the message is on the analysis channel (for
+    /// reasoning-token counting).
+    Body { route: Route, analysis: bool },
+}
+
+/// See the module docs.
+#[derive(Debug)]
+pub struct HarmonyParser {
+    tags: Arc<TagSet>,
+    /// Calls are armed (tools present and `tool_choice` is not `none`).
+    armed: bool,
+    /// Emits calls when armed; always present so stray text can be recorded.
+    emitter: CallEmitter,
+    state: State,
+    /// Unsearched text: at most a proper prefix of a tag between chunks.
+    pending: String,
+    /// The current header, raw (tags included).
+    header: String,
+    /// `header` holds at least one tag.
+    header_tagged: bool,
+    /// Reused buffer for call deltas.
+    calls: Vec<DeltaToolCall>,
+    reasoning_tokens: Option<usize>,
+    ended_in_tool_block: bool,
+    finished: bool,
+}
+
+impl HarmonyParser {
+    /// Builds the parser for a request. `tool_parser` and `reasoning_parser` must be
+    /// unset: Harmony's channels do both jobs, and silently ignoring a configured dialect
+    /// would hide a serving misconfiguration. `enable_thinking` and `reasoning_tag_ids`
+    /// do not apply (gpt-oss always writes its analysis channel; the ids are fixed).
+    pub fn new(config: &ParserConfig) -> Result<Self> {
+        let set = |n: &Option<String>| n.as_deref().is_some_and(|n| !n.is_empty());
+        if set(&config.tool_parser) || set(&config.reasoning_parser) {
+            return Err(Error::InvalidDialect(format!(
+                "response parser {NAME:?} parses tool calls and reasoning from Harmony \
+                 channels itself; leave tool_parser and reasoning_parser unset"
+            )));
+        }
+        let policy = ToolPolicy::new(config.tools.clone(), config.tool_choice.clone())?;
+        Ok(Self::for_policy(&policy))
+    }
+
+    /// Builds the parser from a resolved tool policy.
+    pub fn for_policy(policy: &ToolPolicy) -> Self {
+        let armed = policy.armed();
+        let allowed = if armed {
+            policy.allowed()
+        } else {
+            AllowedNames::Only(Arc::default())
+        };
+        HarmonyParser {
+            tags: tag_set(),
+            armed,
+            emitter: CallEmitter::new(allowed),
+            state: State::Header,
+            pending: String::new(),
+            header: String::new(),
+            header_tagged: false,
+            calls: Vec::new(),
+            reasoning_tokens: None,
+            ended_in_tool_block: false,
+            finished: false,
+        }
+    }
+
+    /// Feeds one engine chunk; see the module docs for how `token_ids` align with
+    /// `text`.
+    pub fn stream_chunk(
+        &mut self,
+        text: &str,
+        token_ids: Option<&[u32]>,
+        final_: bool,
+    ) -> Result<Vec<StreamItem>> {
+        if self.finished {
+            return Err(Error::AlreadyFinished);
+        }
+        let mut sink = DeltaSink::new();
+        match token_ids {
+            Some(ids) => self.feed_with_ids(text, ids, &mut sink),
+            None => self.feed(text, &mut sink),
+        }
+        if final_ {
+            self.finish(&mut sink);
+        }
+        Ok(sink.into_items())
+    }
+
+    /// The whole response at once: `stream_chunk(text, final=True)` plus aggregation.
+    pub fn parse_complete(
+        &mut self,
+        text: &str,
+        token_ids: Option<&[u32]>,
+    ) -> Result<ParsedResponse> {
+        let items = self.stream_chunk(text, token_ids, true)?;
+        Ok(ParsedResponse::from_deltas(items.iter().map(|(d, _)| d)))
+    }
+
+    /// Ordinary tokens of analysis bodies, once token ids have been given.
+    pub fn reasoning_tokens(&self) -> Option<usize> {
+        self.reasoning_tokens
+    }
+
+    /// Calls that did not reach the client and abandoned header text, in order.
+    pub fn rejected_calls(&self) -> &[RejectedCall] {
+        self.emitter.rejected()
+    }
+
+    pub fn emitted_tool_calls(&self) -> usize {
+        self.emitter.emitted_calls()
+    }
+
+    /// The final chunk arrived inside a call's body.
+    pub fn ended_in_tool_block(&self) -> bool {
+        self.ended_in_tool_block
+    }
+
+    /// Bytes held back: a partial tag and the current header.
+    pub fn pending_len(&self) -> usize {
+        self.pending.len() + self.header.len()
+    }
+
+    pub fn is_finished(&self) -> bool {
+        self.finished
+    }
+
+    fn feed(&mut self, text: &str, sink: &mut DeltaSink) {
+        self.pending.push_str(text);
+        self.run(sink);
+    }
+
+    /// Splits the chunk at its special ids (see the module docs) so each run of
+    /// ordinary ids is counted in the state it starts in.
+    fn feed_with_ids(&mut self, text: &str, ids: &[u32], sink: &mut DeltaSink) {
+        let keeps_tags = text_keeps_special_tokens(text, ids);
+        let has_ordinary = ids.iter().any(|&id| special_token_text(id).is_none());
+        let mut rest = text;
+        let mut run = 0usize;
+        let mut placed = false;
+        for &id in ids {
+            let Some(tag) = special_token_text(id) else {
+                run += 1;
+                continue;
+            };
+            let piece = if keeps_tags {
+                // Present in order: checked by `text_keeps_special_tokens`.
+                let at = rest.find(tag).unwrap_or(rest.len());
+                let piece = &rest[..at];
+                rest = rest.get(at + tag.len()..).unwrap_or("");
+                piece
+            } else if !placed && (run > 0 || !has_ordinary) {
+                // Stripped: the whole text is the first ordinary run's (see the docs).
+                placed = true;
+                std::mem::take(&mut rest)
+            } else {
+                ""
+            };
+            self.count_run(run);
+            self.feed(piece, sink);
+            run = 0;
+            self.feed(tag, sink);
+        }
+        self.count_run(run);
+        self.feed(rest, sink);
+    }
+
+    fn count_run(&mut self, n: usize) {
+        let count = self.reasoning_tokens.get_or_insert(0);
+        if matches!(self.state, State::Body { analysis: true, .. }) {
+            *count += n;
+        }
+    }
+
+    /// Consumes `pending` as far as it is unambiguous.
+    fn run(&mut self, sink: &mut DeltaSink) {
+        let mut pos = 0;
+        while pos < self.pending.len() {
+            let text = &self.pending[pos..];
+            let found = self.tags.find(text);
+            match self.state {
+                State::Body { route, .. } => {
+                    let Some(m) = found else {
+                        let keep = self.tags.held_suffix(text);
+                        let end = text.len() - keep;
+                        let body = &self.pending[pos..pos + end];
+                        emit_body(&mut self.emitter, &mut self.calls, route, body, sink);
+                        pos += end;
+                        break;
+                    };
+                    let body = &self.pending[pos..pos + m.start];
+                    emit_body(&mut self.emitter, &mut self.calls, route, body, sink);
+                    self.close_message(sink);
+                    // An end tag is consumed; any other tag starts the next header and
+                    // is handled there.
+                    pos += if TAG_KINDS[m.tag].ends_message() {
+                        m.end
+                    } else {
+                        m.start
+                    };
+                }
+                State::Header => {
+                    let Some(m) = found else {
+                        let keep = self.tags.held_suffix(text);
+                        let end = text.len() - keep;
+                        self.header.push_str(&self.pending[pos..pos + end]);
+                        pos += end;
+                        if self.header.len() > MAX_HEADER_BYTES {
+                            self.overflow(sink);
+                            continue;
+                        }
+                        break;
+                    };
+                    self.header.push_str(&self.pending[pos..pos + m.start]);
+                    pos += m.start;
+                    if self.header.len() > MAX_HEADER_BYTES {
+                        self.overflow(sink);
+                        continue;
+                    }
+                    let tag = TAG_KINDS[m.tag];
+                    let tag_text = SPECIAL_TOKENS[m.tag].0;
+                    match tag {
+                        Tag::Start => {
+                            self.abandon_header(sink);
+                            self.header.push_str(tag_text);
+                            self.header_tagged = true;
+                        }
+                        Tag::Channel | Tag::Constrain => {
+                            self.header.push_str(tag_text);
+                            self.header_tagged = true;
+                        }
+                        Tag::Message => self.open_message(sink),
+                        Tag::End | Tag::Return | Tag::Call => {
+                            if self.header_tagged {
+                                self.open_message(sink);
+                                self.close_message(sink);
+                            } else {
+                                self.abandon_header(sink);
+                            }
+                        }
+                    }
+                    pos += m.end - m.start;
+                }
+            }
+        }
+        self.pending.drain(..pos);
+    }
+
+    /// The header is complete (`<|message|>`, or an end tag): decide the route.
+    fn open_message(&mut self, sink: &mut DeltaSink) {
+        let info = parse_header(&self.tags, &self.header);
+        let analysis = info.channel == Some("analysis");
+        let function = info.recipient.and_then(|r| r.strip_prefix("functions."));
+        let route = match function {
+            Some(name) if self.armed => {
+                self.emitter.begin_call(&mut self.calls);
+                if !name.is_empty() {
+                    self.emitter.set_name(name, None, &mut self.calls);
+                }
+                sink.tool_calls(self.calls.drain(..));
+                Route::Call
+            }
+            Some(_) => Route::Text(Channel::Content),
+            None if analysis => Route::Text(Channel::Reasoning),
+            None => Route::Text(Channel::Content),
+        };
+        self.header.clear();
+        self.header_tagged = false;
+        self.state = State::Body { route, analysis };
+    }
+
+    fn close_message(&mut self, sink: &mut DeltaSink) {
+        if let State::Body {
+            route: Route::Call, ..
+        } = self.state
+        {
+            self.emitter.end_call(&mut self.calls);
+            sink.tool_calls(self.calls.drain(..));
+        }
+        self.state = State::Header;
+    }
+
+    /// Drops the current header: untagged text is content the model wrote outside any
+    /// message (whitespace between messages excepted); a tagged header is recorded.
+    fn abandon_header(&mut self, sink: &mut DeltaSink) {
+        if !self.header.trim().is_empty() {
+            if self.header_tagged {
+                self.emitter.record_stray(std::mem::take(&mut self.header));
+            } else {
+                sink.text(Channel::Content, &self.header);
+            }
+        }
+        self.header.clear();
+        self.header_tagged = false;
+    }
+
+    /// The header grew past [`MAX_HEADER_BYTES`]: it is text, not a header.
+    fn overflow(&mut self, sink: &mut DeltaSink) {
+        let mut rest = self.header.as_str();
+        while let Some(m) = self.tags.find(rest) {
+            sink.text(Channel::Content, &rest[..m.start]);
+            rest = &rest[m.end..];
+        }
+        sink.text(Channel::Content, rest);
+        self.header.clear();
+        self.header_tagged = false;
+        self.state = State::Body {
+            route: Route::Text(Channel::Content),
+            analysis: false,
+        };
+    }
+
+    /// End of input: release the held tag prefix, close an open message.
+    fn finish(&mut self, sink: &mut DeltaSink) {
+        let rest = std::mem::take(&mut self.pending);
+        match self.state {
+            State::Body { route, .. } => {
+                emit_body(&mut self.emitter, &mut self.calls, route, &rest, sink);
+                self.ended_in_tool_block = route == Route::Call;
+                self.close_message(sink);
+            }
+            State::Header => {
+                self.header.push_str(&rest);
+                if self.header.len() > MAX_HEADER_BYTES {
+                    self.overflow(sink);
+                } else {
+                    self.abandon_header(sink);
+                }
+            }
+        }
+        self.finished = true;
+    }
+}
+
+/// Body text to its route. A free function so the caller can lend `pending` text while
+/// the emitter is borrowed mutably.
+fn emit_body(
+    emitter: &mut CallEmitter,
+    calls: &mut Vec<DeltaToolCall>,
+    route: Route,
+    text: &str,
+    sink: &mut DeltaSink,
+) {
+    if text.is_empty() {
+        return;
+    }
+    match route {
+        Route::Text(ch) => sink.text(ch, text),
+        Route::Call => {
+            emitter.push_args(text, calls);
+            sink.tool_calls(calls.drain(..));
+        }
+    }
+}
+
+/// Whether `text` contains the tag text of every special id of `ids`, in order.
+fn text_keeps_special_tokens(text: &str, ids: &[u32]) -> bool {
+    let mut rest = text;
+    for tag in ids.iter().filter_map(|&id| special_token_text(id)) {
+        match rest.find(tag) {
+            Some(at) => rest = &rest[at + tag.len()..],
+            None => return false,
+        }
+    }
+    true
+}
+
+/// What routing needs from a header.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct HeaderInfo<'a> {
+    channel: Option<&'a str>,
+    recipient: Option<&'a str>,
+}
+
+/// Reads a raw header (bounded by [`MAX_HEADER_BYTES`]): the channel is the first word
+/// after a `<|channel|>`; the recipient the first `to=R` word anywhere, else the first
+/// role or channel word that starts with `functions.`.
+fn parse_header<'a>(tags: &TagSet, raw: &'a str) -> HeaderInfo<'a> {
+    let mut info = HeaderInfo::default();
+    let mut bare_function = None;
+    let mut rest = raw;
+    let mut kind = Tag::Start;
+    loop {
+        let (segment, next) = match tags.find(rest) {
+            Some(m) => (&rest[..m.start], Some((TAG_KINDS[m.tag], m.end))),
+            None => (rest, None),
+        };
+        for (i, word) in segment.split_whitespace().enumerate() {
+            if let Some(r) = word.strip_prefix("to=") {
+                info.recipient.get_or_insert(r);
+            } else if kind == Tag::Channel && i == 0 {
+                info.channel.get_or_insert(word);
+            } else if kind != Tag::Constrain && word.starts_with("functions.") {
+                bare_function.get_or_insert(word);
+            }
+        }
+        let Some((tag, end)) = next else { break };
+        kind = tag;
+        rest = &rest[end..];
+    }
+    if info.recipient.is_none() {
+        info.recipient = bare_function;
+    }
+    info
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::request::{ToolChoice, ToolSpec};
+
+    fn policy(names: &[&str], choice: ToolChoice) -> ToolPolicy {
+        let tools = names
+            .iter()
+            .map(|n| ToolSpec {
+                name: n.to_string(),
+                parameters: None,
+            })
+            .collect::<Vec<_>>();
+        ToolPolicy::new((!tools.is_empty()).then_some(tools), choice).unwrap()
+    }
+
+    fn tools() -> ToolPolicy {
+        policy(&["get_weather", "search", "noop"], ToolChoice::Auto)
+    }
+
+    fn strip_ids(mut r: ParsedResponse) -> ParsedResponse {
+        for c in &mut r.tool_calls {
+            c.id.clear();
+        }
+        r
+    }
+
+    fn run_chunks(p: &ToolPolicy, chunks: &[&str]) -> (ParsedResponse, HarmonyParser) {
+        let mut parser = HarmonyParser::for_policy(p);
+        let mut items = Vec::new();
+        for c in chunks {
+            items.extend(parser.stream_chunk(c, None, false).unwrap());
+        }
+        items.extend(parser.stream_chunk("", None, true).unwrap());
+        check_stream(&items);
+        let r = ParsedResponse::from_deltas(items.iter().map(|(d, _)| d));
+        (strip_ids(r), parser)
+    }
+
+    /// One channel per delta, flag == tool delta, identity first, no empty text.
+    fn check_stream(items: &[StreamItem]) {
+        let mut seen = 0;
+        for (d, flag) in items {
+            assert_eq!(*flag, !d.tool_calls.is_empty());
+            assert!(d.content.as_deref() != Some(""));
+            assert!(d.reasoning_content.as_deref() != Some(""));
+            for tc in &d.tool_calls {
+                if tc.index == seen {
+                    assert!(tc.id.is_some() && tc.function.name.is_some(), "{tc:?}");
+                    seen += 1;
+                } else {
+                    assert!(tc.index < seen && tc.id.is_none() && tc.function.name.is_none());
+                }
+            }
+        }
+    }
+
+    fn boundaries(text: &str) -> Vec<usize> {
+        (1..text.len())
+            .filter(|&i| text.is_char_boundary(i))
+            .collect()
+    }
+
+    /// Whole, every character, and every single and double cut give the same result
+    /// and the same rejected records.
+    fn invariant(p: &ToolPolicy, text: &str) -> (ParsedResponse, Vec<RejectedCall>) {
+        let mut whole = HarmonyParser::for_policy(p);
+        let expected = strip_ids(whole.parse_complete(text, None).unwrap());
+        let rejected = whole.rejected_calls().to_vec();
+        let b = boundaries(text);
+        let chars: Vec<&str> = {
+            let mut v = Vec::new();
+            let mut last = 0;
+            for &c in &b {
+                v.push(&text[last..c]);
+                last = c;
+            }
+            v.push(&text[last..]);
+            v
+        };
+        let (r, parser) = run_chunks(p, &chars);
+        assert_eq!(r, expected, "every char: {text:?}");
+        assert_eq!(parser.rejected_calls(), &rejected[..]);
+        for &c in &b {
+            let (r, parser) = run_chunks(p, &[&text[..c], &text[c..]]);
+            assert_eq!(r, expected, "cut at {c}: {text:?}");
+            assert_eq!(parser.rejected_calls(), &rejected[..], "cut at {c}");
+        }
+        for (i, &c) in b.iter().enumerate().step_by(3) {
+            for &d in b[i..].iter().step_by(5) {
+                let (r, _) = run_chunks(p, &[&text[..c], &text[c..d], &text[d..]]);
+                assert_eq!(r, expected, "cuts at {c},{d}: {text:?}");
+            }
+        }
+        (expected, rejected)
+    }
+
+    fn calls(r: &ParsedResponse) -> Vec<(&str, &str)> {
+        r.tool_calls
+            .iter()
+            .map(|c| (c.function.name.as_str(), c.function.arguments.as_str()))
+            .collect()
+    }
+
+    const REASON_THEN_CALL: &str = "<|channel|>analysis<|message|>Need the weather.<|end|><|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{\"city\": \"北京\"}<|call|>";
+
+    #[test]
+    fn reasoning_then_call() {
+        let (r, _) = invariant(&tools(), REASON_THEN_CALL);
+        assert_eq!(r.reasoning_content.as_deref(), Some("Need the weather."));
+        assert_eq!(r.content, None);
+        assert_eq!(calls(&r), [("get_weather", "{\"city\": \"北京\"}")]);
+    }
+
+    #[test]
+    fn final_answer_and_preamble() {
+        let text = "<|channel|>analysis<|message|>think<|end|><|start|>assistant<|channel|>commentary<|message|>Checking. <|end|><|start|>assistant<|channel|>final<|message|>Paris.<|return|>";
+        let (r, rejected) = invariant(&tools(), text);
+        assert_eq!(r.reasoning_content.as_deref(), Some("think"));
+        assert_eq!(r.content.as_deref(), Some("Checking. Paris."));
+        assert!(r.tool_calls.is_empty() && rejected.is_empty());
+    }
+
+    #[test]
+    fn recipient_in_role_part_and_leading_start() {
+        let text = "<|start|>assistant to=functions.search<|channel|>commentary json<|message|>{\"q\": 1}<|call|>";
+        let (r, _) = invariant(&tools(), text);
+        assert_eq!(calls(&r), [("search", "{\"q\": 1}")]);
+        // Output starting right after the prompt's `<|start|>assistant`.
+        let text =
+            " to=functions.search<|channel|>commentary <|constrain|>json<|message|>{}<|call|>";
+        let (r, _) = invariant(&tools(), text);
+        assert_eq!(calls(&r), [("search", "{}")]);
+        assert_eq!(r.content, None);
+    }
+
+    #[test]
+    fn several_calls_same_name_and_analysis_call() {
+        let one = "<|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{\"city\": \"Paris\"}<|call|>";
+        let two = "<|start|>assistant<|channel|>analysis to=functions.get_weather<|message|>{\"city\": \"Oslo\"}<|end|>";
+        let (r, _) = invariant(&tools(), &format!("{one}{two}"));
+        assert_eq!(
+            calls(&r),
+            [
+                ("get_weather", "{\"city\": \"Paris\"}"),
+                ("get_weather", "{\"city\": \"Oslo\"}")
+            ]
+        );
+        assert_eq!(r.reasoning_content, None);
+    }
+
+    #[test]
+    fn unknown_names_recorded_with_contiguous_indices() {
+        let text = "<|channel|>commentary to=functions.nope<|message|>{\"a\": 1}<|call|><|start|>assistant<|channel|>commentary to=functions.search<|message|>{}<|call|><|start|>assistant<|channel|>commentary to=functions.<|message|>{\"b\"}<|call|>";
+        let mut p = HarmonyParser::for_policy(&tools());
+        let items = p.stream_chunk(text, None, true).unwrap();
+        assert!(items
+            .iter()
+            .flat_map(|(d, _)| &d.tool_calls)
+            .all(|t| t.index == 0));
+        let (r, rejected) = invariant(&tools(), text);
+        assert_eq!(calls(&r), [("search", "{}")]);
+        assert_eq!(rejected.len(), 2);
+        assert_eq!(rejected[0].name.as_deref(), Some("nope"));
+        assert_eq!(rejected[0].raw, "{\"a\": 1}");
+        assert_eq!(rejected[1].name, None);
+        assert_eq!(rejected[1].raw, "{\"b\"}");
+    }
+
+    #[test]
+    fn tool_choice_rules() {
+        let text =
+            "<|channel|>commentary to=functions.get_weather<|message|>{\"city\": \"x\"}<|call|>";
+        let (r, _) = invariant(&policy(&["get_weather"], ToolChoice::None), text);
+        assert_eq!(r.content.as_deref(), Some("{\"city\": \"x\"}"));
+        assert!(r.tool_calls.is_empty());
+        let (r, _) = invariant(&policy(&[], ToolChoice::Auto), text);
+        assert_eq!(r.content.as_deref(), Some("{\"city\": \"x\"}"));
+        let (r, _) = invariant(&policy(&["get_weather"], ToolChoice::Required), text);
+        assert_eq!(calls(&r), [("get_weather", "{\"city\": \"x\"}")]);
+        let named = policy(
+            &["get_weather", "search"],
+            ToolChoice::Function("search".into()),
+        );
+        let (r, rejected) = invariant(&named, text);
+        assert!(r.tool_calls.is_empty());
+        assert_eq!(rejected[0].name.as_deref(), Some("get_weather"));
+    }
+
+    #[test]
+    fn truncated_body_and_missing_end() {
+        let text =
+            "<|channel|>commentary to=functions.search <|constrain|>json<|message|>{\"q\": \"ab";
+        let mut p = HarmonyParser::for_policy(&tools());
+        let r = p.parse_complete(text, None).unwrap();
+        assert!(p.ended_in_tool_block());
+        assert_eq!(calls(&r), [("search", "{\"q\": \"ab")]);
+        invariant(&tools(), text);
+        let (r, _) = invariant(&tools(), "<|channel|>final<|message|>Partial answer <|");
+        assert_eq!(r.content.as_deref(), Some("Partial answer <|"));
+        let (r, _) = invariant(&tools(), "<|channel|>analysis<|message|>still thinking");
+        assert_eq!(r.reasoning_content.as_deref(), Some("still thinking"));
+    }
+
+    #[test]
+    fn unfinished_header_is_recorded_not_shown() {
+        let text = "<|channel|>analysis<|message|>a<|end|><|start|>assistant<|channel|>comm";
+        let (r, rejected) = invariant(&tools(), text);
+        assert_eq!(r.reasoning_content.as_deref(), Some("a"));
+        assert_eq!(r.content, None);
+        assert_eq!(rejected.len(), 1);
+        assert_eq!(rejected[0].raw, "<|start|>assistant<|channel|>comm");
+    }
+
+    #[test]
+    fn malformed_headers() {
+        let text = "<|channel|>commentary to=functions.search<|channel|>commentary <|constrain|>json<|message|>{\"q\": 2}<|call|>";
+        let (r, _) = invariant(&tools(), text);
+        assert_eq!(calls(&r), [("search", "{\"q\": 2}")]);
+        let text = "<|start|>functions.search<|channel|>commentary<|message|>{}<|call|>";
+        let (r, _) = invariant(&tools(), text);
+        assert_eq!(calls(&r), [("search", "{}")]);
+        assert_eq!(r.content, None);
+        // A header closed by `<|call|>` without `<|message|>`: an empty-argument call.
+        let (r, _) = invariant(&tools(), "<|channel|>commentary to=functions.noop<|call|>");
+        assert_eq!(calls(&r), [("noop", "{}")]);
+        // A new header inside a body ends the message.
+        let text = "<|channel|>analysis<|message|>x<|channel|>final<|message|>y";
+        let (r, _) = invariant(&tools(), text);
+        assert_eq!(
+            (r.reasoning_content.as_deref(), r.content.as_deref()),
+            (Some("x"), Some("y"))
+        );
+    }
+
+    #[test]
+    fn builtin_recipients_follow_their_channel() {
+        let text = "<|channel|>analysis to=browser.search<|message|>{\"query\": \"x\"}<|call|>";
+        let (r, _) = invariant(&tools(), text);
+        assert_eq!(r.reasoning_content.as_deref(), Some("{\"query\": \"x\"}"));
+        assert!(r.tool_calls.is_empty());
+    }
+
+    #[test]
+    fn plain_text_outside_the_format() {
+        let (r, _) = invariant(&tools(), "Hello <b>world</b>");
+        assert_eq!(r.content.as_deref(), Some("Hello <b>world</b>"));
+        let (r, _) = invariant(&tools(), "");
+        assert_eq!(r, ParsedResponse::default());
+        let (r, _) = invariant(&tools(), "<|channel|>final<|message|>a<|return|>\n");
+        assert_eq!(r.content.as_deref(), Some("a"));
+        let (r, _) = invariant(&tools(), "<|channel|>final<|message|>a<|end|>tail");
+        assert_eq!(r.content.as_deref(), Some("atail"));
+        let long = "x".repeat(MAX_HEADER_BYTES + 40);
+        let text = format!("<|channel|>{long}<|channel|>final<|message|>y");
+        let (r, _) = invariant(&tools(), &text);
+        assert_eq!(r.content, Some(format!("{long}y")));
+    }
+
+    #[test]
+    fn unicode_and_escapes_in_arguments() {
+        let args = "{\"s\": \"línea\\n\\\"q\\\" \\\\ 🌧 <|x|> to=functions.f\", \"n\": [1, {}]}";
+        let text = format!(
+            "<|channel|>commentary to=functions.search <|constrain|>json<|message|>{args}<|call|>"
+        );
+        let (r, _) = invariant(&tools(), &text);
+        assert_eq!(calls(&r), [("search", args)]);
+    }
+
+    #[test]
+    fn header_text_never_leaks() {
+        let (r, _) = invariant(&tools(), REASON_THEN_CALL);
+        let all = format!("{:?}{:?}", r.content, r.reasoning_content);
+        for w in [
+            "assistant",
+            "commentary",
+            "analysis",
+            "json",
+            "functions",
+            "<|",
+        ] {
+            assert!(!all.contains(w), "{w} leaked: {all}");
+        }
+    }
+
+    /// Feeds (text, ids) chunks and returns the result and reasoning-token count.
+    fn run_ids(p: &ToolPolicy, chunks: &[(String, Vec<u32>)]) -> (ParsedResponse, Option<usize>) {
+        let mut parser = HarmonyParser::for_policy(p);
+        let mut items = Vec::new();
+        for (i, (t, ids)) in chunks.iter().enumerate() {
+            let last = i + 1 == chunks.len();
+            items.extend(parser.stream_chunk(t, Some(ids), last).unwrap());
+        }
+        check_stream(&items);
+        let r = ParsedResponse::from_deltas(items.iter().map(|(d, _)| d));
+        (strip_ids(r), parser.reasoning_tokens())
+    }
+
+    /// A toy tokenization of REASON_THEN_CALL: specials by id, words as ordinary ids.
+    fn toy_tokens() -> Vec<(String, u32)> {
+        let tags = TagSet::new(&SPECIAL_TOKENS.map(|(t, _)| t));
+        let mut out = Vec::new();
+        let mut rest = REASON_THEN_CALL;
+        while !rest.is_empty() {
+            match tags.find(rest) {
+                Some(m) if m.start == 0 => {
+                    out.push((rest[..m.end].to_owned(), SPECIAL_TOKENS[m.tag].1));
+                    rest = &rest[m.end..];
+                }
+                other => {
+                    let stop = other.map_or(rest.len(), |m| m.start);
+                    // Two-character ordinary "tokens" (on char boundaries).
+                    let mut end = rest.char_indices().nth(2).map_or(stop, |(i, _)| i);
+                    end = end.min(stop);
+                    out.push((rest[..end].to_owned(), 1000 + end as u32));
+                    rest = &rest[end..];
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn token_ids_with_and_without_special_text() {
+        let toks = toy_tokens();
+        let (expected, _) = invariant(&tools(), REASON_THEN_CALL);
+        // "Need the weather." is 17 chars -> 9 two-char tokens.
+        let reasoning = 9;
+        // One token per chunk, specials kept in the text.
+        let kept: Vec<_> = toks.iter().map(|(t, id)| (t.clone(), vec![*id])).collect();
+        assert_eq!(
+            run_ids(&tools(), &kept),
+            (expected.clone(), Some(reasoning))
+        );
+        // One token per chunk, specials stripped (skip_special_tokens).
+        let stripped: Vec<_> = toks
+            .iter()
+            .map(|(t, id)| {
+                let text = if special_token_text(*id).is_some() {
+                    String::new()
+                } else {
+                    t.clone()
+                };
+                (text, vec![*id])
+            })
+            .collect();
+        assert_eq!(
+            run_ids(&tools(), &stripped),
+            (expected.clone(), Some(reasoning))
+        );
+        // Multi-token bursts with specials kept: exact at any burst size.
+        for size in [2, 3, 5, 8, 64] {
+            let bursts: Vec<_> = toks
+                .chunks(size)
+                .map(|c| {
+                    (
+                        c.iter().map(|(t, _)| t.as_str()).collect::<String>(),
+                        c.iter().map(|(_, id)| *id).collect::<Vec<_>>(),
+                    )
+                })
+                .collect();
+            assert_eq!(
+                run_ids(&tools(), &bursts),
+                (expected.clone(), Some(reasoning)),
+                "burst {size}"
+            );
+        }
+        // A stripped burst whose ordinary tokens form one run: exact.
+        let n = toks.iter().position(|(t, _)| t == "<|end|>").unwrap();
+        let mut chunks: Vec<(String, Vec<u32>)> = toks[..n - 2]
+            .iter()
+            .map(|(t, id)| (t.clone(), vec![*id]))
+            .collect();
+        chunks.push((
+            format!("{}{}", toks[n - 2].0, toks[n - 1].0),
+            vec![toks[n - 2].1, toks[n - 1].1, 200007, 200006],
+        ));
+        chunks.extend(toks[n + 2..].iter().map(|(t, id)| (t.clone(), vec![*id])));
+        assert_eq!(
+            run_ids(&tools(), &chunks),
+            (expected.clone(), Some(reasoning))
+        );
+        // A stripped burst that starts with special ids: its text follows them.
+        let m = toks.iter().position(|(t, _)| t == "<|message|>").unwrap();
+        let mut chunks: Vec<(String, Vec<u32>)> = toks[..m]
+            .iter()
+            .map(|(t, id)| (t.clone(), vec![*id]))
+            .collect();
+        chunks.push((
+            format!("{}{}", toks[m + 1].0, toks[m + 2].0),
+            vec![toks[m].1, toks[m + 1].1, toks[m + 2].1],
+        ));
+        chunks.extend(toks[m + 3..].iter().map(|(t, id)| (t.clone(), vec![*id])));
+        assert_eq!(run_ids(&tools(), &chunks), (expected, Some(reasoning)));
+    }
+
+    #[test]
+    fn through_the_response_parser_facade() {
+        use crate::response::ResponseParser;
+        for name in ["gpt-oss", "harmony", "OpenAI", "gpt_oss"] {
+            let cfg = ParserConfig {
+                response_parser: Some(name.into()),
+                tools: Some(vec![ToolSpec {
+                    name: "get_weather".into(),
+                    parameters: None,
+                }]),
+                ..Default::default()
+            };
+            let mut p = ResponseParser::new(&cfg).unwrap();
+            let r = p.parse_complete(REASON_THEN_CALL, None).unwrap();
+            assert_eq!(calls(&r), [("get_weather", "{\"city\": \"北京\"}")]);
+            assert_eq!(p.emitted_tool_calls(), 1);
+            assert!(p.is_finished() && !p.ended_in_tool_block());
+        }
+        let cfg = ParserConfig {
+            response_parser: Some("gpt-oss".into()),
+            reasoning_parser: Some("qwen3".into()),
+            ..Default::default()
+        };
+        assert!(matches!(
+            ResponseParser::new(&cfg),
+            Err(Error::InvalidDialect(_))
+        ));
+    }
+
+    #[test]
+    fn special_ids_match_the_tag_texts() {
+        assert_eq!(special_token_text(200006), Some("<|start|>"));
+        assert_eq!(special_token_text(200012), Some("<|call|>"));
+        assert_eq!(special_token_text(200002), Some("<|return|>"));
+        assert_eq!(special_token_text(199999), None);
+    }
+
+    #[test]
+    fn pending_is_bounded_while_a_body_streams() {
+        let mut p = HarmonyParser::for_policy(&tools());
+        p.stream_chunk(
+            "<|channel|>commentary to=functions.search<|message|>{\"q\": \"",
+            None,
+            false,
+        )
+        .unwrap();
+        let mut max = 0;
+        for _ in 0..50_000 {
+            let out = p.stream_chunk("ab<|", None, false).unwrap();
+            assert!(!out.is_empty());
+            max = max.max(p.pending_len());
+        }
+        assert!(max < 16, "{max}");
+        // Plain text outside the format is bounded by the header limit.
+        let mut p = HarmonyParser::for_policy(&tools());
+        for _ in 0..10_000 {
+            p.stream_chunk("word ", None, false).unwrap();
+            assert!(p.pending_len() <= MAX_HEADER_BYTES + 5);
+        }
+    }
+
+    #[test]
+    fn config_rejects_composed_dialects_and_feeding_after_final() {
+        let cfg = ParserConfig {
+            response_parser: Some("harmony".into()),
+            tool_parser: Some("qwen".into()),
+            ..Default::default()
+        };
+        assert!(matches!(
+            HarmonyParser::new(&cfg),
+            Err(Error::InvalidDialect(_))
+        ));
+        let mut p = HarmonyParser::for_policy(&tools());
+        p.stream_chunk("", None, true).unwrap();
+        assert_eq!(
+            p.stream_chunk("x", None, false).unwrap_err(),
+            Error::AlreadyFinished
+        );
+    }
+
+    #[test]
+    fn parse_header_fields() {
+        let t = tag_set();
+        let h = parse_header(
+            &t,
+            "<|start|>assistant<|channel|>commentary to=functions.f <|constrain|>json",
+        );
+        assert_eq!(
+            h,
+            HeaderInfo {
+                channel: Some("commentary"),
+                recipient: Some("functions.f")
+            }
+        );
+        let h = parse_header(&t, "<|channel|>final");
+        assert_eq!(h.channel, Some("final"));
+        assert_eq!(h.recipient, None);
+    }
+}

@@ -1,0 +1,662 @@
+//! The XML-like payload driver: sequential, function-first markup whose parameter values
+//! end at a dialect's close tag (Qwen3-Coder, GLM-4.5/4.7).
+//!
+//! ```text
+//! function --> arg_start --> arg_name --> arg_value
+//!                 ^                          |
+//!                 +--------------------------+
+//!                 +--- payload end ---> done
+//! ```
+//!
+//! The seed gave each dialect three code hooks; here a dialect is its markup as data
+//! ([`XmlSyntax`]), and this one driver owns every state transition, value streaming,
+//! JSON output and schema conversion. The output is the arguments object built
+//! incrementally: `{"key": value, ...}`.
+//!
+//! - A value whose type resolves to string streams at once, escaped, as it arrives; only
+//!   a possible prefix of the value close tag (and, for Qwen3-Coder, one trailing
+//!   newline) is held back. Other types are held until the close tag, then converted
+//!   ([`crate::schema`]).
+//! - Only the value close tag ends a value: other tags inside a value (`<parameter=y>` in
+//!   a code sample) are data.
+//! - A key is written only once its value begins, so input that ends after a key never
+//!   produces a key without a value; once the call is closed the arguments are always
+//!   valid JSON, duplicate keys kept in order.
+//! - `final` closes what was opened with what was written; it never invents a name or a
+//!   value.
+
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use crate::calls::CallEmitter;
+use crate::delta::DeltaToolCall;
+use crate::prefix::TagSet;
+use crate::request::Schemas;
+use crate::schema::{self, Ty};
+use crate::tool::PayloadGrammar;
+
+/// The markup of one XML-like dialect.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct XmlSyntax {
+    /// Text before the function name (`<function=`); empty when the payload starts with
+    /// the name (GLM).
+    #[serde(default)]
+    pub function_open: String,
+    /// Ends the function name and is consumed (`>`, or `\n` for GLM). The name also ends,
+    /// without consuming it, where a parameter, the function close or the block close
+    /// begins.
+    pub function_name_end: String,
+    /// Closes the function (`</function>`), when the dialect has one.
+    #[serde(default)]
+    pub function_close: Option<String>,
+    /// Opens a parameter (`<parameter=`, `<arg_key>`).
+    pub param_open: String,
+    /// Ends the parameter name (`>`, `</arg_key>`).
+    pub param_name_end: String,
+    /// Opens the value after the name, when the dialect has a separate element for it
+    /// (`<arg_value>`).
+    #[serde(default)]
+    pub value_open: Option<String>,
+    /// Ends the value (`</parameter>`, `</arg_value>`).
+    pub value_close: String,
+    /// One newline right after the value opens and one right before it closes are
+    /// protocol, not data (Qwen3-Coder).
+    #[serde(default)]
+    pub trim_value_newline: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    /// Before the function (its open text or, for GLM, its name).
+    Function,
+    /// Inside the function name.
+    Name,
+    /// Between parameters.
+    ArgStart,
+    /// Inside a parameter name.
+    ArgName,
+    /// Between a parameter name and its value element.
+    ValueOpen,
+    /// Inside a value.
+    Value,
+    Done,
+}
+
+/// See the module docs.
+#[derive(Debug)]
+pub struct XmlGrammar {
+    syn: XmlSyntax,
+    block_close: String,
+    schemas: Schemas,
+    /// Tags that end a function name.
+    name_stops: Arc<TagSet>,
+    param_name_end: Arc<TagSet>,
+    value_close: Arc<TagSet>,
+    state: State,
+    began: bool,
+    /// The function name, parameter name or typed value being collected.
+    buf: String,
+    function: String,
+    /// The current parameter's name, written with the first byte of its value.
+    key: String,
+    key_written: bool,
+    params: usize,
+    types: Vec<Ty>,
+    /// No value byte seen yet (for the protocol newline after the open tag).
+    value_fresh: bool,
+}
+
+/// Index of the function-name-end tag in `name_stops` (the only stop that is consumed).
+const NAME_END: usize = 0;
+
+fn skip_ws(s: &str) -> usize {
+    s.len() - s.trim_start_matches([' ', '\t', '\n', '\r']).len()
+}
+
+/// Whether `rest` is a proper prefix of `tag` (more text may complete it).
+fn partial(rest: &str, tag: &str) -> bool {
+    rest.len() < tag.len() && tag.starts_with(rest)
+}
+
+impl XmlGrammar {
+    pub fn new(syn: XmlSyntax, block_close: Option<&str>, schemas: Schemas) -> Self {
+        let block_close = block_close.unwrap_or("").to_owned();
+        let mut stops = vec![syn.function_name_end.as_str(), syn.param_open.as_str()];
+        stops.extend(syn.function_close.as_deref());
+        stops.push(&block_close);
+        XmlGrammar {
+            name_stops: TagSet::shared(&stops),
+            param_name_end: TagSet::shared(&[&syn.param_name_end]),
+            value_close: TagSet::shared(&[&syn.value_close]),
+            syn,
+            block_close,
+            schemas,
+            state: State::Function,
+            began: false,
+            buf: String::new(),
+            function: String::new(),
+            key: String::new(),
+            key_written: false,
+            params: 0,
+            types: Vec::new(),
+            value_fresh: true,
+        }
+    }
+
+    fn string_value(&self) -> bool {
+        schema::streams_as_string(&self.types)
+    }
+
+    /// Writes `, "key": ` (or `{"key": `) before the first byte of a value.
+    fn write_key(&mut self, calls: &mut CallEmitter, out: &mut Vec<DeltaToolCall>) {
+        if self.key_written {
+            return;
+        }
+        let mut s = String::with_capacity(self.key.len() + 8);
+        s.push_str(if self.params == 0 { "{\"" } else { ", \"" });
+        schema::escape_json_into(&mut s, &self.key);
+        s.push_str("\": ");
+        if self.string_value() {
+            s.push('"');
+        }
+        calls.push_args(&s, out);
+        self.key_written = true;
+    }
+
+    /// Value text that is known to belong to the value.
+    fn value_text(&mut self, text: &str, calls: &mut CallEmitter, out: &mut Vec<DeltaToolCall>) {
+        if text.is_empty() {
+            return;
+        }
+        if self.string_value() {
+            self.write_key(calls, out);
+            let mut s = String::with_capacity(text.len() + 8);
+            schema::escape_json_into(&mut s, text);
+            calls.push_args(&s, out);
+        } else {
+            self.buf.push_str(text);
+        }
+    }
+
+    /// Ends the current value. `complete` is false when the input ended inside it: a
+    /// value with no byte at all is then dropped (never invented).
+    fn end_value(&mut self, complete: bool, calls: &mut CallEmitter, out: &mut Vec<DeltaToolCall>) {
+        if self.string_value() {
+            if !self.key_written && !complete {
+                return;
+            }
+            self.write_key(calls, out);
+            calls.push_args("\"", out);
+        } else {
+            if self.buf.is_empty() && !complete {
+                return;
+            }
+            self.write_key(calls, out);
+            let v = schema::convert(&self.buf, &self.types);
+            calls.push_args(&v, out);
+            self.buf.clear();
+        }
+        self.params += 1;
+    }
+
+    /// Ends the payload: closes the arguments object of the open call.
+    fn finish(&mut self, calls: &mut CallEmitter, out: &mut Vec<DeltaToolCall>) {
+        if self.began && !self.function.is_empty() {
+            calls.push_args(if self.params == 0 { "{}" } else { "}" }, out);
+        }
+        calls.end_call(out);
+        self.state = State::Done;
+    }
+
+    fn start_param(&mut self, key: &str) {
+        self.key.clear();
+        self.key.push_str(key.trim());
+        self.key_written = false;
+        let params = self.schemas.get(&self.function);
+        self.types = schema::param_types(params, &self.key);
+        self.value_fresh = true;
+        self.buf.clear();
+    }
+}
+
+impl PayloadGrammar for XmlGrammar {
+    fn reset(&mut self) {
+        self.state = State::Function;
+        self.began = false;
+        self.buf.clear();
+        self.function.clear();
+        self.key.clear();
+        self.key_written = false;
+        self.params = 0;
+        self.types.clear();
+        self.value_fresh = true;
+    }
+
+    fn consume(
+        &mut self,
+        text: &str,
+        calls: &mut CallEmitter,
+        out: &mut Vec<DeltaToolCall>,
+        final_: bool,
+    ) -> usize {
+        let mut i = 0;
+        loop {
+            let rest = &text[i..];
+            match self.state {
+                State::Done => break,
+                State::Function => {
+                    // Whitespace before the function is left to the tool parser, so a
+                    // block that is not a call can be handed back whole.
+                    let ws = skip_ws(rest);
+                    let r = &rest[ws..];
+                    if r.is_empty() {
+                        break;
+                    }
+                    let open = self.syn.function_open.as_str();
+                    if open.is_empty() {
+                        if !self.block_close.is_empty() && r.starts_with(&self.block_close) {
+                            self.state = State::Done;
+                            break;
+                        }
+                        if partial(r, &self.block_close) && !final_ {
+                            break;
+                        }
+                        i += ws;
+                    } else if r.starts_with(open) {
+                        i += ws + open.len();
+                    } else if partial(r, open) && !final_ {
+                        break;
+                    } else {
+                        // Not this dialect's function markup: the tool parser records it.
+                        self.state = State::Done;
+                        break;
+                    }
+                    self.began = true;
+                    calls.begin_call(out);
+                    self.buf.clear();
+                    self.state = State::Name;
+                }
+                State::Name => match self.name_stops.find(rest) {
+                    Some(m) => {
+                        self.buf.push_str(&rest[..m.start]);
+                        i += if m.tag == NAME_END { m.end } else { m.start };
+                        let name = self.buf.trim().to_owned();
+                        self.buf.clear();
+                        if name.is_empty() {
+                            self.finish(calls, out);
+                            continue;
+                        }
+                        calls.set_name(&name, None, out);
+                        self.function = name;
+                        self.state = State::ArgStart;
+                    }
+                    None => {
+                        let keep = if final_ {
+                            0
+                        } else {
+                            self.name_stops.held_suffix(rest)
+                        };
+                        self.buf.push_str(&rest[..rest.len() - keep]);
+                        i += rest.len() - keep;
+                        break;
+                    }
+                },
+                State::ArgStart => {
+                    let ws = skip_ws(rest);
+                    let r = &rest[ws..];
+                    if r.is_empty() {
+                        i += ws;
+                        break;
+                    }
+                    let fclose = self.syn.function_close.as_deref().unwrap_or("");
+                    if r.starts_with(&self.syn.param_open) {
+                        i += ws + self.syn.param_open.len();
+                        self.buf.clear();
+                        self.state = State::ArgName;
+                    } else if !fclose.is_empty() && r.starts_with(fclose) {
+                        i += ws + fclose.len();
+                        self.finish(calls, out);
+                    } else if !self.block_close.is_empty() && r.starts_with(&self.block_close) {
+                        i += ws;
+                        self.finish(calls, out);
+                    } else if !final_
+                        && (partial(r, &self.syn.param_open)
+                            || partial(r, fclose)
+                            || partial(r, &self.block_close))
+                    {
+                        i += ws;
+                        break;
+                    } else {
+                        // Unexpected text between parameters ends the call here; the
+                        // tool parser records the rest up to the block close.
+                        i += ws;
+                        self.finish(calls, out);
+                    }
+                }
+                State::ArgName => match self.param_name_end.find(rest) {
+                    Some(m) => {
+                        self.buf.push_str(&rest[..m.start]);
+                        i += m.end;
+                        let key = std::mem::take(&mut self.buf);
+                        self.start_param(&key);
+                        self.state = if self.syn.value_open.is_some() {
+                            State::ValueOpen
+                        } else {
+                            State::Value
+                        };
+                    }
+                    None => {
+                        let keep = if final_ {
+                            0
+                        } else {
+                            self.param_name_end.held_suffix(rest)
+                        };
+                        self.buf.push_str(&rest[..rest.len() - keep]);
+                        i += rest.len() - keep;
+                        break;
+                    }
+                },
+                State::ValueOpen => {
+                    let open = self.syn.value_open.as_deref().unwrap_or("");
+                    let ws = skip_ws(rest);
+                    let r = &rest[ws..];
+                    if r.is_empty() || (partial(r, open) && !final_) {
+                        i += ws;
+                        break;
+                    }
+                    // A missing value element is tolerated: the value starts here.
+                    i += ws + if r.starts_with(open) { open.len() } else { 0 };
+                    self.state = State::Value;
+                }
+                State::Value => {
+                    if self.value_fresh && self.syn.trim_value_newline {
+                        if rest.is_empty() {
+                            break;
+                        }
+                        if rest.starts_with('\n') {
+                            i += 1;
+                            self.value_fresh = false;
+                            continue;
+                        }
+                    }
+                    match self.value_close.find(rest) {
+                        Some(m) => {
+                            let mut v = &rest[..m.start];
+                            if self.syn.trim_value_newline {
+                                v = v.strip_suffix('\n').unwrap_or(v);
+                            }
+                            if !v.is_empty() {
+                                self.value_fresh = false;
+                            }
+                            self.value_text(v, calls, out);
+                            self.end_value(true, calls, out);
+                            i += m.end;
+                            self.state = State::ArgStart;
+                        }
+                        None => {
+                            let mut keep = if final_ {
+                                0
+                            } else {
+                                self.value_close.held_suffix(rest)
+                            };
+                            let mut v = &rest[..rest.len() - keep];
+                            // A trailing newline may be the protocol one before the close.
+                            if self.syn.trim_value_newline && !final_ && v.ends_with('\n') {
+                                v = &v[..v.len() - 1];
+                                keep += 1;
+                            }
+                            if final_ && self.syn.trim_value_newline {
+                                v = v.strip_suffix('\n').unwrap_or(v);
+                            }
+                            if !v.is_empty() {
+                                self.value_fresh = false;
+                            }
+                            self.value_text(v, calls, out);
+                            i += rest.len() - keep;
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        if final_ && self.state != State::Done && self.began {
+            // Input ended inside the payload: close what was opened, invent nothing.
+            if self.state == State::Value {
+                self.end_value(false, calls, out);
+            }
+            self.finish(calls, out);
+        }
+        i
+    }
+
+    fn payload_closed(&self) -> bool {
+        self.state == State::Done
+    }
+
+    fn started(&self) -> bool {
+        self.began
+    }
+
+    fn starts_payload(&self, rest: &str) -> bool {
+        !self.syn.function_open.is_empty() && rest.starts_with(&self.syn.function_open)
+    }
+
+    fn may_start_payload(&self, rest: &str) -> bool {
+        partial(rest, &self.syn.function_open)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::delta::ParsedResponse;
+    use crate::request::{ToolChoice, ToolSpec};
+    use crate::response::{ParserConfig, ResponseParser};
+    use serde_json::{json, Value};
+
+    fn config(dialect: &str) -> ParserConfig {
+        let weather = json!({"type": "object", "properties": {
+            "city": {"type": "string"},
+            "days": {"type": "integer"},
+            "detail": {"type": ["boolean", "null"]},
+            "ratio": {"anyOf": [{"type": "number"}, {"type": "string"}]},
+            "opts": {"type": "object"},
+            "tags": {"type": "array"},
+        }});
+        ParserConfig {
+            tool_parser: Some(dialect.into()),
+            reasoning_parser: Some("qwen3".into()),
+            tools: Some(vec![
+                ToolSpec {
+                    name: "get_weather".into(),
+                    parameters: Some(weather),
+                },
+                ToolSpec {
+                    name: "run".into(),
+                    parameters: None,
+                },
+            ]),
+            tool_choice: ToolChoice::Auto,
+            ..Default::default()
+        }
+    }
+
+    fn run(cfg: &ParserConfig, text: &str, cuts: &[usize]) -> ParsedResponse {
+        let mut p = ResponseParser::new(cfg).unwrap();
+        let mut items = Vec::new();
+        let mut last = 0;
+        for &c in cuts {
+            items.extend(p.stream_chunk(&text[last..c], None, false).unwrap());
+            last = c;
+        }
+        items.extend(p.stream_chunk(&text[last..], None, true).unwrap());
+        let mut r = ParsedResponse::from_deltas(items.iter().map(|(d, _)| d));
+        for c in &mut r.tool_calls {
+            c.id.clear();
+        }
+        r
+    }
+
+    /// The result under whole input, every character, and every single cut point.
+    fn parse(dialect: &str, text: &str) -> ParsedResponse {
+        let cfg = config(dialect);
+        let whole = run(&cfg, text, &[]);
+        let b: Vec<usize> = (1..text.len())
+            .filter(|&i| text.is_char_boundary(i))
+            .collect();
+        assert_eq!(run(&cfg, text, &b), whole, "every char: {text:?}");
+        for &c in &b {
+            assert_eq!(run(&cfg, text, &[c]), whole, "cut at {c}: {text:?}");
+        }
+        for call in &whole.tool_calls {
+            let v: Result<Value, _> = serde_json::from_str(&call.function.arguments);
+            assert!(
+                v.is_ok(),
+                "invalid JSON arguments {:?}",
+                call.function.arguments
+            );
+        }
+        whole
+    }
+
+    fn calls(r: &ParsedResponse) -> Vec<(&str, &str)> {
+        r.tool_calls
+            .iter()
+            .map(|c| (c.function.name.as_str(), c.function.arguments.as_str()))
+            .collect()
+    }
+
+    #[test]
+    fn qwen3coder_typed_values_and_protocol_newlines() {
+        let text = "</think>Sure.\n<tool_call>\n<function=get_weather>\n<parameter=city>\n北京 \"centre\"\n</parameter>\n<parameter=days>\n 3 \n</parameter>\n<parameter=detail>\nTrue\n</parameter>\n<parameter=ratio>\nNaN\n</parameter>\n<parameter=opts>\n{\"a\": [1, 2]}\n</parameter>\n<parameter=tags>\n[\"x\"]\n</parameter>\n</function>\n</tool_call>";
+        let r = parse("qwen3coder", text);
+        assert_eq!(r.content.as_deref(), Some("Sure.\n"));
+        assert_eq!(
+            calls(&r),
+            vec![(
+                "get_weather",
+                "{\"city\": \"北京 \\\"centre\\\"\", \"days\": 3, \"detail\": true, \"ratio\": \"NaN\", \"opts\": {\"a\": [1, 2]}, \"tags\": [\"x\"]}"
+            )]
+        );
+    }
+
+    #[test]
+    fn qwen3coder_values_keep_tag_like_text_and_inner_newlines() {
+        let text = "<tool_call>\n<function=run>\n<parameter=code>\nprint('<parameter=y>')\n\nx = \"</function>\"\n\n</parameter>\n</function>\n</tool_call>";
+        let r = parse("qwen3coder", text);
+        assert_eq!(
+            calls(&r),
+            vec![(
+                "run",
+                "{\"code\": \"print('<parameter=y>')\\n\\nx = \\\"</function>\\\"\\n\"}"
+            )]
+        );
+    }
+
+    #[test]
+    fn duplicate_parameters_and_parallel_calls_keep_their_values() {
+        let text = "<tool_call>\n<function=run>\n<parameter=a>\n1\n</parameter>\n<parameter=a>\n2\n</parameter>\n</function>\n</tool_call>\n<tool_call>\n<function=run>\n<parameter=a>\n3\n</parameter>\n</function>\n</tool_call>";
+        let r = parse("qwen3coder", text);
+        assert_eq!(
+            calls(&r),
+            vec![
+                ("run", "{\"a\": \"1\", \"a\": \"2\"}"),
+                ("run", "{\"a\": \"3\"}")
+            ]
+        );
+        assert_eq!(r.content, None);
+    }
+
+    #[test]
+    fn two_functions_in_one_block() {
+        let text = "<tool_call>\n<function=run>\n</function>\n<function=get_weather>\n</function>\n</tool_call>";
+        let r = parse("qwen3coder", text);
+        assert_eq!(calls(&r), vec![("run", "{}"), ("get_weather", "{}")]);
+    }
+
+    #[test]
+    fn no_argument_call_and_unknown_function() {
+        let text = "<tool_call>\n<function=nope>\n<parameter=a>\n1\n</parameter>\n</function>\n</tool_call><tool_call>\n<function=run>\n</function>\n</tool_call>";
+        let r = parse("qwen3coder", text);
+        assert_eq!(calls(&r), vec![("run", "{}")]);
+    }
+
+    #[test]
+    fn truncated_input_closes_the_object_and_invents_nothing() {
+        let r = parse(
+            "qwen3coder",
+            "<tool_call>\n<function=get_weather>\n<parameter=city>\nPar",
+        );
+        assert_eq!(calls(&r), vec![("get_weather", "{\"city\": \"Par\"}")]);
+        let r = parse(
+            "qwen3coder",
+            "<tool_call>\n<function=get_weather>\n<parameter=days>\n12",
+        );
+        assert_eq!(calls(&r), vec![("get_weather", "{\"days\": 12}")]);
+        let r = parse(
+            "qwen3coder",
+            "<tool_call>\n<function=get_weather>\n<parameter=ci",
+        );
+        assert_eq!(calls(&r), vec![("get_weather", "{}")]);
+        let r = parse("qwen3coder", "<tool_call>\n<function=get_wea");
+        assert!(r.tool_calls.is_empty());
+    }
+
+    #[test]
+    fn glm47_and_glm45() {
+        let r = parse(
+            "glm47",
+            "<tool_call>get_weather<arg_key>city</arg_key><arg_value> Paris\n</arg_value><arg_key>days</arg_key><arg_value>2</arg_value></tool_call>",
+        );
+        assert_eq!(
+            calls(&r),
+            vec![("get_weather", "{\"city\": \" Paris\\n\", \"days\": 2}")]
+        );
+        let r = parse(
+            "glm45",
+            "</think>I'll check.\n<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Oslo</arg_value>\n</tool_call>\n<tool_call>run\n</tool_call>",
+        );
+        assert_eq!(r.content.as_deref(), Some("I'll check.\n"));
+        assert_eq!(
+            calls(&r),
+            vec![("get_weather", "{\"city\": \"Oslo\"}"), ("run", "{}")]
+        );
+    }
+
+    #[test]
+    fn tool_inside_reasoning_resumes_reasoning() {
+        let r = parse(
+            "glm47",
+            "think<tool_call>run<arg_key>x</arg_key><arg_value>1</arg_value></tool_call>more</think>done",
+        );
+        assert_eq!(r.reasoning_content.as_deref(), Some("thinkmore"));
+        assert_eq!(r.content.as_deref(), Some("done"));
+        assert_eq!(calls(&r), vec![("run", "{\"x\": \"1\"}")]);
+    }
+
+    #[test]
+    fn long_string_value_streams_without_growing_pending() {
+        let cfg = config("qwen3coder");
+        let mut p = ResponseParser::new(&cfg).unwrap();
+        p.stream_chunk(
+            "<tool_call>\n<function=run>\n<parameter=data>\n",
+            None,
+            false,
+        )
+        .unwrap();
+        let mut max_pending = 0;
+        let mut emitted = 0;
+        for _ in 0..(1 << 20) / 8 {
+            for (d, _) in p.stream_chunk("ab\n<x>\"\n", None, false).unwrap() {
+                emitted += d.tool_calls.len();
+            }
+            max_pending = max_pending.max(p.pending_len());
+        }
+        assert!(
+            max_pending <= "</parameter>".len(),
+            "pending grew to {max_pending}"
+        );
+        assert!(emitted > 100_000, "the value did not stream");
+    }
+}

@@ -1,0 +1,299 @@
+"""XML-like tool dialects (qwen3coder, glm47, glm45): every fixture under every chunking
+(stream reconstruction == parse_complete on a fresh parser == expected), arguments that
+are always valid JSON, values that stream as they arrive, and a 1 MB value streamed with
+a bounded pending buffer."""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import Any
+
+import pytest
+from chunking import CHUNKINGS, complete_result, make_parser, qwen_tokens, reconstruct, stream_text
+from fixtures import Fixture
+from fixtures_xml import (
+    GLM45,
+    GLM47,
+    QWEN3CODER,
+    TOOLS,
+    XML_DIALECTS,
+    XML_FIXTURES,
+    XmlDialect,
+    args,
+    markers,
+)
+
+import replyparse as rp
+
+
+def rejected_of(parser: rp.ResponseParser) -> list[tuple[Any, str, str]]:
+    return [(r["name"], r["reason"], r["raw"]) for r in parser.rejected_calls]
+
+
+def assert_json_object(arguments: str) -> list[tuple[str, Any]]:
+    """Arguments are one valid JSON object; returns its members in order (duplicates
+    kept)."""
+    members = json.loads(arguments, object_pairs_hook=list)
+    assert isinstance(members, list), f"arguments are not an object: {arguments!r}"
+    return members
+
+
+# ---------------------------------------------------------------------------------------
+# Fixtures: complete and streaming
+# ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fx", XML_FIXTURES, ids=lambda f: f.id)
+def test_expected_arguments_are_json(fx: Fixture) -> None:
+    """The fixtures themselves: every expected arguments string is a JSON object."""
+    for _, arguments in fx.calls:
+        assert_json_object(arguments)
+
+
+@pytest.mark.parametrize("fx", XML_FIXTURES, ids=lambda f: f.id)
+def test_complete(fx: Fixture) -> None:
+    parser = make_parser(**fx.parser_kwargs())
+    parsed = parser.parse_complete(fx.text)
+    assert complete_result(parsed) == fx.expected()
+    ids = [c.id for c in parsed.tool_calls]
+    assert len(set(ids)) == len(ids), f"call ids repeat: {ids}"
+    for c in parsed.tool_calls:
+        assert c.id.startswith("chatcmpl-tool-") and len(c.id) > len("chatcmpl-tool-"), c.id
+        assert c.type == "function"
+        assert_json_object(c.function.arguments)
+    if fx.rejected is not None:
+        assert rejected_of(parser) == fx.rejected
+    assert parser.emitted_tool_calls == len(fx.calls)
+
+
+@pytest.mark.parametrize("chunking", list(CHUNKINGS), ids=str)
+@pytest.mark.parametrize("fx", XML_FIXTURES, ids=lambda f: f.id)
+def test_stream(fx: Fixture, chunking: str) -> None:
+    parser = make_parser(**fx.parser_kwargs())
+    stream = stream_text(parser, fx.text, CHUNKINGS[chunking])
+    complete = complete_result(make_parser(**fx.parser_kwargs()).parse_complete(fx.text))
+    assert stream.result() == complete, "streaming and complete parsing diverge"
+    assert stream.result() == fx.expected()
+    assert len(set(stream.ids)) == len(stream.ids), f"call ids repeat: {stream.ids}"
+    assert all(i.startswith("chatcmpl-tool-") for i in stream.ids), stream.ids
+    for _, arguments in stream.calls:
+        assert_json_object(arguments)
+    if fx.rejected is not None:
+        assert rejected_of(parser) == fx.rejected, "rejected calls depend on the chunking"
+
+
+@pytest.mark.parametrize("fx", XML_FIXTURES, ids=lambda f: f.id)
+def test_tokenizer_round_trip(fx: Fixture) -> None:
+    """The real-token chunking is only meaningful if it reproduces the text exactly."""
+    assert "".join(qwen_tokens(fx.text)) == fx.text
+
+
+def test_fixture_coverage() -> None:
+    for name in ("qwen3coder", "glm47", "glm45"):
+        assert sum(f.tool_parser == name for f in XML_FIXTURES) >= 50
+    ids = {f.id.split("-", 1)[1] for f in XML_FIXTURES}
+    for needed in (
+        "single_bare",
+        "two_blocks_newline",
+        "same_name_twice",
+        "no_call",
+        "truncated_string_value",
+        "missing_block_close",
+        "no_argument_call",
+        "unicode_escape_value",
+        "single_after_reasoning",
+        "reasoning_only_no_tag",
+        "tool_choice_named_filters",
+        "text_before_between_after",
+        "empty",
+        "unknown_names_dropped",
+        "tool_inside_reasoning",
+        "markers_inside_value",
+        "duplicate_params_kept_in_order",
+        "parallel_same_params_distinct_values",
+        "code_value_with_tag_like_text",
+        "schema_unions",
+    ):
+        assert needed in ids, needed
+
+
+# ---------------------------------------------------------------------------------------
+# Duplicate keys and parallel calls, read back as JSON
+# ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("d", XML_DIALECTS, ids=lambda d: d.name)
+def test_duplicate_params_read_back_in_order(d: XmlDialect) -> None:
+    text = d.call("get_weather", ("city", "Paris"), ("days", "1"), ("city", "Lyon"), ("days", "x"))
+    parsed = make_parser(d.name, tools=TOOLS).parse_complete(text)
+    [call] = parsed.tool_calls
+    assert assert_json_object(call.function.arguments) == [
+        ("city", "Paris"),
+        ("days", 1),
+        ("city", "Lyon"),
+        ("days", "x"),
+    ]
+
+
+@pytest.mark.parametrize("d", XML_DIALECTS, ids=lambda d: d.name)
+def test_parallel_calls_keep_their_own_values(d: XmlDialect) -> None:
+    cities = ["Paris", "北京", 'Lagos "L"', ""]
+    text = "\n".join(
+        d.call("get_weather", ("city", c), ("days", str(i))) for i, c in enumerate(cities)
+    )
+    for chunking in ("whole", "chars", "bursts1"):
+        stream = stream_text(make_parser(d.name, tools=TOOLS), text, CHUNKINGS[chunking])
+        got = [assert_json_object(a) for _, a in stream.calls]
+        assert got == [[("city", c), ("days", i)] for i, c in enumerate(cities)]
+        assert len(set(stream.ids)) == len(cities)
+
+
+# ---------------------------------------------------------------------------------------
+# Arguments are valid JSON once the call is closed, wherever the input ends
+# ---------------------------------------------------------------------------------------
+
+
+def _rich_text(d: XmlDialect) -> str:
+    return (
+        "<think>\nplan\n</think>\n\nok\n"
+        + d.call(
+            "typed",
+            ("s", 'a "b"\n北京 ' + markers(d)),
+            ("i", " 42 "),
+            ("n", "NaN"),
+            ("b", "True"),
+            ("o", '{"a": [1, {"b": null}]}'),
+            ("a", "[1,"),
+            ("in", "null"),
+            ("any_ns", "1.5"),
+            ("s", ""),
+        )
+        + "\n"
+        + d.call("noop")
+        + "\n"
+        + d.call("unknown_fn", ("x", "1"))
+        + d.call("get_weather", ("city", "Oslo"), ("days", "2"))
+        + "\nbye"
+    )
+
+
+@pytest.mark.parametrize("d", XML_DIALECTS, ids=lambda d: d.name)
+def test_every_prefix_gives_valid_json_arguments(d: XmlDialect) -> None:
+    """Input may end at any character: every emitted call is a closed JSON object, the
+    same whether streamed or parsed whole."""
+    text = _rich_text(d)
+    for end in range(len(text) + 1):
+        prefix = text[:end]
+        parsed = make_parser(d.name, reasoning_parser=d.reasoning, tools=TOOLS).parse_complete(
+            prefix
+        )
+        for c in parsed.tool_calls:
+            try:
+                assert_json_object(c.function.arguments)
+            except json.JSONDecodeError as e:  # pragma: no cover - reported as failure
+                raise AssertionError(
+                    f"invalid arguments {c.function.arguments!r} for prefix {prefix!r}"
+                ) from e
+        if end % 7 == 0:
+            stream = stream_text(
+                make_parser(d.name, reasoning_parser=d.reasoning, tools=TOOLS),
+                prefix,
+                CHUNKINGS["chars"],
+            )
+            assert stream.result() == complete_result(parsed), prefix
+
+
+# ---------------------------------------------------------------------------------------
+# Streaming behaviour: strings stream at once, typed values are held until their close
+# ---------------------------------------------------------------------------------------
+
+
+def _partial_args(items: list[tuple[Any, bool]]) -> list[tuple[str, str]]:
+    return reconstruct(items).calls
+
+
+@pytest.mark.parametrize("d", XML_DIALECTS, ids=lambda d: d.name)
+def test_string_value_streams_before_its_close_tag(d: XmlDialect) -> None:
+    p = make_parser(d.name, tools=TOOLS)
+    items = p.stream_chunk(d.open_call("get_weather") + d.value_start("city") + 'Pa"r')
+    items += p.stream_chunk("is 北")
+    assert _partial_args(items) == [("get_weather", '{"city": "Pa\\"ris 北')]
+    items += p.stream_chunk(d.value_end() + d.value_start("days") + "1")
+    items += p.stream_chunk("2")
+    # an integer is held until its close tag: no key without its value
+    assert _partial_args(items) == [("get_weather", '{"city": "Pa\\"ris 北"')]
+    items += p.stream_chunk(d.value_end() + d.close_call(), final=True)
+    assert _partial_args(items) == [("get_weather", '{"city": "Pa\\"ris 北", "days": 12}')]
+
+
+@pytest.mark.parametrize("d", XML_DIALECTS, ids=lambda d: d.name)
+def test_name_is_first_and_alone(d: XmlDialect) -> None:
+    """Identity first: the name is emitted as soon as it is confirmed, before any
+    argument byte."""
+    p = make_parser(d.name, tools=TOOLS)
+    head = d.open_call("search") + ("<arg_key>" if d is GLM47 else "")
+    items = p.stream_chunk(head)
+    calls = [tc for dm, _ in items for tc in dm.tool_calls or []]
+    assert len(calls) == 1
+    assert calls[0].function.name == "search" and calls[0].function.arguments is None
+
+
+# ---------------------------------------------------------------------------------------
+# A 1 MB string value through the Python API in small chunks
+# ---------------------------------------------------------------------------------------
+
+UNIT = (
+    'line "quoted" back\\slash\ttab 北京 🌧 <parameter=y> </function> </tool_call> '
+    "<arg_key>k</arg_key> <think></think> </paramete </arg_valu\n\n"
+)
+
+
+@pytest.mark.parametrize("d", XML_DIALECTS, ids=lambda d: d.name)
+def test_one_megabyte_value_streams_with_bounded_pending(d: XmlDialect) -> None:
+    value = UNIT * ((1 << 20) // len(UNIT.encode()) + 1)
+    assert len(value.encode()) >= 1 << 20
+    head = "Running it.\n" + d.open_call("run_code") + d.value_start("code")
+    tail = d.value_end() + d.value_start("timeout") + "2.5" + d.value_end() + d.close_call()
+    text = head + value + tail + "\nDone."
+    p = make_parser(d.name, tools=TOOLS)
+    items = list(p.stream_chunk(head))
+    rnd = random.Random(7)
+    max_pending = 0
+    i = 0
+    body = value + tail + "\nDone."
+    string_deltas = 0
+    while i < len(body):
+        n = rnd.choice([1, 2, 3, 5, 8, 13, 16])
+        out = p.stream_chunk(body[i : i + n])
+        i += n
+        if i < len(value):
+            string_deltas += sum(1 for dm, _ in out if dm.tool_calls)
+        items += out
+        max_pending = max(max_pending, p.pending_len)
+        assert p.pending_len < 32, f"pending grew to {p.pending_len} at offset {i}"
+    items += p.stream_chunk("", final=True)
+    assert string_deltas > 10_000, "the value did not stream as it arrived"
+    stream = reconstruct(items)
+    assert stream.content == "Running it.\n\nDone."
+    [(name, arguments)] = stream.calls
+    assert name == "run_code"
+    assert assert_json_object(arguments) == [("code", value), ("timeout", 2.5)]
+    assert arguments == args(("code", json.dumps(value, ensure_ascii=False)), ("timeout", "2.5"))
+    complete = make_parser(d.name, tools=TOOLS).parse_complete(text)
+    assert complete_result(complete) == stream.result()
+
+
+# ---------------------------------------------------------------------------------------
+# Dialect names and aliases
+# ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "alias, d",
+    [("qwen3_xml", QWEN3CODER), ("Qwen3-Coder", QWEN3CODER), ("glm5", GLM47), ("glm46", GLM45)],
+)
+def test_aliases_parse_alike(alias: str, d: XmlDialect) -> None:
+    text = d.call("get_weather", ("city", "Paris"), ("days", "3"))
+    parsed = make_parser(alias, tools=TOOLS).parse_complete(text)
+    assert complete_result(parsed)["calls"] == [("get_weather", '{"city": "Paris", "days": 3}')]
