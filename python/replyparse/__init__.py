@@ -22,6 +22,7 @@ from ._models import (
     tools_json,
 )
 from ._native import (
+    BufferLimitError,
     ConcurrentUseError,
     DeltaFunctionCall,
     DeltaMessage,
@@ -36,10 +37,12 @@ from ._native import (
     UnknownParserError,
     reasoning_parsers,
     response_parsers,
+    stream_many,
     tool_parsers,
 )
 
 __all__ = [
+    "BufferLimitError",
     "ConcurrentUseError",
     "DeltaFunctionCall",
     "DeltaMessage",
@@ -66,6 +69,7 @@ __all__ = [
     "register_reasoning_parser",
     "register_tool_parser",
     "response_parsers",
+    "stream_many",
     "tool_dialects",
     "tool_parsers",
 ]
@@ -91,6 +95,7 @@ class ResponseParser(_native.ResponseParser):
         *,
         response_parser: str | None = None,
         reasoning_tag_ids: tuple[int, int] | None = None,
+        max_buffered_bytes: int | None = None,
     ):
         return super().__new__(
             cls,
@@ -101,6 +106,7 @@ class ResponseParser(_native.ResponseParser):
             enable_thinking,
             response_parser or None,
             tuple(reasoning_tag_ids) if reasoning_tag_ids is not None else None,
+            max_buffered_bytes,
         )
 
     @classmethod
@@ -113,25 +119,27 @@ class ResponseParser(_native.ResponseParser):
         response_parser: str | None = None,
         reasoning_tag_ids: tuple[int, int] | None = None,
     ) -> ResponseParser:
-        """Builds a parser from an OpenAI chat request (a dict or a pydantic object):
-        its `tools`, `tool_choice` and `chat_template_kwargs.enable_thinking`."""
-        if hasattr(request, "model_dump"):
-            request = request.model_dump(exclude_none=True)
-        if not isinstance(request, dict):
-            raise TypeError("from_request takes an OpenAI chat request as a dict or pydantic model")
-        kwargs = request.get("chat_template_kwargs") or {}
-        enable_thinking = kwargs.get("enable_thinking", request.get("enable_thinking"))
-        if enable_thinking is None and kwargs.get("thinking") is not None:
-            enable_thinking = bool(kwargs["thinking"])
-        return cls(
+        """Builds a parser from a request (a dict or a pydantic object): an OpenAI Chat
+        Completions or Responses request (`tools`, `tool_choice` incl. `allowed_tools`,
+        `parallel_tool_calls`, `chat_template_kwargs.enable_thinking`) or an Anthropic
+        Messages request (tools with `input_schema`, `tool_choice` auto / any / tool /
+        none, `disable_parallel_tool_use`, `thinking`). The parser remembers
+        `tool_choice` and `parallel_tool_calls` for the wire adapters."""
+        from ._requests import request_options
+
+        o = request_options(request)
+        parser = cls(
             tool_parser=tool_parser,
             reasoning_parser=reasoning_parser,
-            tools=request.get("tools"),
-            tool_choice=request.get("tool_choice") or "auto",
-            enable_thinking=enable_thinking,
+            tools=o.tools,
+            tool_choice=o.tool_choice,
+            enable_thinking=o.enable_thinking,
             response_parser=response_parser,
             reasoning_tag_ids=reasoning_tag_ids,
         )
+        parser.tool_choice = o.tool_choice
+        parser.parallel_tool_calls = o.parallel_tool_calls
+        return parser
 
 
 class ToolParser(_native.ToolParser):

@@ -11,7 +11,8 @@ use std::sync::{Mutex, TryLockError};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
+use pyo3::pybacked::PyBackedStr;
+use pyo3::types::{PyDict, PyList, PyTuple};
 
 use replyparse as engine;
 
@@ -41,6 +42,12 @@ create_exception!(
 );
 create_exception!(
     replyparse,
+    BufferLimitError,
+    PyRuntimeError,
+    "The response held more unfinished markup than max_buffered_bytes; the parser is finished."
+);
+create_exception!(
+    replyparse,
     ConcurrentUseError,
     PyRuntimeError,
     "The parser is being used by another thread; parsers are per response."
@@ -58,6 +65,7 @@ fn to_py_err(e: engine::Error) -> PyErr {
         engine::Error::InvalidDialect(_) => InvalidDialectError::new_err(e.to_string()),
         engine::Error::InvalidTools(_) => InvalidToolsError::new_err(e.to_string()),
         engine::Error::AlreadyFinished => ParserFinishedError::new_err(e.to_string()),
+        engine::Error::BufferLimit { .. } => BufferLimitError::new_err(e.to_string()),
     }
 }
 
@@ -486,6 +494,7 @@ impl NativeResponseParser {
     #[pyo3(signature = (
         tool_parser=None, reasoning_parser=None, tools_json=None, tool_choice_json=None,
         enable_thinking=None, response_parser=None, reasoning_tag_ids=None,
+        max_buffered_bytes=None,
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -496,6 +505,7 @@ impl NativeResponseParser {
         enable_thinking: Option<bool>,
         response_parser: Option<String>,
         reasoning_tag_ids: Option<(u32, u32)>,
+        max_buffered_bytes: Option<usize>,
     ) -> PyResult<Self> {
         let config = engine::ParserConfig {
             tool_parser,
@@ -505,6 +515,7 @@ impl NativeResponseParser {
             tool_choice: parse_choice(tool_choice_json)?,
             enable_thinking,
             reasoning_tag_ids,
+            max_buffered_bytes,
         };
         let parser = guarded(|| engine::ResponseParser::new(&config))?.map_err(to_py_err)?;
         Ok(Self {
@@ -569,10 +580,17 @@ impl NativeResponseParser {
         Ok(lock(&self.inner)?.ended_in_tool_block())
     }
 
-    /// Bytes currently held back by the parser.
+    /// Bytes currently held back by the parser (unconsumed text).
     #[getter]
     fn pending_len(&self) -> PyResult<usize> {
         Ok(lock(&self.inner)?.pending_len())
+    }
+
+    /// Every byte the parser holds for this response (unconsumed text, names, keys,
+    /// held arguments, typed values, capped diagnostics): what `max_buffered_bytes` bounds.
+    #[getter]
+    fn buffered_bytes(&self) -> PyResult<usize> {
+        Ok(lock(&self.inner)?.buffered_bytes())
     }
 
     /// Whether the final chunk has been fed.
@@ -592,6 +610,7 @@ fn rejected_to_py<'py>(
         d.set_item("name", r.name.as_deref())?;
         d.set_item("raw", &r.raw)?;
         d.set_item("reason", r.reason.as_str())?;
+        d.set_item("truncated", r.truncated)?;
         out.append(d)?;
     }
     Ok(out)
@@ -740,6 +759,525 @@ fn register_reasoning_dialect(declaration_json: &str, replace: bool) -> PyResult
     engine::registry::register_reasoning_dialect(d, replace).map_err(to_py_err)
 }
 
+// ---------------------------------------------------------------------------------
+// Batch entry point
+// ---------------------------------------------------------------------------------
+
+/// One engine step for many responses: `[(parser, text, final), ...]` (a 4th element,
+/// token ids, is optional). The GIL is released once for the whole step, so a server
+/// with one decode step for hundreds of requests pays one boundary crossing.
+///
+/// Returns one entry per input, in order: the `[(DeltaMessage, bool), ...]` list of that
+/// parser, or, when that parser raised (fed after final, used concurrently, ...), the
+/// exception object — one bad response must not fail the step of the others.
+#[pyfunction]
+fn stream_many<'py>(
+    py: Python<'py>,
+    batch: Vec<Bound<'py, PyTuple>>,
+) -> PyResult<Bound<'py, PyList>> {
+    type Job = (
+        Py<NativeResponseParser>,
+        PyBackedStr,
+        bool,
+        Option<Vec<u32>>,
+    );
+    let mut jobs: Vec<Job> = Vec::with_capacity(batch.len());
+    for item in &batch {
+        let n = item.len();
+        if !(3..=4).contains(&n) {
+            return Err(pyo3::exceptions::PyTypeError::new_err(
+                "stream_many takes (parser, text, final) or (parser, text, final, token_ids) tuples",
+            ));
+        }
+        let parser = item
+            .get_item(0)?
+            .cast_into::<NativeResponseParser>()
+            .map_err(|_| {
+                pyo3::exceptions::PyTypeError::new_err(
+                    "stream_many: item 0 must be a ResponseParser",
+                )
+            })?
+            .unbind();
+        let text: PyBackedStr = item.get_item(1)?.extract()?;
+        let final_: bool = item.get_item(2)?.extract()?;
+        let ids: Option<Vec<u32>> = if n == 4 {
+            item.get_item(3)?.extract()?
+        } else {
+            None
+        };
+        jobs.push((parser, text, final_, ids));
+    }
+    let results: Vec<PyResult<Vec<engine::StreamItem>>> = py.detach(|| {
+        jobs.iter()
+            .map(|(parser, text, final_, ids)| {
+                let mut p = lock(&parser.get().inner)?;
+                guarded(|| p.stream_chunk(text, ids.as_deref(), *final_))?.map_err(to_py_err)
+            })
+            .collect()
+    });
+    let out = PyList::empty(py);
+    for r in results {
+        match r {
+            Ok(items) => out.append(to_items(py, items)?)?,
+            Err(e) => out.append(e.into_value(py))?,
+        }
+    }
+    Ok(out)
+}
+
+/// The floor of the Python boundary, for benchmarks: crosses into Rust, releases and
+/// re-takes the GIL, and returns one delta-shaped result, doing no parsing.
+#[pyfunction]
+fn _noop_chunk<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyList>> {
+    let owned = py.detach(|| text.to_owned());
+    let d = engine::DeltaMessage {
+        content: Some(owned),
+        ..Default::default()
+    };
+    to_items(py, vec![(d, false)])
+}
+
+// ---------------------------------------------------------------------------------
+// Serving: stream runner and wire protocols (replyparse.openai / replyparse.anthropic)
+// ---------------------------------------------------------------------------------
+
+/// A JSON value as Python objects (dicts keep the engine's key order).
+fn value_to_py<'py>(py: Python<'py>, v: &serde_json::Value) -> PyResult<Bound<'py, PyAny>> {
+    use serde_json::Value;
+    Ok(match v {
+        Value::Null => py.None().into_bound(py),
+        Value::Bool(b) => pyo3::types::PyBool::new(py, *b).to_owned().into_any(),
+        Value::Number(n) => match (n.as_i64(), n.as_u64()) {
+            (Some(i), _) => i.into_pyobject(py)?.into_any(),
+            (None, Some(u)) => u.into_pyobject(py)?.into_any(),
+            _ => n.as_f64().unwrap_or(f64::NAN).into_pyobject(py)?.into_any(),
+        },
+        Value::String(s) => pyo3::types::PyString::new(py, s).into_any(),
+        Value::Array(a) => {
+            let l = PyList::empty(py);
+            for x in a {
+                l.append(value_to_py(py, x)?)?;
+            }
+            l.into_any()
+        }
+        Value::Object(m) => {
+            let d = PyDict::new(py);
+            for (k, x) in m {
+                d.set_item(k, value_to_py(py, x)?)?;
+            }
+            d.into_any()
+        }
+    })
+}
+
+/// Python data (dict, list, str, int, float, bool, None; pydantic objects via
+/// `model_dump`) as a JSON value, so SSE bytes are serialised by serde_json.
+fn py_to_value(obj: &Bound<'_, PyAny>) -> PyResult<serde_json::Value> {
+    use pyo3::types::{PyBool, PyFloat, PyInt, PyString};
+    use serde_json::Value;
+    if obj.is_none() {
+        return Ok(Value::Null);
+    }
+    if let Ok(b) = obj.cast::<PyBool>() {
+        return Ok(Value::Bool(b.is_true()));
+    }
+    if obj.is_instance_of::<PyInt>() {
+        if let Ok(i) = obj.extract::<i64>() {
+            return Ok(i.into());
+        }
+        if let Ok(u) = obj.extract::<u64>() {
+            return Ok(u.into());
+        }
+        return Ok(Value::from(obj.extract::<f64>()?));
+    }
+    if let Ok(f) = obj.cast::<PyFloat>() {
+        return Ok(serde_json::Number::from_f64(f.value()).map_or(Value::Null, Value::Number));
+    }
+    if let Ok(s) = obj.cast::<PyString>() {
+        return Ok(Value::String(s.to_str()?.to_owned()));
+    }
+    if let Ok(d) = obj.cast::<PyDict>() {
+        let mut m = serde_json::Map::with_capacity(d.len());
+        for (k, v) in d.iter() {
+            let key = match k.cast::<PyString>() {
+                Ok(s) => s.to_str()?.to_owned(),
+                Err(_) => k.str()?.to_str()?.to_owned(),
+            };
+            m.insert(key, py_to_value(&v)?);
+        }
+        return Ok(Value::Object(m));
+    }
+    if let Ok(l) = obj.cast::<PyList>() {
+        return l
+            .iter()
+            .map(|x| py_to_value(&x))
+            .collect::<PyResult<_>>()
+            .map(Value::Array);
+    }
+    if let Ok(t) = obj.cast::<PyTuple>() {
+        return t
+            .iter()
+            .map(|x| py_to_value(&x))
+            .collect::<PyResult<_>>()
+            .map(Value::Array);
+    }
+    if obj.hasattr("model_dump")? {
+        let kwargs = PyDict::new(obj.py());
+        kwargs.set_item("exclude_none", true)?;
+        kwargs.set_item("mode", "json")?;
+        return py_to_value(&obj.call_method("model_dump", (), Some(&kwargs))?);
+    }
+    Err(pyo3::exceptions::PyTypeError::new_err(format!(
+        "cannot serialise {} to JSON",
+        obj.get_type().name()?
+    )))
+}
+
+fn values_to_py<'py>(
+    py: Python<'py>,
+    events: &[serde_json::Value],
+) -> PyResult<Bound<'py, PyList>> {
+    let out = PyList::empty(py);
+    for e in events {
+        out.append(value_to_py(py, e)?)?;
+    }
+    Ok(out)
+}
+
+struct ServeState {
+    runner: engine::StreamRunner,
+    encoder: engine::wire::Encoder,
+    prompt_tokens: Option<usize>,
+    completion_tokens: Option<usize>,
+    /// The message of the error that ended the stream, for the server's logs.
+    error: Option<String>,
+    done_sent: bool,
+}
+
+/// One response on the wire: the stream runner and a protocol encoder over a
+/// `ResponseParser`. The Python classes `replyparse.openai.ChatCompletionStream`,
+/// `ResponsesStream` and `replyparse.anthropic.MessageStream` subclass it.
+///
+/// A parser error mid-stream (fed after final, used from two threads, an engine bug)
+/// becomes the protocol's error event and ends the stream, so the client gets an error
+/// instead of a dropped connection; `error` keeps the message. With `raise_errors`
+/// (non-streaming use) it raises instead.
+#[pyclass(module = "replyparse._native", subclass, frozen, name = "ServeStream")]
+pub struct NativeServeStream {
+    parser: Py<NativeResponseParser>,
+    state: Mutex<ServeState>,
+    raise_errors: bool,
+}
+
+impl NativeServeStream {
+    /// One step: parse, encode, and on a final step (finish reason) nothing more; the
+    /// closing events come from `finish`.
+    fn step(
+        &self,
+        py: Python<'_>,
+        text: &str,
+        token_ids: Option<Vec<u32>>,
+        logprobs: Option<serde_json::Value>,
+        finish_reason: Option<String>,
+    ) -> PyResult<Vec<serde_json::Value>> {
+        py.detach(|| {
+            let mut st = lock(&self.state)?;
+            let mut out = Vec::new();
+            if st.encoder.is_finished() {
+                return Ok(out);
+            }
+            let st = &mut *st;
+            let r = lock(&self.parser.get().inner).and_then(|mut p| {
+                guarded(|| {
+                    st.runner.step(
+                        &mut p,
+                        text,
+                        token_ids.as_deref(),
+                        logprobs,
+                        finish_reason.as_deref(),
+                    )
+                })?
+                .map_err(to_py_err)
+            });
+            match r {
+                Ok(items) => st.encoder.deltas(&items, &mut out),
+                Err(e) if self.raise_errors => return Err(e),
+                Err(e) => {
+                    let msg = Python::attach(|py| e.value(py).to_string());
+                    st.encoder.error(&msg, &mut out);
+                    st.error = Some(msg);
+                }
+            }
+            Ok(out)
+        })
+    }
+
+    fn finish_values(
+        &self,
+        py: Python<'_>,
+        finish_reason: Option<String>,
+        prompt_tokens: Option<usize>,
+        completion_tokens: Option<usize>,
+    ) -> PyResult<Vec<serde_json::Value>> {
+        let finished_runner = lock(&self.state)?.runner.is_finished();
+        let mut out = if finished_runner {
+            Vec::new()
+        } else {
+            let reason = finish_reason.unwrap_or_else(|| "stop".to_owned());
+            self.step(py, "", None, None, Some(reason))?
+        };
+        let mut st = lock(&self.state)?;
+        if st.encoder.is_finished() {
+            return Ok(out);
+        }
+        if prompt_tokens.is_some() {
+            st.prompt_tokens = prompt_tokens;
+        }
+        if completion_tokens.is_some() {
+            st.completion_tokens = completion_tokens;
+        }
+        let usage = self.usage_of(&st)?;
+        let reason = st.runner.finish_reason().unwrap_or("stop").to_owned();
+        st.encoder.finish(&reason, &usage, &mut out);
+        Ok(out)
+    }
+
+    fn usage_of(&self, st: &ServeState) -> PyResult<engine::Usage> {
+        let p = lock(&self.parser.get().inner)?;
+        Ok(st.runner.usage(&p, st.prompt_tokens, st.completion_tokens))
+    }
+
+    fn sse_bytes<'py>(
+        &self,
+        py: Python<'py>,
+        events: &[serde_json::Value],
+    ) -> PyResult<Bound<'py, pyo3::types::PyBytes>> {
+        let mut st = lock(&self.state)?;
+        let done = st.encoder.is_finished() && !st.done_sent;
+        st.done_sent |= done;
+        let mut buf = Vec::new();
+        st.encoder.sse(events, done, &mut buf);
+        Ok(pyo3::types::PyBytes::new(py, &buf))
+    }
+}
+
+fn opt_value(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<serde_json::Value>> {
+    obj.filter(|o| !o.is_none()).map(py_to_value).transpose()
+}
+
+#[pymethods]
+impl NativeServeStream {
+    #[new]
+    #[pyo3(signature = (
+        protocol, parser, model, id=None, include_usage=false, parallel_tool_calls=true,
+        rewrite_finish_reason=true, prompt_tokens=None, response_extra=None, created=None,
+        raise_errors=false,
+    ))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        protocol: &str,
+        parser: &Bound<'_, PyAny>,
+        model: String,
+        id: Option<String>,
+        include_usage: bool,
+        parallel_tool_calls: bool,
+        rewrite_finish_reason: bool,
+        prompt_tokens: Option<usize>,
+        response_extra: Option<&Bound<'_, PyAny>>,
+        created: Option<u64>,
+        raise_errors: bool,
+    ) -> PyResult<Self> {
+        let protocol = engine::wire::Protocol::from_name(protocol).ok_or_else(|| {
+            PyValueError::new_err(format!(
+                "unknown protocol {protocol:?}; expected \"chat\", \"responses\" or \"anthropic\""
+            ))
+        })?;
+        let parser = parser
+            .cast::<NativeResponseParser>()
+            .map_err(|_| {
+                pyo3::exceptions::PyTypeError::new_err("parser must be a replyparse.ResponseParser")
+            })?
+            .clone()
+            .unbind();
+        let response_extra = match opt_value(response_extra)? {
+            None => None,
+            Some(serde_json::Value::Object(m)) => Some(m),
+            Some(_) => {
+                return Err(pyo3::exceptions::PyTypeError::new_err(
+                    "response_extra must be a dict",
+                ))
+            }
+        };
+        let meta = engine::wire::StreamMeta {
+            id,
+            model,
+            created,
+            include_usage,
+            response_extra,
+        };
+        let options = engine::RunnerOptions {
+            rewrite_finish_reason,
+            parallel_tool_calls,
+        };
+        Ok(Self {
+            parser,
+            state: Mutex::new(ServeState {
+                runner: engine::StreamRunner::new(options),
+                encoder: engine::wire::Encoder::new(protocol, meta, prompt_tokens.unwrap_or(0)),
+                prompt_tokens,
+                completion_tokens: None,
+                error: None,
+                done_sent: false,
+            }),
+            raise_errors,
+        })
+    }
+
+    /// Opening events (Responses `response.created`, Anthropic `message_start`), so a
+    /// client sees the response before the first token; later calls return nothing.
+    fn start<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let mut out = Vec::new();
+        lock(&self.state)?.encoder.start(&mut out);
+        values_to_py(py, &out)
+    }
+
+    /// One engine step: text, its token ids and logprobs, and the finish reason on the
+    /// last step. Returns the protocol's events (dicts, None fields left out).
+    #[pyo3(signature = (text, *, token_ids=None, logprobs=None, finish_reason=None))]
+    fn feed<'py>(
+        &self,
+        py: Python<'py>,
+        text: &str,
+        token_ids: Option<Vec<u32>>,
+        logprobs: Option<&Bound<'py, PyAny>>,
+        finish_reason: Option<String>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let lp = opt_value(logprobs)?;
+        let ev = self.step(py, text, token_ids, lp, finish_reason)?;
+        values_to_py(py, &ev)
+    }
+
+    /// `feed` straight to SSE bytes (serialised here, no Python dicts made).
+    #[pyo3(signature = (text, *, token_ids=None, logprobs=None, finish_reason=None))]
+    fn feed_sse<'py>(
+        &self,
+        py: Python<'py>,
+        text: &str,
+        token_ids: Option<Vec<u32>>,
+        logprobs: Option<&Bound<'py, PyAny>>,
+        finish_reason: Option<String>,
+    ) -> PyResult<Bound<'py, pyo3::types::PyBytes>> {
+        let lp = opt_value(logprobs)?;
+        let ev = self.step(py, text, token_ids, lp, finish_reason)?;
+        self.sse_bytes(py, &ev)
+    }
+
+    /// Closing events. Without a prior finish reason the response ends with
+    /// `finish_reason` (default `stop`). Token counts given here override the
+    /// constructor's `prompt_tokens` and the counted completion tokens.
+    #[pyo3(signature = (finish_reason=None, *, prompt_tokens=None, completion_tokens=None))]
+    fn finish<'py>(
+        &self,
+        py: Python<'py>,
+        finish_reason: Option<String>,
+        prompt_tokens: Option<usize>,
+        completion_tokens: Option<usize>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let ev = self.finish_values(py, finish_reason, prompt_tokens, completion_tokens)?;
+        values_to_py(py, &ev)
+    }
+
+    /// `finish` straight to SSE bytes (with `data: [DONE]` for Chat Completions).
+    #[pyo3(signature = (finish_reason=None, *, prompt_tokens=None, completion_tokens=None))]
+    fn finish_sse<'py>(
+        &self,
+        py: Python<'py>,
+        finish_reason: Option<String>,
+        prompt_tokens: Option<usize>,
+        completion_tokens: Option<usize>,
+    ) -> PyResult<Bound<'py, pyo3::types::PyBytes>> {
+        let ev = self.finish_values(py, finish_reason, prompt_tokens, completion_tokens)?;
+        self.sse_bytes(py, &ev)
+    }
+
+    /// SSE bytes for events (dicts). Once the stream has finished, the first call also
+    /// writes the Chat Completions `data: [DONE]` terminator.
+    fn encode_sse<'py>(
+        &self,
+        py: Python<'py>,
+        events: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, pyo3::types::PyBytes>> {
+        let v = match py_to_value(events)? {
+            serde_json::Value::Array(a) => a,
+            other => vec![other],
+        };
+        self.sse_bytes(py, &v)
+    }
+
+    /// The protocol's error event for an error of the server's own (the engine died,
+    /// a timeout); the stream is over after it.
+    fn error_events<'py>(&self, py: Python<'py>, message: &str) -> PyResult<Bound<'py, PyList>> {
+        let mut st = lock(&self.state)?;
+        let mut out = Vec::new();
+        if !st.encoder.is_finished() {
+            st.encoder.error(message, &mut out);
+            st.error = Some(message.to_owned());
+        }
+        values_to_py(py, &out)
+    }
+
+    /// The complete (non-streaming) response object built from everything fed so far.
+    fn complete<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let st = lock(&self.state)?;
+        let usage = self.usage_of(&st)?;
+        let reason = st.runner.finish_reason().unwrap_or("stop");
+        value_to_py(py, &st.encoder.complete(reason, &usage))
+    }
+
+    /// The response id the events carry.
+    #[getter]
+    fn id(&self) -> PyResult<String> {
+        Ok(lock(&self.state)?.encoder.id().to_owned())
+    }
+
+    /// The final (rewritten) finish reason, once the last step was fed.
+    #[getter]
+    fn finish_reason(&self) -> PyResult<Option<String>> {
+        Ok(lock(&self.state)?.runner.finish_reason().map(str::to_owned))
+    }
+
+    /// The message of the error that ended the stream, if one did.
+    #[getter]
+    fn error(&self) -> PyResult<Option<String>> {
+        Ok(lock(&self.state)?.error.clone())
+    }
+
+    /// True once the closing (or error) events were produced.
+    #[getter]
+    fn finished(&self) -> PyResult<bool> {
+        Ok(lock(&self.state)?.encoder.is_finished())
+    }
+
+    /// `{"prompt_tokens", "completion_tokens", "total_tokens", "reasoning_tokens"}`.
+    #[getter]
+    fn usage<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let st = lock(&self.state)?;
+        let u = self.usage_of(&st)?;
+        let d = PyDict::new(py);
+        d.set_item("prompt_tokens", u.prompt_tokens)?;
+        d.set_item("completion_tokens", u.completion_tokens)?;
+        d.set_item("total_tokens", u.total_tokens())?;
+        d.set_item("reasoning_tokens", u.reasoning_tokens)?;
+        Ok(d)
+    }
+}
+
+/// `tool_use.input` for raw argument text: the object, or `{"_raw_arguments": raw}`.
+#[pyfunction]
+fn anthropic_tool_input<'py>(py: Python<'py>, raw: &str) -> PyResult<Bound<'py, PyAny>> {
+    value_to_py(py, &engine::wire::tool_input(raw))
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
@@ -756,6 +1294,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("InvalidToolsError", py.get_type::<InvalidToolsError>())?;
     m.add("ParserFinishedError", py.get_type::<ParserFinishedError>())?;
     m.add("ConcurrentUseError", py.get_type::<ConcurrentUseError>())?;
+    m.add("BufferLimitError", py.get_type::<BufferLimitError>())?;
     m.add("InternalError", py.get_type::<InternalError>())?;
     m.add_function(wrap_pyfunction!(tool_parsers, m)?)?;
     m.add_function(wrap_pyfunction!(reasoning_parsers, m)?)?;
@@ -765,5 +1304,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(reasoning_dialects_json, m)?)?;
     m.add_function(wrap_pyfunction!(register_tool_dialect, m)?)?;
     m.add_function(wrap_pyfunction!(register_reasoning_dialect, m)?)?;
+    m.add_function(wrap_pyfunction!(stream_many, m)?)?;
+    m.add_function(wrap_pyfunction!(_noop_chunk, m)?)?;
+    m.add_class::<NativeServeStream>()?;
+    m.add_function(wrap_pyfunction!(anthropic_tool_input, m)?)?;
     Ok(())
 }

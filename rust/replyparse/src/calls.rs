@@ -41,9 +41,32 @@ impl RejectReason {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RejectedCall {
     pub name: Option<String>,
-    /// Arguments as the model wrote them (or the stray text).
+    /// Arguments as the model wrote them (or the stray text), up to
+    /// [`RAW_RECORD_LIMIT`] bytes.
     pub raw: String,
     pub reason: RejectReason,
+    /// `raw` was cut at [`RAW_RECORD_LIMIT`].
+    pub truncated: bool,
+}
+
+/// How much of a rejected call's text is recorded. The record is a diagnostic for logs;
+/// a rejected call must not make the parser hold an unbounded copy of what it drops.
+pub const RAW_RECORD_LIMIT: usize = 64 * 1024;
+
+/// Appends `text` to `raw` up to [`RAW_RECORD_LIMIT`] (at a char boundary); returns
+/// whether anything was cut.
+pub fn push_capped(raw: &mut String, text: &str) -> bool {
+    let room = RAW_RECORD_LIMIT.saturating_sub(raw.len());
+    if text.len() <= room {
+        raw.push_str(text);
+        return false;
+    }
+    let mut end = room;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    raw.push_str(&text[..end]);
+    true
 }
 
 /// Which function names may be emitted.
@@ -80,6 +103,8 @@ struct OpenCall {
     name: Option<String>,
     /// Held fragments (before the name) or the raw text of a rejected call.
     held: String,
+    /// The raw text of a rejected call was cut at the record limit.
+    truncated: bool,
     args_emitted: bool,
 }
 
@@ -137,6 +162,7 @@ impl CallEmitter {
             status: Status::AwaitingName,
             name: None,
             held: String::new(),
+            truncated: false,
             args_emitted: false,
         });
     }
@@ -191,7 +217,10 @@ impl CallEmitter {
                 call.args_emitted = true;
                 out.push(args_delta(index, fragment.to_owned()));
             }
-            Status::AwaitingName | Status::Rejected => call.held.push_str(fragment),
+            // Held arguments are released after the name, so all of them are kept (they
+            // count toward the response's buffer limit); a rejected call's are a record.
+            Status::AwaitingName => call.held.push_str(fragment),
+            Status::Rejected => call.truncated |= push_capped(&mut call.held, fragment),
         }
     }
 
@@ -219,22 +248,46 @@ impl CallEmitter {
                 name: call.name,
                 raw: call.held,
                 reason: RejectReason::UnknownName,
+                truncated: call.truncated,
             }),
-            Status::AwaitingName => self.rejected.push(RejectedCall {
-                name: None,
-                raw: call.held,
-                reason: RejectReason::MissingName,
-            }),
+            Status::AwaitingName => {
+                let mut raw = String::new();
+                let truncated = push_capped(&mut raw, &call.held);
+                self.rejected.push(RejectedCall {
+                    name: None,
+                    raw,
+                    reason: RejectReason::MissingName,
+                    truncated,
+                })
+            }
         }
     }
 
     /// Records text inside a tool block that belongs to no call.
-    pub fn record_stray(&mut self, text: String) {
+    /// `truncated` says the caller already cut it at the record limit.
+    pub fn record_stray(&mut self, text: String, truncated: bool) {
+        let mut raw = text;
+        let mut truncated = truncated;
+        if raw.len() > RAW_RECORD_LIMIT {
+            let mut end = RAW_RECORD_LIMIT;
+            while !raw.is_char_boundary(end) {
+                end -= 1;
+            }
+            raw.truncate(end);
+            truncated = true;
+        }
         self.rejected.push(RejectedCall {
             name: None,
-            raw: text,
+            raw,
             reason: RejectReason::StrayText,
+            truncated,
         });
+    }
+
+    /// Bytes held for the open call: arguments waiting for a name, or the record of a
+    /// rejected call.
+    pub fn held_bytes(&self) -> usize {
+        self.current.as_ref().map_or(0, |c| c.held.len())
     }
 }
 

@@ -63,7 +63,9 @@ use serde::{Deserialize, Serialize};
 use crate::calls::CallEmitter;
 use crate::delta::DeltaToolCall;
 use crate::json_scan::{JsonValueScanner, ScanStatus};
+use crate::lex::{head, ws_len, Head};
 use crate::prefix::TagSet;
+use crate::schema::escape_json_into;
 use crate::tool::PayloadGrammar;
 
 /// The inner markup of a DSML dialect. Tags are `<{token}{invoke}`, `</{token}{invoke}>`,
@@ -121,56 +123,6 @@ enum State {
     /// After the JSON value (or after text that is not JSON), up to the close tag.
     JsonTail,
     Done,
-}
-
-/// How the text at a position relates to a tag.
-enum Head {
-    /// It starts with the tag.
-    Tag,
-    /// It is a proper prefix of the tag (possibly empty): wait for more text.
-    Partial,
-    Other,
-}
-
-fn head(rest: &str, tag: &str) -> Head {
-    if rest.starts_with(tag) {
-        Head::Tag
-    } else if tag.starts_with(rest) {
-        Head::Partial
-    } else {
-        Head::Other
-    }
-}
-
-fn skip_ws(s: &str) -> usize {
-    s.len() - s.trim_start_matches([' ', '\t', '\n', '\r']).len()
-}
-
-/// Appends `src` as the inside of a JSON string: `"`, `\` and control characters are
-/// escaped, everything else (non-ASCII included) is copied as is.
-pub(crate) fn push_json_escaped(dst: &mut String, src: &str) {
-    let mut run = 0;
-    for (i, b) in src.bytes().enumerate() {
-        let esc: &str = match b {
-            b'"' => "\\\"",
-            b'\\' => "\\\\",
-            b'\n' => "\\n",
-            b'\r' => "\\r",
-            b'\t' => "\\t",
-            0x08 => "\\b",
-            0x0c => "\\f",
-            0..=0x1f => "",
-            _ => continue,
-        };
-        dst.push_str(&src[run..i]);
-        if esc.is_empty() {
-            dst.push_str(&format!("\\u{b:04x}"));
-        } else {
-            dst.push_str(esc);
-        }
-        run = i + 1;
-    }
-    dst.push_str(&src[run..]);
 }
 
 /// The value of attribute `key` in a tag's attribute text (`name="x" string="true"`),
@@ -273,7 +225,7 @@ impl DsmlGrammar {
         if !self.key_written {
             s.push('"');
         }
-        push_json_escaped(&mut s, raw);
+        escape_json_into(&mut s, raw);
         self.push_value(&s, calls, out);
     }
 
@@ -405,7 +357,7 @@ impl PayloadGrammar for DsmlGrammar {
                     self.state = State::Body;
                 }
                 State::Body => {
-                    i += skip_ws(rest);
+                    i += ws_len(rest);
                     let rest = &text[i..];
                     if rest.is_empty() {
                         break;
@@ -448,7 +400,7 @@ impl PayloadGrammar for DsmlGrammar {
                     }
                 },
                 State::JsonStart => {
-                    i += skip_ws(rest);
+                    i += ws_len(rest);
                     if i == text.len() {
                         break;
                     }
@@ -501,6 +453,10 @@ impl PayloadGrammar for DsmlGrammar {
 
     /// Another invoke, or text that may still become one (a chunk can end inside the
     /// tag): the decision must not depend on where the chunk ended.
+    fn buffered_bytes(&self) -> usize {
+        self.header.len() + self.key.len()
+    }
+
     fn starts_payload(&self, rest: &str) -> bool {
         !rest.is_empty() && !matches!(head(rest, &self.invoke_open), Head::Other)
     }
@@ -710,7 +666,7 @@ mod tests {
     #[test]
     fn control_characters_are_escaped_and_unicode_kept() {
         let mut s = String::new();
-        push_json_escaped(&mut s, "a\u{1}b\u{8}\u{c}é😀\"\\\t\r");
+        escape_json_into(&mut s, "a\u{1}b\u{8}\u{c}é😀\"\\\t\r");
         assert_eq!(s, "a\\u0001b\\b\\fé😀\\\"\\\\\\t\\r");
         let back: String = serde_json::from_str(&format!("\"{s}\"")).unwrap();
         assert_eq!(back, "a\u{1}b\u{8}\u{c}é😀\"\\\t\r");

@@ -317,6 +317,10 @@ impl PayloadGrammar for JsonEnvelope {
         self.began
     }
 
+    fn buffered_bytes(&self) -> usize {
+        self.buf.len()
+    }
+
     fn starts_payload(&self, rest: &str) -> bool {
         rest.starts_with('{')
     }

@@ -34,6 +34,9 @@ pub enum Error {
     InvalidTools(String),
     /// `stream_chunk` after the chunk marked `final`.
     AlreadyFinished,
+    /// The response held more bytes than its limit allows (see
+    /// `ParserConfig::max_buffered_bytes`); the parser is finished.
+    BufferLimit { limit: usize, buffered: usize },
 }
 
 impl fmt::Display for Error {
@@ -48,6 +51,13 @@ impl fmt::Display for Error {
             ),
             Error::InvalidDialect(m) => write!(f, "invalid dialect declaration: {m}"),
             Error::InvalidTools(m) => write!(f, "invalid tools: {m}"),
+            Error::BufferLimit { limit, buffered } => write!(
+                f,
+                "this response holds {buffered} bytes of unfinished markup, over the limit of \
+                 {limit} (a typed value or arguments with no end in sight); the parser is \
+                 finished: end the response, or raise max_buffered_bytes if such output is \
+                 expected"
+            ),
             Error::AlreadyFinished => write!(
                 f,
                 "this parser already received its final chunk; parsers are per response: \

@@ -286,6 +286,11 @@ impl HarmonyParser {
         self.finished
     }
 
+    /// Refuses further chunks after an error the caller must see (buffer limit).
+    pub(crate) fn finish_after_error(&mut self) {
+        self.finished = true;
+    }
+
     fn feed(&mut self, text: &str, sink: &mut DeltaSink) {
         self.pending.push_str(text);
         self.run(sink);
@@ -446,7 +451,8 @@ impl HarmonyParser {
     fn abandon_header(&mut self, sink: &mut DeltaSink) {
         if !self.header.trim().is_empty() {
             if self.header_tagged {
-                self.emitter.record_stray(std::mem::take(&mut self.header));
+                self.emitter
+                    .record_stray(std::mem::take(&mut self.header), false);
             } else {
                 sink.text(Channel::Content, &self.header);
             }

@@ -37,6 +37,7 @@ use memchr::memchr;
 use crate::calls::CallEmitter;
 use crate::delta::DeltaToolCall;
 use crate::json_scan::{JsonValueScanner, ScanStatus};
+use crate::lex::{head, ws_len, Head};
 use crate::tool::PayloadGrammar;
 
 /// Opens a call; the id follows.
@@ -61,28 +62,6 @@ enum State {
     /// After the arguments value: `<|tool_call_end|>` or whatever ends the call.
     AfterArgs,
     Done,
-}
-
-/// How the text at a position relates to a marker.
-enum Head {
-    Tag,
-    /// A proper prefix (possibly empty): wait for more text.
-    Partial,
-    Other,
-}
-
-fn head(rest: &str, tag: &str) -> Head {
-    if rest.starts_with(tag) {
-        Head::Tag
-    } else if tag.starts_with(rest) {
-        Head::Partial
-    } else {
-        Head::Other
-    }
-}
-
-fn skip_ws(s: &str) -> usize {
-    s.len() - s.trim_start_matches([' ', '\t', '\n', '\r']).len()
 }
 
 /// The function name of a call id: `functions.get_weather:0` -> `get_weather`.
@@ -173,7 +152,7 @@ impl PayloadGrammar for KimiGrammar {
                     }
                 }
                 State::ArgsStart => {
-                    i += skip_ws(rest);
+                    i += ws_len(rest);
                     if i == text.len() {
                         break;
                     }
@@ -190,7 +169,7 @@ impl PayloadGrammar for KimiGrammar {
                     self.state = State::AfterArgs;
                 }
                 State::AfterArgs => {
-                    i += skip_ws(rest);
+                    i += ws_len(rest);
                     match head(&text[i..], CALL_END) {
                         Head::Tag => {
                             i += CALL_END.len();
@@ -219,6 +198,10 @@ impl PayloadGrammar for KimiGrammar {
     }
 
     /// Another call, or text that may still become its begin marker.
+    fn buffered_bytes(&self) -> usize {
+        self.id.len()
+    }
+
     fn starts_payload(&self, rest: &str) -> bool {
         !rest.is_empty() && !matches!(head(rest, CALL_BEGIN), Head::Other)
     }

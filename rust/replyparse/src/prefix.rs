@@ -156,13 +156,6 @@ impl TagSet {
             .max()
             .unwrap_or(0)
     }
-
-    /// Whether `s` is a proper prefix of some tag (so it may still become one).
-    pub fn is_partial(&self, s: &str) -> bool {
-        self.texts
-            .iter()
-            .any(|t| t.len() > s.len() && t.as_bytes().starts_with(s.as_bytes()))
-    }
 }
 
 #[cfg(test)]

@@ -38,7 +38,16 @@ pub struct ParserConfig {
     pub enable_thinking: Option<bool>,
     /// Token ids of the reasoning open and close tags, to count reasoning tokens.
     pub reasoning_tag_ids: Option<(u32, u32)>,
+    /// Limit on the bytes one response may hold back at once (`None`:
+    /// [`DEFAULT_MAX_BUFFERED_BYTES`]). See [`ResponseParser::buffered_bytes`].
+    pub max_buffered_bytes: Option<usize>,
 }
+
+/// The default buffer limit. Text streams as it arrives; what is held is a tag prefix, a
+/// name or key, arguments written before their function name, or a typed XML value until
+/// its close tag. 64 MiB of that is far beyond any real response, and well below what
+/// would hurt a server holding many responses.
+pub const DEFAULT_MAX_BUFFERED_BYTES: usize = 64 * 1024 * 1024;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Mode {
@@ -359,6 +368,10 @@ impl Composed {
         self.pending.len()
     }
 
+    fn buffered_bytes(&self) -> usize {
+        self.pending.len() + self.tool.as_ref().map_or(0, |t| t.buffered_bytes())
+    }
+
     pub fn is_finished(&self) -> bool {
         self.finished
     }
@@ -371,6 +384,7 @@ impl Composed {
 #[derive(Debug)]
 pub struct ResponseParser {
     inner: Inner,
+    max_buffered: usize,
 }
 
 #[derive(Debug)]
@@ -393,7 +407,12 @@ impl ResponseParser {
         } else {
             Inner::Composed(Composed::new(config)?)
         };
-        Ok(ResponseParser { inner })
+        Ok(ResponseParser {
+            inner,
+            max_buffered: config
+                .max_buffered_bytes
+                .unwrap_or(DEFAULT_MAX_BUFFERED_BYTES),
+        })
     }
 
     /// Builds the `default` parser from resolved dialects.
@@ -412,6 +431,7 @@ impl ResponseParser {
                 enable_thinking,
                 reasoning_tag_ids,
             )),
+            max_buffered: DEFAULT_MAX_BUFFERED_BYTES,
         }
     }
 
@@ -424,9 +444,36 @@ impl ResponseParser {
         token_ids: Option<&[u32]>,
         final_: bool,
     ) -> Result<Vec<StreamItem>> {
-        match &mut self.inner {
+        let items = match &mut self.inner {
             Inner::Composed(p) => p.stream_chunk(text, token_ids, final_),
             Inner::Harmony(p) => p.stream_chunk(text, token_ids, final_),
+        }?;
+        let buffered = self.buffered_bytes();
+        if buffered > self.max_buffered {
+            // The response cannot continue within its bound: end it here, loudly.
+            self.poison();
+            return Err(Error::BufferLimit {
+                limit: self.max_buffered,
+                buffered,
+            });
+        }
+        Ok(items)
+    }
+
+    /// Bytes the parser holds for this response: unconsumed text and every buffer of
+    /// the grammar (names, keys, held arguments, typed values, capped diagnostics).
+    pub fn buffered_bytes(&self) -> usize {
+        match &self.inner {
+            Inner::Composed(p) => p.buffered_bytes(),
+            Inner::Harmony(p) => p.pending_len(),
+        }
+    }
+
+    /// Marks the parser finished after an error, so later chunks are refused.
+    fn poison(&mut self) {
+        match &mut self.inner {
+            Inner::Composed(p) => p.finished = true,
+            Inner::Harmony(p) => p.finish_after_error(),
         }
     }
 

@@ -19,6 +19,7 @@ use crate::delta::DeltaToolCall;
 use crate::dsml::DsmlGrammar;
 use crate::envelope::JsonEnvelope;
 use crate::kimi::KimiGrammar;
+use crate::lex::trim_ws;
 use crate::prefix::TagSet;
 use crate::registry::{Family, ToolDialect};
 use crate::request::{Schemas, ToolPolicy};
@@ -50,6 +51,11 @@ pub trait PayloadGrammar: Send + std::fmt::Debug {
     /// arrives (a proper prefix of the payload's opening markup): it is then held.
     fn may_start_payload(&self, _rest: &str) -> bool {
         false
+    }
+    /// Bytes the grammar holds (a name, a key, a typed value until its close tag), for
+    /// the response's buffer limit.
+    fn buffered_bytes(&self) -> usize {
+        0
     }
 }
 
@@ -88,6 +94,8 @@ pub struct ToolParser {
     leading_ws: String,
     /// Stray text of this block so far (see `stray`).
     stray: String,
+    /// The stray record was cut at its limit.
+    stray_truncated: bool,
 }
 
 impl ToolParser {
@@ -118,6 +126,7 @@ impl ToolParser {
             truncated: false,
             leading_ws: String::new(),
             stray: String::new(),
+            stray_truncated: false,
         }
     }
 
@@ -134,6 +143,7 @@ impl ToolParser {
         self.truncated = false;
         self.leading_ws.clear();
         self.stray.clear();
+        self.stray_truncated = false;
     }
 
     pub fn payload_closed(&self) -> bool {
@@ -272,19 +282,25 @@ impl ToolParser {
     /// Text inside the block that belongs to no call: kept until the block closes, then
     /// recorded as one rejected entry (never shown as content).
     fn stray(&mut self, text: &str) {
-        self.stray.push_str(text);
+        // The record is capped; text past the cap is still consumed (never shown).
+        self.stray_truncated |= crate::calls::push_capped(&mut self.stray, text);
+    }
+
+    /// Bytes held by this block: the grammar's buffers, held arguments, the stray
+    /// record and whitespace kept for an abandoned block.
+    pub fn buffered_bytes(&self) -> usize {
+        self.grammar.buffered_bytes()
+            + self.calls.held_bytes()
+            + self.stray.len()
+            + self.leading_ws.len()
     }
 
     fn close_block(&mut self) {
         self.block_closed = true;
         if !self.stray.is_empty() {
             let stray = std::mem::take(&mut self.stray);
-            self.calls.record_stray(stray);
+            self.calls.record_stray(stray, self.stray_truncated);
+            self.stray_truncated = false;
         }
     }
-}
-
-/// JSON whitespace only: other Unicode spaces are payload text.
-fn trim_ws(s: &str) -> &str {
-    s.trim_start_matches([' ', '\t', '\n', '\r'])
 }

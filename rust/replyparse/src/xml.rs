@@ -31,6 +31,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::calls::CallEmitter;
 use crate::delta::DeltaToolCall;
+use crate::lex::{partial, ws_len};
 use crate::prefix::TagSet;
 use crate::request::Schemas;
 use crate::schema::{self, Ty};
@@ -110,15 +111,6 @@ pub struct XmlGrammar {
 
 /// Index of the function-name-end tag in `name_stops` (the only stop that is consumed).
 const NAME_END: usize = 0;
-
-fn skip_ws(s: &str) -> usize {
-    s.len() - s.trim_start_matches([' ', '\t', '\n', '\r']).len()
-}
-
-/// Whether `rest` is a proper prefix of `tag` (more text may complete it).
-fn partial(rest: &str, tag: &str) -> bool {
-    rest.len() < tag.len() && tag.starts_with(rest)
-}
 
 impl XmlGrammar {
     pub fn new(syn: XmlSyntax, block_close: Option<&str>, schemas: Schemas) -> Self {
@@ -249,7 +241,7 @@ impl PayloadGrammar for XmlGrammar {
                 State::Function => {
                     // Whitespace before the function is left to the tool parser, so a
                     // block that is not a call can be handed back whole.
-                    let ws = skip_ws(rest);
+                    let ws = ws_len(rest);
                     let r = &rest[ws..];
                     if r.is_empty() {
                         break;
@@ -304,7 +296,7 @@ impl PayloadGrammar for XmlGrammar {
                     }
                 },
                 State::ArgStart => {
-                    let ws = skip_ws(rest);
+                    let ws = ws_len(rest);
                     let r = &rest[ws..];
                     if r.is_empty() {
                         i += ws;
@@ -360,7 +352,7 @@ impl PayloadGrammar for XmlGrammar {
                 },
                 State::ValueOpen => {
                     let open = self.syn.value_open.as_deref().unwrap_or("");
-                    let ws = skip_ws(rest);
+                    let ws = ws_len(rest);
                     let r = &rest[ws..];
                     if r.is_empty() || (partial(r, open) && !final_) {
                         i += ws;
@@ -441,6 +433,10 @@ impl PayloadGrammar for XmlGrammar {
 
     fn starts_payload(&self, rest: &str) -> bool {
         !self.syn.function_open.is_empty() && rest.starts_with(&self.syn.function_open)
+    }
+
+    fn buffered_bytes(&self) -> usize {
+        self.buf.len() + self.key.len() + self.function.len()
     }
 
     fn may_start_payload(&self, rest: &str) -> bool {

@@ -1,0 +1,95 @@
+"""Shared plumbing of the wire adapters (`replyparse.openai`, `replyparse.anthropic`).
+
+The per-step work — parsing, the stream runner (transport metadata on the last delta,
+finish-reason rewrite, usage) and building the protocol's events and SSE bytes — is in
+the engine (`_native.ServeStream`); this module only resolves the request options a
+parser was built with.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import _native
+
+
+def request_options(
+    parser: Any, parallel_tool_calls: bool | None, tool_choice: Any
+) -> tuple[bool, bool]:
+    """`(parallel_tool_calls, rewrite_finish_reason)`: explicit arguments win, then what
+    `ResponseParser.from_request` recorded on the parser, then the defaults (parallel
+    calls allowed; `stop` -> `tool_calls` unless tool_choice is none)."""
+    if not isinstance(parser, _native.ResponseParser):
+        raise TypeError(f"parser must be a replyparse.ResponseParser, got {type(parser).__name__}")
+    if parallel_tool_calls is None:
+        parallel_tool_calls = getattr(parser, "parallel_tool_calls", None)
+    if tool_choice is None:
+        tool_choice = getattr(parser, "tool_choice", None)
+    rewrite = tool_choice != "none"
+    return (True if parallel_tool_calls is None else bool(parallel_tool_calls)), rewrite
+
+
+class _Stream(_native.ServeStream):
+    """Common methods, documented once (see `replyparse.openai.ChatCompletionStream`)."""
+
+    _protocol = ""
+
+    def __new__(
+        cls,
+        parser: Any,
+        model: str,
+        id: str | None = None,
+        include_usage: bool = False,
+        *,
+        parallel_tool_calls: bool | None = None,
+        tool_choice: Any = None,
+        prompt_tokens: int | None = None,
+        created: int | None = None,
+        response_extra: dict[str, Any] | None = None,
+        _raise_errors: bool = False,
+    ):
+        parallel, rewrite = request_options(parser, parallel_tool_calls, tool_choice)
+        if cls._protocol == "responses":
+            # The `response` object echoes the request's options; the caller's win.
+            echo: dict[str, Any] = {"parallel_tool_calls": parallel}
+            choice = (
+                tool_choice if tool_choice is not None else getattr(parser, "tool_choice", None)
+            )
+            if isinstance(choice, str):
+                echo["tool_choice"] = choice
+            response_extra = {**echo, **(response_extra or {})}
+        return super().__new__(
+            cls,
+            cls._protocol,
+            parser,
+            model,
+            id,
+            include_usage,
+            parallel,
+            rewrite,
+            prompt_tokens,
+            response_extra,
+            created,
+            _raise_errors,
+        )
+
+
+def complete(
+    cls: type[_Stream],
+    parser: Any,
+    text: str,
+    *,
+    model: str,
+    finish_reason: str = "stop",
+    token_ids: list[int] | None = None,
+    logprobs: Any = None,
+    prompt_tokens: int | None = None,
+    completion_tokens: int | None = None,
+    **options: Any,
+) -> dict[str, Any]:
+    """A non-streaming response: the whole text as one final step, accumulated.
+    Parser errors raise here (there is no stream to carry an error event)."""
+    s = cls(parser, model, prompt_tokens=prompt_tokens, _raise_errors=True, **options)
+    s.feed(text, token_ids=token_ids, logprobs=logprobs, finish_reason=finish_reason)
+    s.finish(completion_tokens=completion_tokens)
+    return s.complete()

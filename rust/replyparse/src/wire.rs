@@ -1,0 +1,945 @@
+//! Wire protocols: OpenAI Chat Completions, OpenAI Responses and Anthropic Messages,
+//! streaming (events and SSE bytes) and complete.
+//!
+//! An [`Encoder`] turns the [`RunnerDelta`]s of each step into the protocol's events
+//! (JSON values) and keeps what the protocol's final object needs (the Responses API
+//! repeats the whole output in `response.completed`; the non-streaming responses are the
+//! stream accumulated). It lives in the engine crate, not in Python, because it is
+//! per-chunk work: a server can go from engine text to wire bytes in one call per step
+//! ([`Encoder::sse`]), serialised with serde_json.
+//!
+//! The encoders never reorder the model's channels: reasoning -> tool -> reasoning is
+//! three Anthropic content blocks and three Responses output items, as the model wrote
+//! them. Complete messages are built from the same events, so a non-streaming response
+//! equals the stream a client would have accumulated.
+
+use serde_json::{json, Map, Value};
+
+use crate::delta::{DeltaMessage, ParsedResponse};
+use crate::runner::{RunnerDelta, Usage};
+
+/// Key under which Anthropic `tool_use.input` keeps arguments that are not a JSON
+/// object (truncated or malformed model output), so nothing the model wrote is dropped.
+pub const RAW_ARGUMENTS_KEY: &str = "_raw_arguments";
+
+/// The protocol an encoder speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Protocol {
+    ChatCompletions,
+    Responses,
+    Anthropic,
+}
+
+impl Protocol {
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "chat" | "chat.completions" | "openai" => Some(Protocol::ChatCompletions),
+            "responses" => Some(Protocol::Responses),
+            "anthropic" | "messages" => Some(Protocol::Anthropic),
+            _ => None,
+        }
+    }
+}
+
+/// What the response is about, set by the server.
+#[derive(Debug, Clone, Default)]
+pub struct StreamMeta {
+    /// The response id; a fresh one (`chatcmpl-`, `resp_`, `msg_`) when None.
+    pub id: Option<String>,
+    pub model: String,
+    /// Unix seconds; now when None.
+    pub created: Option<u64>,
+    /// Chat Completions: send the usage chunk at the end (`stream_options.include_usage`).
+    pub include_usage: bool,
+    /// Fields merged into the Responses `response` object (`tools`, `tool_choice`,
+    /// `instructions`, ...) so it can echo the request.
+    pub response_extra: Option<Map<String, Value>>,
+}
+
+/// Fresh ids: a prefix and 24 random alphanumerics.
+fn new_id(prefix: &str, rng: &mut fastrand::Rng) -> String {
+    const ALPHABET: &[u8] = b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+    let mut s = String::with_capacity(prefix.len() + 24);
+    s.push_str(prefix);
+    for _ in 0..24 {
+        s.push(ALPHABET[rng.usize(..ALPHABET.len())] as char);
+    }
+    s
+}
+
+fn now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// Anthropic's stop reason for an engine finish reason.
+pub fn anthropic_stop_reason(finish_reason: &str) -> &'static str {
+    match finish_reason {
+        "length" => "max_tokens",
+        "tool_calls" => "tool_use",
+        "content_filter" => "refusal",
+        "stop_sequence" => "stop_sequence",
+        _ => "end_turn",
+    }
+}
+
+/// Chat Completions logprobs as the caller gave them: a list is the `content` list.
+fn chat_logprobs(v: &Value) -> Value {
+    match v {
+        Value::Array(_) => json!({ "content": v }),
+        other => other.clone(),
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// Chat Completions
+// ---------------------------------------------------------------------------------
+
+#[derive(Debug)]
+struct Chat {
+    id: String,
+    created: u64,
+    role_sent: bool,
+    deltas: Vec<DeltaMessage>,
+    logprobs: Vec<Value>,
+}
+
+impl Chat {
+    fn chunk(&self, meta: &StreamMeta, choices: Value) -> Value {
+        json!({
+            "id": self.id,
+            "object": "chat.completion.chunk",
+            "created": self.created,
+            "model": meta.model,
+            "choices": choices,
+        })
+    }
+
+    fn deltas(&mut self, meta: &StreamMeta, items: &[RunnerDelta], out: &mut Vec<Value>) {
+        for it in items {
+            let mut delta = Map::new();
+            if !self.role_sent {
+                self.role_sent = true;
+                delta.insert("role".into(), "assistant".into());
+            }
+            if let Ok(Value::Object(fields)) = serde_json::to_value(&it.delta) {
+                delta.extend(fields);
+            }
+            let delta = Value::Object(delta);
+            let mut choice = Map::new();
+            choice.insert("index".into(), 0.into());
+            choice.insert("delta".into(), delta);
+            if let Some(lp) = &it.logprobs {
+                let lp = chat_logprobs(lp);
+                if let Some(Value::Array(c)) = lp.get("content") {
+                    self.logprobs.extend(c.iter().cloned());
+                }
+                choice.insert("logprobs".into(), lp);
+            }
+            if let Some(f) = &it.finish_reason {
+                choice.insert("finish_reason".into(), f.as_str().into());
+            }
+            if let Some(ids) = &it.token_ids {
+                choice.insert("token_ids".into(), json!(ids));
+            }
+            out.push(self.chunk(meta, json!([choice])));
+            self.deltas.push(it.delta.clone());
+        }
+    }
+
+    fn finish(&mut self, meta: &StreamMeta, usage: &Usage, out: &mut Vec<Value>) {
+        if meta.include_usage {
+            let mut c = self.chunk(meta, json!([]));
+            c["usage"] = chat_usage(usage);
+            out.push(c);
+        }
+    }
+
+    fn complete(&self, meta: &StreamMeta, finish_reason: &str, usage: &Usage) -> Value {
+        let parsed = ParsedResponse::from_deltas(self.deltas.iter());
+        let mut message = json!({ "role": "assistant", "content": parsed.content });
+        if let Some(r) = parsed.reasoning_content {
+            message["reasoning_content"] = r.into();
+        }
+        if !parsed.tool_calls.is_empty() {
+            message["tool_calls"] = serde_json::to_value(&parsed.tool_calls).unwrap_or_default();
+        }
+        let mut choice = json!({
+            "index": 0,
+            "message": message,
+            "finish_reason": finish_reason,
+            "logprobs": Value::Null,
+        });
+        if !self.logprobs.is_empty() {
+            choice["logprobs"] = json!({ "content": self.logprobs });
+        }
+        json!({
+            "id": self.id,
+            "object": "chat.completion",
+            "created": self.created,
+            "model": meta.model,
+            "choices": [choice],
+            "usage": chat_usage(usage),
+        })
+    }
+}
+
+fn chat_usage(u: &Usage) -> Value {
+    let mut v = json!({
+        "prompt_tokens": u.prompt_tokens,
+        "completion_tokens": u.completion_tokens,
+        "total_tokens": u.total_tokens(),
+    });
+    if let Some(r) = u.reasoning_tokens {
+        v["completion_tokens_details"] = json!({ "reasoning_tokens": r });
+    }
+    v
+}
+
+// ---------------------------------------------------------------------------------
+// Anthropic Messages
+// ---------------------------------------------------------------------------------
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Block {
+    Thinking,
+    Text,
+    Tool,
+}
+
+#[derive(Debug)]
+struct Anthropic {
+    id: String,
+    started: bool,
+    open: Option<Block>,
+    /// Content blocks so far (the last one is the open block), for the complete message.
+    blocks: Vec<Value>,
+    /// Raw argument text of each tool_use block, by block index.
+    tool_args: Vec<(usize, String)>,
+}
+
+impl Anthropic {
+    fn start(&mut self, meta: &StreamMeta, prompt_tokens: usize, out: &mut Vec<Value>) {
+        if self.started {
+            return;
+        }
+        self.started = true;
+        out.push(json!({
+            "type": "message_start",
+            "message": {
+                "id": self.id, "type": "message", "role": "assistant", "model": meta.model,
+                "content": [], "stop_reason": null, "stop_sequence": null,
+                "usage": { "input_tokens": prompt_tokens, "output_tokens": 0 },
+            },
+        }));
+    }
+
+    fn close(&mut self, out: &mut Vec<Value>) {
+        let Some(kind) = self.open.take() else {
+            return;
+        };
+        let index = self.blocks.len() - 1;
+        if kind == Block::Thinking {
+            // Anthropic closes every thinking block with its signature. This server has
+            // none to give (the reasoning was not produced by Anthropic), so it is empty.
+            out.push(json!({
+                "type": "content_block_delta", "index": index,
+                "delta": { "type": "signature_delta", "signature": "" },
+            }));
+        }
+        out.push(json!({ "type": "content_block_stop", "index": index }));
+    }
+
+    fn open(&mut self, kind: Block, block: Value, out: &mut Vec<Value>) {
+        self.close(out);
+        let index = self.blocks.len();
+        out.push(json!({ "type": "content_block_start", "index": index, "content_block": block }));
+        self.blocks.push(block);
+        self.open = Some(kind);
+    }
+
+    fn text(&mut self, kind: Block, text: &str, out: &mut Vec<Value>) {
+        if self.open != Some(kind) {
+            let block = match kind {
+                Block::Thinking => json!({ "type": "thinking", "thinking": "", "signature": "" }),
+                _ => json!({ "type": "text", "text": "" }),
+            };
+            self.open(kind, block, out);
+        }
+        let index = self.blocks.len() - 1;
+        let (field, delta_type) = match kind {
+            Block::Thinking => ("thinking", "thinking_delta"),
+            _ => ("text", "text_delta"),
+        };
+        if let Some(Value::String(s)) = self.blocks[index].get_mut(field) {
+            s.push_str(text);
+        }
+        out.push(json!({
+            "type": "content_block_delta", "index": index,
+            "delta": { "type": delta_type, field: text },
+        }));
+    }
+
+    fn deltas(&mut self, items: &[RunnerDelta], out: &mut Vec<Value>) {
+        for it in items {
+            let d = &it.delta;
+            if let Some(r) = &d.reasoning_content {
+                self.text(Block::Thinking, r, out);
+            }
+            if let Some(c) = d.content.as_deref().filter(|c| !c.is_empty()) {
+                self.text(Block::Text, c, out);
+            }
+            for tc in &d.tool_calls {
+                if let (Some(id), Some(name)) = (&tc.id, &tc.function.name) {
+                    let block = json!({ "type": "tool_use", "id": id, "name": name, "input": {} });
+                    self.open(Block::Tool, block, out);
+                    self.tool_args.push((self.blocks.len() - 1, String::new()));
+                }
+                let Some(args) = tc.function.arguments.as_deref().filter(|a| !a.is_empty()) else {
+                    continue;
+                };
+                if self.open != Some(Block::Tool) {
+                    continue; // an argument fragment without its call: engine bug, dropped
+                }
+                if let Some((_, raw)) = self.tool_args.last_mut() {
+                    raw.push_str(args);
+                }
+                out.push(json!({
+                    "type": "content_block_delta", "index": self.blocks.len() - 1,
+                    "delta": { "type": "input_json_delta", "partial_json": args },
+                }));
+            }
+        }
+    }
+
+    fn finish(&mut self, finish_reason: &str, usage: &Usage, out: &mut Vec<Value>) {
+        self.close(out);
+        out.push(json!({
+            "type": "message_delta",
+            "delta": { "stop_reason": anthropic_stop_reason(finish_reason), "stop_sequence": null },
+            "usage": { "output_tokens": usage.completion_tokens },
+        }));
+        out.push(json!({ "type": "message_stop" }));
+    }
+
+    fn complete(&self, meta: &StreamMeta, finish_reason: &str, usage: &Usage) -> Value {
+        let mut blocks = self.blocks.clone();
+        for (i, raw) in &self.tool_args {
+            blocks[*i]["input"] = tool_input(raw);
+        }
+        json!({
+            "id": self.id, "type": "message", "role": "assistant", "model": meta.model,
+            "content": blocks,
+            "stop_reason": anthropic_stop_reason(finish_reason),
+            "stop_sequence": null,
+            "usage": { "input_tokens": usage.prompt_tokens, "output_tokens": usage.completion_tokens },
+        })
+    }
+}
+
+/// `tool_use.input`: the parsed arguments object, or the raw text under
+/// [`RAW_ARGUMENTS_KEY`] when they are not a JSON object.
+pub fn tool_input(raw: &str) -> Value {
+    match serde_json::from_str::<Value>(raw) {
+        Ok(v @ Value::Object(_)) => v,
+        _ => json!({ RAW_ARGUMENTS_KEY: raw }),
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// OpenAI Responses
+// ---------------------------------------------------------------------------------
+
+#[derive(Debug)]
+enum Item {
+    Reasoning {
+        id: String,
+        text: String,
+    },
+    Message {
+        id: String,
+        text: String,
+    },
+    Call {
+        id: String,
+        call_id: String,
+        name: String,
+        args: String,
+    },
+}
+
+#[derive(Debug)]
+struct Responses {
+    id: String,
+    created: u64,
+    seq: u64,
+    started: bool,
+    open: Option<Item>,
+    done: Vec<Value>,
+    rng: fastrand::Rng,
+}
+
+impl Responses {
+    fn ev(&mut self, mut v: Value, out: &mut Vec<Value>) {
+        v["sequence_number"] = self.seq.into();
+        self.seq += 1;
+        out.push(v);
+    }
+
+    fn response(&self, meta: &StreamMeta, status: &str, usage: Option<&Usage>) -> Value {
+        let mut r = json!({
+            "id": self.id, "object": "response", "created_at": self.created,
+            "model": meta.model, "status": status, "output": self.done,
+            "parallel_tool_calls": true, "tool_choice": "auto", "tools": [],
+            "error": null, "incomplete_details": null,
+        });
+        if let Some(extra) = &meta.response_extra {
+            for (k, v) in extra {
+                r[k] = v.clone();
+            }
+        }
+        if let Some(u) = usage {
+            r["usage"] = json!({
+                "input_tokens": u.prompt_tokens,
+                "input_tokens_details": { "cached_tokens": 0, "cache_write_tokens": 0 },
+                "output_tokens": u.completion_tokens,
+                "output_tokens_details": { "reasoning_tokens": u.reasoning_tokens.unwrap_or(0) },
+                "total_tokens": u.total_tokens(),
+            });
+        }
+        r
+    }
+
+    fn start(&mut self, meta: &StreamMeta, out: &mut Vec<Value>) {
+        if self.started {
+            return;
+        }
+        self.started = true;
+        let r = self.response(meta, "in_progress", None);
+        self.ev(json!({ "type": "response.created", "response": r }), out);
+        let r = self.response(meta, "in_progress", None);
+        self.ev(
+            json!({ "type": "response.in_progress", "response": r }),
+            out,
+        );
+    }
+
+    fn item_json(item: &Item, status: &str) -> Value {
+        match item {
+            Item::Reasoning { id, text } => {
+                let content = if status == "in_progress" {
+                    json!([])
+                } else {
+                    json!([{ "type": "reasoning_text", "text": text }])
+                };
+                json!({ "type": "reasoning", "id": id, "summary": [], "content": content, "status": status })
+            }
+            Item::Message { id, text } => {
+                let content = if status == "in_progress" {
+                    json!([])
+                } else {
+                    json!([{ "type": "output_text", "text": text, "annotations": [], "logprobs": [] }])
+                };
+                json!({ "type": "message", "id": id, "role": "assistant", "status": status, "content": content })
+            }
+            Item::Call {
+                id,
+                call_id,
+                name,
+                args,
+            } => json!({
+                "type": "function_call", "id": id, "call_id": call_id, "name": name,
+                "arguments": if status == "in_progress" { "" } else { args.as_str() },
+                "status": status,
+            }),
+        }
+    }
+
+    fn open_item(&mut self, item: Item, out: &mut Vec<Value>) {
+        self.close(out);
+        let output_index = self.done.len();
+        let v = Self::item_json(&item, "in_progress");
+        self.ev(
+            json!({ "type": "response.output_item.added", "output_index": output_index, "item": v }),
+            out,
+        );
+        let part = match &item {
+            Item::Reasoning { .. } => Some(json!({ "type": "reasoning_text", "text": "" })),
+            Item::Message { .. } => Some(
+                json!({ "type": "output_text", "text": "", "annotations": [], "logprobs": [] }),
+            ),
+            Item::Call { .. } => None,
+        };
+        if let Some(part) = part {
+            let item_id = item_id(&item).to_owned();
+            self.ev(
+                json!({
+                    "type": "response.content_part.added", "item_id": item_id,
+                    "output_index": output_index, "content_index": 0, "part": part,
+                }),
+                out,
+            );
+        }
+        self.open = Some(item);
+    }
+
+    fn close(&mut self, out: &mut Vec<Value>) {
+        let Some(item) = self.open.take() else {
+            return;
+        };
+        let output_index = self.done.len();
+        let id = item_id(&item).to_owned();
+        match &item {
+            Item::Reasoning { text, .. } => {
+                self.ev(
+                    json!({
+                        "type": "response.reasoning_text.done", "item_id": id,
+                        "output_index": output_index, "content_index": 0, "text": text,
+                    }),
+                    out,
+                );
+                self.ev(
+                    json!({
+                        "type": "response.content_part.done", "item_id": id,
+                        "output_index": output_index, "content_index": 0,
+                        "part": { "type": "reasoning_text", "text": text },
+                    }),
+                    out,
+                );
+            }
+            Item::Message { text, .. } => {
+                self.ev(
+                    json!({
+                        "type": "response.output_text.done", "item_id": id,
+                        "output_index": output_index, "content_index": 0, "text": text,
+                        "logprobs": [],
+                    }),
+                    out,
+                );
+                self.ev(
+                    json!({
+                        "type": "response.content_part.done", "item_id": id,
+                        "output_index": output_index, "content_index": 0,
+                        "part": { "type": "output_text", "text": text, "annotations": [], "logprobs": [] },
+                    }),
+                    out,
+                );
+            }
+            Item::Call { name, args, .. } => {
+                self.ev(
+                    json!({
+                        "type": "response.function_call_arguments.done", "item_id": id,
+                        "output_index": output_index, "arguments": args, "name": name,
+                    }),
+                    out,
+                );
+            }
+        }
+        let v = Self::item_json(&item, "completed");
+        self.ev(
+            json!({ "type": "response.output_item.done", "output_index": output_index, "item": v }),
+            out,
+        );
+        self.done.push(v);
+    }
+
+    fn text(
+        &mut self,
+        reasoning: bool,
+        text: &str,
+        logprobs: Option<&Value>,
+        out: &mut Vec<Value>,
+    ) {
+        let same = matches!(
+            (&self.open, reasoning),
+            (Some(Item::Reasoning { .. }), true) | (Some(Item::Message { .. }), false)
+        );
+        if !same {
+            let item = if reasoning {
+                Item::Reasoning {
+                    id: new_id("rs_", &mut self.rng),
+                    text: String::new(),
+                }
+            } else {
+                Item::Message {
+                    id: new_id("msg_", &mut self.rng),
+                    text: String::new(),
+                }
+            };
+            self.open_item(item, out);
+        }
+        let output_index = self.done.len();
+        let (id, kind) = match self.open.as_mut() {
+            Some(Item::Reasoning { id, text: t }) => {
+                t.push_str(text);
+                (id.clone(), "response.reasoning_text.delta")
+            }
+            Some(Item::Message { id, text: t }) => {
+                t.push_str(text);
+                (id.clone(), "response.output_text.delta")
+            }
+            _ => return,
+        };
+        let mut ev = json!({
+            "type": kind, "item_id": id, "output_index": output_index,
+            "content_index": 0, "delta": text,
+        });
+        if !reasoning {
+            ev["logprobs"] = match logprobs {
+                Some(Value::Array(a)) => Value::Array(a.clone()),
+                Some(v) => v.get("content").cloned().unwrap_or_else(|| json!([])),
+                None => json!([]),
+            };
+        }
+        self.ev(ev, out);
+    }
+
+    fn deltas(&mut self, items: &[RunnerDelta], out: &mut Vec<Value>) {
+        for it in items {
+            let d = &it.delta;
+            if let Some(r) = &d.reasoning_content {
+                self.text(true, r, None, out);
+            }
+            if let Some(c) = d.content.as_deref().filter(|c| !c.is_empty()) {
+                self.text(false, c, it.logprobs.as_ref(), out);
+            }
+            for tc in &d.tool_calls {
+                if let (Some(call_id), Some(name)) = (&tc.id, &tc.function.name) {
+                    let item = Item::Call {
+                        id: new_id("fc_", &mut self.rng),
+                        call_id: call_id.clone(),
+                        name: name.clone(),
+                        args: String::new(),
+                    };
+                    self.open_item(item, out);
+                }
+                let Some(a) = tc.function.arguments.as_deref().filter(|a| !a.is_empty()) else {
+                    continue;
+                };
+                let output_index = self.done.len();
+                let Some(Item::Call { id, args, .. }) = self.open.as_mut() else {
+                    continue;
+                };
+                args.push_str(a);
+                let id = id.clone();
+                self.ev(
+                    json!({
+                        "type": "response.function_call_arguments.delta", "item_id": id,
+                        "output_index": output_index, "delta": a,
+                    }),
+                    out,
+                );
+            }
+        }
+    }
+
+    fn finish(
+        &mut self,
+        meta: &StreamMeta,
+        finish_reason: &str,
+        usage: &Usage,
+        out: &mut Vec<Value>,
+    ) {
+        self.close(out);
+        let r = self.complete(meta, finish_reason, usage);
+        let kind = if finish_reason == "length" {
+            "response.incomplete"
+        } else {
+            "response.completed"
+        };
+        self.ev(json!({ "type": kind, "response": r }), out);
+    }
+
+    fn complete(&self, meta: &StreamMeta, finish_reason: &str, usage: &Usage) -> Value {
+        if finish_reason == "length" {
+            let mut r = self.response(meta, "incomplete", Some(usage));
+            r["incomplete_details"] = json!({ "reason": "max_output_tokens" });
+            r
+        } else {
+            self.response(meta, "completed", Some(usage))
+        }
+    }
+}
+
+fn item_id(item: &Item) -> &str {
+    match item {
+        Item::Reasoning { id, .. } | Item::Message { id, .. } | Item::Call { id, .. } => id,
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// The encoder
+// ---------------------------------------------------------------------------------
+
+#[derive(Debug)]
+enum State {
+    Chat(Chat),
+    Responses(Responses),
+    Anthropic(Anthropic),
+}
+
+/// One response's protocol encoder: see the module docs.
+#[derive(Debug)]
+pub struct Encoder {
+    pub meta: StreamMeta,
+    state: State,
+    prompt_tokens: usize,
+    finished: bool,
+}
+
+impl Encoder {
+    pub fn new(protocol: Protocol, meta: StreamMeta, prompt_tokens: usize) -> Self {
+        let mut rng = fastrand::Rng::new();
+        let created = meta.created.unwrap_or_else(now);
+        let id = meta.id.clone();
+        let state = match protocol {
+            Protocol::ChatCompletions => State::Chat(Chat {
+                id: id.unwrap_or_else(|| new_id("chatcmpl-", &mut rng)),
+                created,
+                role_sent: false,
+                deltas: Vec::new(),
+                logprobs: Vec::new(),
+            }),
+            Protocol::Responses => State::Responses(Responses {
+                id: id.unwrap_or_else(|| new_id("resp_", &mut rng)),
+                created,
+                seq: 0,
+                started: false,
+                open: None,
+                done: Vec::new(),
+                rng,
+            }),
+            Protocol::Anthropic => State::Anthropic(Anthropic {
+                id: id.unwrap_or_else(|| new_id("msg_", &mut rng)),
+                started: false,
+                open: None,
+                blocks: Vec::new(),
+                tool_args: Vec::new(),
+            }),
+        };
+        Encoder {
+            meta,
+            state,
+            prompt_tokens,
+            finished: false,
+        }
+    }
+
+    pub fn protocol(&self) -> Protocol {
+        match self.state {
+            State::Chat(_) => Protocol::ChatCompletions,
+            State::Responses(_) => Protocol::Responses,
+            State::Anthropic(_) => Protocol::Anthropic,
+        }
+    }
+
+    /// The response id the events carry.
+    pub fn id(&self) -> &str {
+        match &self.state {
+            State::Chat(c) => &c.id,
+            State::Responses(r) => &r.id,
+            State::Anthropic(a) => &a.id,
+        }
+    }
+
+    pub fn is_finished(&self) -> bool {
+        self.finished
+    }
+
+    /// Opening events (Responses `response.created`, Anthropic `message_start`); sent
+    /// with the first step, or on their own so a client sees the response at once.
+    pub fn start(&mut self, out: &mut Vec<Value>) {
+        match &mut self.state {
+            State::Chat(_) => {}
+            State::Responses(r) => r.start(&self.meta, out),
+            State::Anthropic(a) => a.start(&self.meta, self.prompt_tokens, out),
+        }
+    }
+
+    /// The events for one step's deltas. Metadata-only deltas (empty content) become a
+    /// Chat Completions chunk (it can carry token ids and logprobs); the other protocols
+    /// have no per-token field and skip them.
+    pub fn deltas(&mut self, items: &[RunnerDelta], out: &mut Vec<Value>) {
+        if self.finished {
+            return;
+        }
+        self.start(out);
+        match &mut self.state {
+            State::Chat(c) => c.deltas(&self.meta, items, out),
+            State::Responses(r) => r.deltas(items, out),
+            State::Anthropic(a) => a.deltas(items, out),
+        }
+    }
+
+    /// Closing events: open blocks/items closed, the stop reason, usage.
+    pub fn finish(&mut self, finish_reason: &str, usage: &Usage, out: &mut Vec<Value>) {
+        if self.finished {
+            return;
+        }
+        self.start(out);
+        self.finished = true;
+        match &mut self.state {
+            State::Chat(c) => c.finish(&self.meta, usage, out),
+            State::Responses(r) => r.finish(&self.meta, finish_reason, usage, out),
+            State::Anthropic(a) => a.finish(finish_reason, usage, out),
+        }
+    }
+
+    /// The protocol's error event; the stream is over after it. A server sends it
+    /// instead of dropping the connection, so the client raises a proper error.
+    pub fn error(&mut self, message: &str, out: &mut Vec<Value>) {
+        self.finished = true;
+        match &mut self.state {
+            State::Chat(_) => out.push(json!({
+                "error": { "message": message, "type": "internal_server_error", "code": 500 },
+            })),
+            State::Responses(r) => r.ev(
+                json!({ "type": "error", "code": "server_error", "message": message, "param": null }),
+                out,
+            ),
+            State::Anthropic(_) => out.push(json!({
+                "type": "error", "error": { "type": "api_error", "message": message },
+            })),
+        }
+    }
+
+    /// The complete (non-streaming) response: the stream so far, accumulated.
+    pub fn complete(&self, finish_reason: &str, usage: &Usage) -> Value {
+        match &self.state {
+            State::Chat(c) => c.complete(&self.meta, finish_reason, usage),
+            State::Responses(r) => r.complete(&self.meta, finish_reason, usage),
+            State::Anthropic(a) => a.complete(&self.meta, finish_reason, usage),
+        }
+    }
+
+    /// Server-sent-event bytes for `events`: `data: JSON\n\n` for Chat Completions,
+    /// `event: TYPE\ndata: JSON\n\n` for the typed protocols; `done` appends the Chat
+    /// Completions `data: [DONE]\n\n` terminator.
+    pub fn sse(&self, events: &[Value], done: bool, buf: &mut Vec<u8>) {
+        sse(self.protocol(), events, done, buf)
+    }
+}
+
+/// See [`Encoder::sse`].
+pub fn sse(protocol: Protocol, events: &[Value], done: bool, buf: &mut Vec<u8>) {
+    for ev in events {
+        if protocol != Protocol::ChatCompletions {
+            if let Some(t) = ev.get("type").and_then(Value::as_str) {
+                buf.extend_from_slice(b"event: ");
+                buf.extend_from_slice(t.as_bytes());
+                buf.push(b'\n');
+            }
+        }
+        buf.extend_from_slice(b"data: ");
+        // Serialising a Value into a Vec cannot fail.
+        let _ = serde_json::to_writer(&mut *buf, ev);
+        buf.extend_from_slice(b"\n\n");
+    }
+    if done && protocol == Protocol::ChatCompletions {
+        buf.extend_from_slice(b"data: [DONE]\n\n");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::request::ToolSpec;
+    use crate::response::{ParserConfig, ResponseParser};
+    use crate::runner::{RunnerOptions, StreamRunner};
+
+    fn run(protocol: Protocol, text: &str) -> (Vec<Value>, Value) {
+        let mut p = ResponseParser::new(&ParserConfig {
+            tool_parser: Some("qwen".into()),
+            reasoning_parser: Some("qwen3".into()),
+            tools: Some(vec![ToolSpec {
+                name: "f".into(),
+                parameters: None,
+            }]),
+            ..Default::default()
+        })
+        .unwrap();
+        let mut r = StreamRunner::new(RunnerOptions::default());
+        let meta = StreamMeta {
+            model: "m".into(),
+            include_usage: true,
+            ..Default::default()
+        };
+        let mut e = Encoder::new(protocol, meta, 3);
+        let mut out = Vec::new();
+        for (i, ch) in text.as_bytes().chunks(5).enumerate() {
+            let s = std::str::from_utf8(ch).unwrap();
+            let last = (i + 1) * 5 >= text.len();
+            let items = r
+                .step(&mut p, s, Some(&[1]), None, last.then_some("stop"))
+                .unwrap();
+            e.deltas(&items, &mut out);
+        }
+        let usage = r.usage(&p, Some(3), None);
+        let reason = r.finish_reason().unwrap().to_owned();
+        e.finish(&reason, &usage, &mut out);
+        (out, e.complete(&reason, &usage))
+    }
+
+    const TEXT: &str =
+        "plan</think>hi<tool_call>{\"name\": \"f\", \"arguments\": {\"a\": 1}}</tool_call>";
+
+    #[test]
+    fn chat_chunks() {
+        let (ev, complete) = run(Protocol::ChatCompletions, TEXT);
+        assert_eq!(ev[0]["choices"][0]["delta"]["role"], "assistant");
+        assert!(ev[1]["choices"][0]["delta"].get("role").is_none());
+        let last = &ev[ev.len() - 2];
+        assert_eq!(last["choices"][0]["finish_reason"], "tool_calls");
+        assert_eq!(ev.last().unwrap()["usage"]["total_tokens"], 3 + 15);
+        let m = &complete["choices"][0]["message"];
+        assert_eq!(m["content"], "hi");
+        assert_eq!(m["reasoning_content"], "plan");
+        assert_eq!(m["tool_calls"][0]["function"]["arguments"], "{\"a\": 1}");
+        let mut buf = Vec::new();
+        sse(Protocol::ChatCompletions, &ev[..1], true, &mut buf);
+        let s = String::from_utf8(buf).unwrap();
+        assert!(s.starts_with("data: {") && s.ends_with("\n\ndata: [DONE]\n\n"));
+    }
+
+    #[test]
+    fn anthropic_blocks() {
+        let (ev, complete) = run(Protocol::Anthropic, TEXT);
+        let types: Vec<&str> = ev.iter().map(|e| e["type"].as_str().unwrap()).collect();
+        assert_eq!(types[0], "message_start");
+        assert_eq!(types.last(), Some(&"message_stop"));
+        assert_eq!(complete["content"][0]["type"], "thinking");
+        assert_eq!(complete["content"][1]["text"], "hi");
+        assert_eq!(complete["content"][2]["input"], json!({"a": 1}));
+        assert_eq!(complete["stop_reason"], "tool_use");
+        let mut buf = Vec::new();
+        sse(Protocol::Anthropic, &ev[..1], true, &mut buf);
+        assert!(String::from_utf8(buf)
+            .unwrap()
+            .starts_with("event: message_start\ndata: {"));
+    }
+
+    #[test]
+    fn responses_items() {
+        let (ev, complete) = run(Protocol::Responses, TEXT);
+        let seqs: Vec<u64> = ev
+            .iter()
+            .map(|e| e["sequence_number"].as_u64().unwrap())
+            .collect();
+        assert_eq!(seqs, (0..ev.len() as u64).collect::<Vec<_>>());
+        let out = &complete["output"];
+        assert_eq!(out[0]["type"], "reasoning");
+        assert_eq!(out[0]["content"][0]["text"], "plan");
+        assert_eq!(out[1]["content"][0]["text"], "hi");
+        assert_eq!(out[2]["arguments"], "{\"a\": 1}");
+        assert_eq!(ev.last().unwrap()["type"], "response.completed");
+    }
+
+    #[test]
+    fn raw_arguments_are_kept() {
+        assert_eq!(
+            tool_input("{\"a\": 1"),
+            json!({ RAW_ARGUMENTS_KEY: "{\"a\": 1" })
+        );
+    }
+}

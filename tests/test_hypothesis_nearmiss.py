@@ -1,0 +1,340 @@
+"""Near-miss markup for every registered dialect, through the Python API, under random
+chunking (the properties of the fuzz targets in fuzz/, issue 6):
+
+- no exception other than the documented replyparse ones (and none of those on these
+  small inputs either, except the buffer limit, which must then hit both ways);
+- stream reconstruction == `parse_complete` on a fresh parser (ids ignored), with the
+  same rejected-call records and `ended_in_tool_block`;
+- conservation with no tools: every character comes out on content or reasoning except
+  the reasoning tags themselves, routed exactly as the state machine routes it;
+- nothing invented: content and reasoning, in stream order, are a subsequence of the
+  input, and accepted calls carry only the request's names.
+
+Near-miss markup is built from each dialect's own declaration (its tags and its grammar's
+markup): tags cut short, doubled, nested and unclosed, markers inside JSON strings,
+arguments before names, unknown names and truncated JSON, mixed with the real tags.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from chunking import check_invariants, complete_result, reconstruct, split_at
+from fixtures import TOOLS, tool
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import replyparse as rp
+
+SETTINGS = settings(
+    max_examples=60,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+TOOLS_NEAR = TOOLS + [tool("f", "near-miss target", {"x": {"type": "integer"}})]
+NAMES = {t["function"]["name"] for t in TOOLS_NEAR}
+DIALECTS = {d.name: d for d in rp.tool_dialects()}
+REASONING = [
+    (None, None),
+    ("qwen3", None),
+    ("qwen3", False),
+    ("deepseek-v3", None),
+    ("deepseek-v3", True),
+]
+
+# ---------------------------------------------------------------------------------------
+# Near-miss strategies
+# ---------------------------------------------------------------------------------------
+
+
+def markup(d: rp.ToolDialect) -> list[str]:
+    """The dialect's own tags and payload markup, from its declaration."""
+    tags = [d.open, *d.open_aliases]
+    if d.close:
+        tags += [d.close, *d.close_aliases]
+    if d.family == "json_envelope":
+        tags += [f'"{d.name_field}"', f'"{d.argument_field}"']
+    elif d.family == "xml" and d.xml is not None:
+        x = d.xml
+        tags += [x.function_open, x.function_name_end, x.param_open, x.param_name_end]
+        tags += [x.value_close, x.value_open or "", x.function_close or ""]
+    elif d.family == "dsml":
+        tok = d.dsml.token if d.dsml else "\uff5cDSML\uff5c"
+        inv = d.dsml.invoke if d.dsml else "invoke"
+        par = d.dsml.parameter if d.dsml else "parameter"
+        tags += [f'<{tok}{inv} name="', f"</{tok}{inv}>", f'<{tok}{par} name="']
+        tags += ['" string="true">', '" string="false">', f"</{tok}{par}>", tok]
+    elif d.family == "kimi":
+        tags += ["<|tool_call_begin|>", "<|tool_call_argument_begin|>", "<|tool_call_end|>"]
+        tags += ["functions.f:0", "functions.nope:1", "functions."]
+    return [t for t in dict.fromkeys(tags) if t]
+
+
+GENERIC = ["<think>", "</think>", "\n", "\n\n", " ", "{", "}", '"', "\\", ":", ", ", "[1, "]
+GENERIC += ["null", "é北🌧", "<", "</", "<|", "|>", "text", ">"]
+
+
+def envelopes(d: rp.ToolDialect) -> list[str]:
+    """Whole and broken payloads for the dialect's grammar."""
+    arg = d.argument_field if d.family == "json_envelope" else "arguments"
+    name = d.name_field if d.family == "json_envelope" else "name"
+    close = d.close or ""
+    good = f'{{"{name}": "f", "{arg}": {{"x": 1}}}}'
+    out = [
+        good,
+        good[: len(good) // 2],  # truncated JSON
+        f'{{"{arg}": {{"x": 1}}, "{name}": "f"}}',  # arguments before name
+        f'{{"{name}": "nope", "{arg}": {{}}}}',  # unknown name
+        f'{{"{name}": "f", "{arg}": {{"q": "{d.open}{close}"}}}}',  # markers in a string
+        f'{{"{name}": "f", "{arg}": "{{\\"x\\": 1}}"}}',  # arguments as a JSON string
+    ]
+    if d.family == "xml" and d.xml is not None:
+        x = d.xml
+        vo, vc = x.value_open or "", x.value_close
+        call = f"{x.function_open}f{x.function_name_end}{x.param_open}x{x.param_name_end}"
+        out += [call + f"{vo}1{vc}", call + f"{vo}1", call + f"{vo}{x.param_open}y{vc}"]
+        out += [f"{x.function_open}nope{x.function_name_end}", call]
+    elif d.family == "dsml":
+        tok = d.dsml.token if d.dsml else "\uff5cDSML\uff5c"
+        i_name = d.dsml.invoke if d.dsml else "invoke"
+        p_name = d.dsml.parameter if d.dsml else "parameter"
+        inv, inv_close = f'<{tok}{i_name} name="', f"</{tok}{i_name}>"
+        par, par_close = f'<{tok}{p_name} name="', f"</{tok}{p_name}>"
+        t_true, t_false = '" string="true">', '" string="false">'
+        out += [
+            f'{inv}f">{par}x{t_false}1{par_close}{inv_close}',
+            f'{inv}f">{par}x{t_true}{inv}g">{par_close}',
+            f'{inv}nope">{par}x{t_false}[1, {par_close}',
+            f'{inv}f">{par}x{t_false}"{par_close}"',
+        ]
+    elif d.family == "kimi":
+        begin, argb, end = (
+            "<|tool_call_begin|>",
+            "<|tool_call_argument_begin|>",
+            "<|tool_call_end|>",
+        )
+        out += [
+            f'{begin}functions.f:0{argb}{{"x": 1}}{end}',
+            f'{begin}functions.f:0{argb}{{"x": "{end}"',
+            f"{begin}functions.nope:3{argb}{{}}{end}",
+            f"{begin}{argb}{{}}{end}",
+        ]
+    return out
+
+
+def cut(s: str) -> st.SearchStrategy[str]:
+    """A tag as written, cut short, doubled, or nested in itself."""
+    if len(s) < 2:
+        return st.just(s)
+    return st.one_of(
+        st.just(s),
+        st.integers(1, len(s) - 1).map(lambda k: s[:k]),
+        st.integers(1, len(s) - 1).map(lambda k: s[k:]),
+        st.just(s + s),
+        st.integers(1, len(s) - 1).map(lambda k: s[:k] + s + s[k:]),
+    )
+
+
+def near_miss(d: rp.ToolDialect) -> st.SearchStrategy[str]:
+    pieces = markup(d) + envelopes(d) + GENERIC
+    fragment = st.one_of(
+        st.sampled_from(pieces).flatmap(cut),
+        st.text(max_size=3),
+    )
+    return st.lists(fragment, max_size=16).map("".join)
+
+
+def chunked(data: st.DataObject, text: str) -> list[str]:
+    points = data.draw(st.lists(st.integers(0, len(text)), max_size=12), label="cuts")
+    return split_at(text, points)
+
+
+# ---------------------------------------------------------------------------------------
+# Running and checking
+# ---------------------------------------------------------------------------------------
+
+DOCUMENTED = (rp.BufferLimitError,)
+
+
+def run_stream(kw: dict[str, Any], chunks: list[str]):
+    parser = rp.ResponseParser(**kw)
+    items = []
+    for i, c in enumerate(chunks):
+        items.extend(parser.stream_chunk(c, final=i == len(chunks) - 1))
+    check_invariants(items)
+    return parser, reconstruct(items)
+
+
+def is_subsequence(needle: str, hay: str) -> bool:
+    it = iter(hay)
+    return all(c in it for c in needle)
+
+
+def reference_channels(text: str, reasoning_parser: str | None, thinking: bool | None):
+    """The state machine's reasoning routing with tool tags disarmed, merged by channel:
+    `<think>` opens reasoning from plain text, `</think>` closes it, a leading `<think>`
+    is dropped when the response starts in reasoning, and with enable_thinking=False
+    reasoning text is content."""
+    out: list[tuple[str, str]] = []
+
+    def push(ch: str, t: str) -> None:
+        if not t:
+            return
+        if out and out[-1][0] == ch:
+            out[-1] = (ch, out[-1][1] + t)
+        else:
+            out.append((ch, t))
+
+    if reasoning_parser is None:
+        push("content", text)
+        return out
+    starts = thinking is True if reasoning_parser == "deepseek-v3" else thinking is not False
+    mode = "reasoning" if starts else "content"
+    pos = len("<think>") if starts and text.startswith("<think>") else 0
+    while True:
+        tag = "</think>" if mode == "reasoning" else "<think>"
+        i = text.find(tag, pos)
+        end = len(text) if i < 0 else i
+        push("content" if thinking is False else mode, text[pos:end])
+        if i < 0:
+            return out
+        pos = i + len(tag)
+        mode = "content" if mode == "reasoning" else "reasoning"
+
+
+def merged(pieces: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    for ch, t in pieces:
+        if out and out[-1][0] == ch:
+            out[-1] = (ch, out[-1][1] + t)
+        else:
+            out.append((ch, t))
+    return out
+
+
+def rejected_of(p: rp.ResponseParser) -> list[tuple[Any, str, str]]:
+    return [(r["name"], r["reason"], r["raw"]) for r in p.rejected_calls]
+
+
+def check_stream_equals_complete(kw: dict[str, Any], text: str, chunks: list[str]):
+    try:
+        parser, stream = run_stream(kw, chunks)
+    except DOCUMENTED:
+        with pytest.raises(DOCUMENTED):
+            rp.ResponseParser(**kw).parse_complete(text)
+        return None
+    reference = rp.ResponseParser(**kw)
+    complete = complete_result(reference.parse_complete(text))
+    assert stream.result() == complete, f"stream != complete for {text!r} cut {chunks!r}"
+    assert rejected_of(parser) == rejected_of(reference)
+    assert parser.ended_in_tool_block == reference.ended_in_tool_block
+    shown = "".join(t for _, t in stream.pieces)
+    assert is_subsequence(shown, text), f"{shown!r} was not in {text!r}"
+    for name, _ in stream.calls:
+        assert name in NAMES, name
+    return stream
+
+
+# ---------------------------------------------------------------------------------------
+# Tests
+# ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", sorted(DIALECTS))
+@SETTINGS
+@given(data=st.data())
+def test_near_miss_stream_equals_complete(name: str, data) -> None:
+    d = DIALECTS[name]
+    text = data.draw(near_miss(d), label="text")
+    reasoning, thinking = data.draw(st.sampled_from(REASONING), label="reasoning")
+    choice = data.draw(
+        st.sampled_from(["auto", "required", {"type": "function", "function": {"name": "f"}}]),
+        label="tool_choice",
+    )
+    kw = {
+        "tool_parser": name,
+        "reasoning_parser": reasoning,
+        "tools": TOOLS_NEAR,
+        "tool_choice": choice,
+        "enable_thinking": thinking,
+    }
+    check_stream_equals_complete(kw, text, chunked(data, text))
+
+
+@pytest.mark.parametrize("name", sorted(DIALECTS))
+@SETTINGS
+@given(data=st.data())
+def test_near_miss_without_tools_conserves_text(name: str, data) -> None:
+    d = DIALECTS[name]
+    text = data.draw(near_miss(d), label="text")
+    reasoning, thinking = data.draw(st.sampled_from(REASONING), label="reasoning")
+    tools, choice = data.draw(
+        st.sampled_from([(None, "auto"), (TOOLS_NEAR, "none")]), label="tools"
+    )
+    kw = {
+        "tool_parser": name,
+        "reasoning_parser": reasoning,
+        "tools": tools,
+        "tool_choice": choice,
+        "enable_thinking": thinking,
+    }
+    stream = check_stream_equals_complete(kw, text, chunked(data, text))
+    assert stream is not None
+    assert stream.calls == []
+    assert merged(stream.pieces) == reference_channels(text, reasoning, thinking)
+    if reasoning is None:
+        assert "".join(t for _, t in stream.pieces) == text
+
+
+HARMONY_TAGS = ["<|start|>", "<|end|>", "<|message|>", "<|channel|>", "<|constrain|>"]
+HARMONY_TAGS += ["<|return|>", "<|call|>"]
+HARMONY_PIECES = (
+    HARMONY_TAGS
+    + [
+        "assistant",
+        "analysis",
+        "commentary",
+        "final",
+        " to=functions.f",
+        " to=functions.nope",
+        " to=functions.",
+        " to=browser.search",
+        " <|constrain|>json",
+        '{"x": 1}',
+        '{"x": "<|call|>"',
+        "functions.f",
+    ]
+    + GENERIC
+)
+
+
+@SETTINGS
+@given(data=st.data())
+def test_harmony_near_miss(data) -> None:
+    fragment = st.one_of(st.sampled_from(HARMONY_PIECES).flatmap(cut), st.text(max_size=3))
+    text = data.draw(st.lists(fragment, max_size=16).map("".join), label="text")
+    tools, choice = data.draw(
+        st.sampled_from([(TOOLS_NEAR, "auto"), (TOOLS_NEAR, "required"), (None, "auto")]),
+        label="tools",
+    )
+    kw = {"response_parser": "gpt-oss", "tools": tools, "tool_choice": choice}
+    stream = check_stream_equals_complete(kw, text, chunked(data, text))
+    assert stream is not None
+    if tools is None:
+        assert stream.calls == []
+        if not any(t in text for t in HARMONY_TAGS) and text.strip():
+            assert stream.content == text and stream.reasoning is None
+
+
+def test_strategies_reach_real_calls() -> None:
+    """The near-miss strategies are not all noise: each dialect's well-formed payload,
+    inside its own tags, is a call."""
+    for name, d in DIALECTS.items():
+        payload = envelopes(d)[0] if d.family == "json_envelope" else envelopes(d)[6]
+        text = d.open + payload + (d.close or "")
+        parsed = rp.ResponseParser(tool_parser=name, tools=TOOLS_NEAR).parse_complete(text)
+        assert [c.function.name for c in parsed.tool_calls] == ["f"], (name, text)
+        assert json.loads(parsed.tool_calls[0].function.arguments) == {"x": 1}, name
