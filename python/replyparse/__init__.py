@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from . import _native
+from . import _native, constraints
 from ._models import (
     DsmlSyntax,
     FunctionDefinition,
@@ -97,7 +97,7 @@ class ResponseParser(_native.ResponseParser):
         reasoning_tag_ids: tuple[int, int] | None = None,
         max_buffered_bytes: int | None = None,
     ):
-        return super().__new__(
+        parser = super().__new__(
             cls,
             tool_parser or None,
             reasoning_parser or None,
@@ -108,6 +108,36 @@ class ResponseParser(_native.ResponseParser):
             tuple(reasoning_tag_ids) if reasoning_tag_ids is not None else None,
             max_buffered_bytes,
         )
+        # The decoding constraint of tool_choice "required" / a named function, built now
+        # so that a dialect that cannot express it fails here, not mid-stream.
+        parser._constraint_args = (
+            tool_parser,
+            reasoning_parser,
+            response_parser,
+            tools,
+            tool_choice,
+            enable_thinking,
+            True,  # parallel_tool_calls; from_request knows it
+        )
+        parser._constraint = constraints.for_parser(*parser._constraint_args)
+        return parser
+
+    def constraint(self, special_tokens: Any = None) -> constraints.ToolConstraint | None:
+        """What the engine must enforce for `tool_choice="required"` or a named function:
+        `.structural_tag` (xgrammar `response_format`) and `.lark_grammar` (llguidance);
+        None for `auto` / `none`. `special_tokens` (the engine's `llguidance.LLTokenizer`,
+        say) builds the Lark grammar for that vocabulary; see `replyparse.constraints`."""
+        if special_tokens is None or self._constraint is None:
+            return self._constraint
+        return constraints.for_parser(*self._constraint_args, special_tokens=special_tokens)
+
+    @property
+    def structural_tag(self) -> dict[str, Any] | None:
+        return self._constraint.structural_tag if self._constraint is not None else None
+
+    @property
+    def lark_grammar(self) -> str | None:
+        return self._constraint.lark_grammar if self._constraint is not None else None
 
     @classmethod
     def from_request(
@@ -139,6 +169,9 @@ class ResponseParser(_native.ResponseParser):
         )
         parser.tool_choice = o.tool_choice
         parser.parallel_tool_calls = o.parallel_tool_calls
+        if o.parallel_tool_calls is False and parser._constraint is not None:
+            parser._constraint_args = (*parser._constraint_args[:-1], False)
+            parser._constraint = constraints.for_parser(*parser._constraint_args)
         return parser
 
 
