@@ -1,0 +1,357 @@
+"""Per-chunk cost of replyparse through its Python API (pytest-benchmark).
+
+    python -m pytest benches/bench_python.py --benchmark-only
+    python -m pytest benches/bench_python.py --benchmark-only -k "2KB or floor or many"
+
+Not part of the default test run (pytest's testpaths is tests/). Every benchmark first
+streams its workload once and checks the reconstruction against the expected result,
+then times it. Workloads (benches/workloads.py) are realistic responses in each
+dialect's real syntax: reasoning, content and tool calls with ~2 KB, 32 KB and 1 MB
+arguments, chunked at real token boundaries ("tok": quicktok qwen3 / llama3 /
+o200k_harmony, or the DeepSeek tokenizer.json, decoded incrementally) and at 1, 4, 16
+and 256 characters. A timed round is one whole stream on a fresh parser (construction
+is in the untimed setup) ending with an empty final chunk; conftest.py divides by the
+number of calls and prints the per-chunk table and the ratios at the end of the run.
+"""
+
+from __future__ import annotations
+
+import gc
+import hashlib
+import json
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import pytest
+import workloads as wl
+
+import replyparse as rp
+from replyparse import _native
+
+CHUNKINGS = ("tok", *(str(n) for n in wl.CHAR_CHUNKS))
+TARGET_SECONDS = 0.6  # timed work per benchmark (rounds are chosen from an estimate)
+
+
+def make_parser(w: wl.Workload) -> rp.ResponseParser:
+    return rp.ResponseParser(tools=wl.TOOLS, **w.parser_kwargs)
+
+
+def collect(p: rp.ResponseParser, chunks: Sequence[str]) -> list[tuple[Any, bool]]:
+    items: list[tuple[Any, bool]] = []
+    for c in chunks:
+        items.extend(p.stream_chunk(c))
+    items.extend(p.stream_chunk("", final=True))
+    return items
+
+
+def feed(p: rp.ResponseParser, chunks: Sequence[str]) -> None:
+    """The timed loop: what a server does per engine step, minus its own work."""
+    stream_chunk = p.stream_chunk
+    for c in chunks:
+        stream_chunk(c)
+    stream_chunk("", final=True)
+
+
+def rounds_for(estimate: float, lo: int = 3, hi: int = 2000) -> int:
+    return max(lo, min(hi, int(TARGET_SECONDS / max(estimate, 1e-7))))
+
+
+def timed_once(fn: Callable[[], Any]) -> float:
+    t = time.perf_counter()
+    fn()
+    return time.perf_counter() - t
+
+
+# ---------------------------------------------------------------------------------------
+# Streaming, per dialect, size and chunking
+# ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("chunking", CHUNKINGS)
+@pytest.mark.parametrize("size", list(wl.SIZES))
+@pytest.mark.parametrize("dialect", wl.DIALECTS)
+def test_stream(benchmark: Any, dialect: str, size: str, chunking: str) -> None:
+    w = wl.workload(dialect, size)
+    chunks = wl.chunks(w, chunking)
+    w.check(*wl.reconstruct(collect(make_parser(w), chunks)))
+    estimate = timed_once(lambda: feed(make_parser(w), chunks))
+
+    benchmark.group = f"stream {size}"
+    benchmark.extra_info.update(
+        kind="stream", dialect=dialect, size=size, chunking=chunking, calls=len(chunks) + 1
+    )
+    benchmark.pedantic(
+        feed,
+        setup=lambda: ((make_parser(w), chunks), {}),
+        rounds=rounds_for(estimate),
+        warmup_rounds=1,
+    )
+
+
+# ---------------------------------------------------------------------------------------
+# The floor: a no-op call across the PyO3 boundary returning one delta
+# ---------------------------------------------------------------------------------------
+
+
+def noop_feed(chunks: Sequence[str]) -> None:
+    noop = _native._noop_chunk
+    for c in chunks:
+        noop(c)
+    noop("")
+
+
+@pytest.mark.parametrize("chunking", CHUNKINGS)
+def test_noop_floor(benchmark: Any, chunking: str) -> None:
+    w = wl.workload("qwen", "2KB")
+    chunks = wl.chunks(w, chunking)
+    out = [d for c in chunks for d, _ in _native._noop_chunk(c)]
+    assert "".join(d.content for d in out) == w.text
+    estimate = timed_once(lambda: noop_feed(chunks))
+
+    benchmark.group = "floor"
+    benchmark.extra_info.update(kind="noop", chunking=chunking, calls=len(chunks) + 1)
+    benchmark.pedantic(noop_feed, args=(chunks,), rounds=rounds_for(estimate), warmup_rounds=1)
+
+
+# ---------------------------------------------------------------------------------------
+# Complete parsing
+# ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("size", list(wl.SIZES))
+@pytest.mark.parametrize("dialect", wl.DIALECTS)
+def test_complete(benchmark: Any, dialect: str, size: str) -> None:
+    w = wl.workload(dialect, size)
+    r = make_parser(w).parse_complete(w.text)
+    w.check(
+        r.content,
+        r.reasoning_content,
+        [(c.function.name, c.function.arguments) for c in r.tool_calls],
+    )
+    estimate = timed_once(lambda: make_parser(w).parse_complete(w.text))
+
+    benchmark.group = "complete"
+    benchmark.extra_info.update(
+        kind="complete", dialect=dialect, size=size, bytes=len(w.text.encode())
+    )
+    benchmark.pedantic(
+        lambda p: p.parse_complete(w.text),
+        setup=lambda: ((make_parser(w),), {}),
+        rounds=rounds_for(estimate),
+        warmup_rounds=1,
+    )
+
+
+# ---------------------------------------------------------------------------------------
+# Batch entry point: 256 streams, 1-4 character chunks, one call per engine step
+# ---------------------------------------------------------------------------------------
+
+N_STREAMS = 256
+Batch = list[tuple[rp.ResponseParser, str, bool]]
+
+
+def batch_steps(w: wl.Workload, parsers: Sequence[rp.ResponseParser]) -> list[Batch]:
+    """Engine steps: step k holds chunk k of every stream still running (the last
+    chunk of a stream carries final=True). Stream i has its own 1-4 character chunks."""
+    per_stream = [wl.random_small_chunks(w.text, seed=i) for i in range(len(parsers))]
+    steps = max(len(cs) for cs in per_stream)
+    return [
+        [
+            (p, cs[k], k == len(cs) - 1)
+            for p, cs in zip(parsers, per_stream, strict=True)
+            if k < len(cs)
+        ]
+        for k in range(steps)
+    ]
+
+
+def collect_many(steps: list[Batch]) -> list[list[Any]]:
+    many = rp.stream_many
+    return [many(step) for step in steps]
+
+
+def collect_per_stream(steps: list[Batch]) -> list[list[Any]]:
+    return [[p.stream_chunk(c, final=f) for p, c, f in step] for step in steps]
+
+
+# The timed loops drop each step's output, as a server does once it has sent it, and
+# run with the cyclic GC off: the 256 streams' prepared steps are ~200k live tuples,
+# and collections triggered by the deltas' allocations would time the GC walking them.
+def run_many(steps: list[Batch]) -> None:
+    many = rp.stream_many
+    gc.disable()
+    try:
+        for step in steps:
+            many(step)
+    finally:
+        gc.enable()
+
+
+def run_per_stream(steps: list[Batch]) -> None:
+    gc.disable()
+    try:
+        for step in steps:
+            for p, c, f in step:
+                p.stream_chunk(c, final=f)
+    finally:
+        gc.enable()
+
+
+@pytest.mark.parametrize("mode", ["stream_many", "per_stream"])
+@pytest.mark.parametrize("dialect", ["qwen", "qwen3coder"])
+def test_batch(benchmark: Any, dialect: str, mode: str) -> None:
+    w = wl.workload(dialect, "2KB")
+    run = run_many if mode == "stream_many" else run_per_stream
+    collect_steps = collect_many if mode == "stream_many" else collect_per_stream
+
+    def setup() -> tuple[tuple[list[Batch]], dict[str, Any]]:
+        return (batch_steps(w, [make_parser(w) for _ in range(N_STREAMS)]),), {}
+
+    (steps,), _ = setup()
+    results = collect_steps(steps)
+    per_parser: dict[int, list[Any]] = {}
+    for step, outs in zip(steps, results, strict=True):
+        for (p, _, _), out in zip(step, outs, strict=True):
+            assert isinstance(out, list), out  # stream_many returns exceptions in place
+            per_parser.setdefault(id(p), []).extend(out)
+    assert len(per_parser) == N_STREAMS
+    for items in per_parser.values():
+        w.check(*wl.reconstruct(items))
+    calls = sum(len(s) for s in steps)
+    del steps, results, per_parser
+
+    benchmark.group = "stream_many"
+    benchmark.extra_info.update(
+        kind="batch", dialect=dialect, mode=mode, streams=N_STREAMS, calls=calls
+    )
+    benchmark.pedantic(run, setup=setup, rounds=5, warmup_rounds=1)
+
+
+# ---------------------------------------------------------------------------------------
+# Two threads vs one on 256-character chunks (each thread with its own parsers)
+# ---------------------------------------------------------------------------------------
+
+THREAD_STREAMS = 128
+
+
+def run_threads(groups: list[list[tuple[rp.ResponseParser, Sequence[str]]]]) -> None:
+    def work(group: list[tuple[rp.ResponseParser, Sequence[str]]]) -> None:
+        for p, chunks in group:
+            feed(p, chunks)
+
+    threads = [threading.Thread(target=work, args=(g,)) for g in groups]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("dialect", ["qwen", "qwen3coder"])
+def test_threads(benchmark: Any, dialect: str, threads: int) -> None:
+    w = wl.workload(dialect, "32KB")
+    chunks = wl.chunks(w, "256")
+    w.check(*wl.reconstruct(collect(make_parser(w), chunks)))
+
+    def setup() -> tuple[tuple[list[list[Any]]], dict[str, Any]]:
+        streams = [(make_parser(w), chunks) for _ in range(THREAD_STREAMS)]
+        return ([streams[i::threads] for i in range(threads)],), {}
+
+    # The same streams through the threaded runner, checked.
+    (groups,), _ = setup()
+    outs: dict[int, list[Any]] = {}
+
+    def work(group: list[tuple[rp.ResponseParser, Sequence[str]]]) -> None:
+        for p, cs in group:
+            outs[id(p)] = collect(p, cs)
+
+    ts = [threading.Thread(target=work, args=(g,)) for g in groups]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert len(outs) == THREAD_STREAMS
+    for items in outs.values():
+        w.check(*wl.reconstruct(items))
+
+    benchmark.group = "threads"
+    benchmark.extra_info.update(
+        kind="threads", dialect=dialect, threads=threads, calls=THREAD_STREAMS * (len(chunks) + 1)
+    )
+    benchmark.pedantic(run_threads, setup=setup, rounds=15, warmup_rounds=2)
+
+
+# ---------------------------------------------------------------------------------------
+# Memory: a 100 MB string argument streamed in 1 KB chunks
+# ---------------------------------------------------------------------------------------
+
+MEMORY_ARG_BYTES = 100 * 1024 * 1024
+
+
+def _rss() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * 4096
+
+
+def _memory_stream() -> tuple[list[str], str, str]:
+    """(head chunks, 1 KB body unit, tail) of a qwen response whose `content` argument
+    is the unit repeated (~100 MB of JSON-escaped code), generated lazily."""
+    escaped = json.dumps(wl.code(4096), ensure_ascii=False)[1:-1]
+    unit = escaped[:1024]
+    while (len(unit) - len(unit.rstrip("\\"))) % 2:  # no dangling backslash
+        unit = unit[:-1] + "x"
+    head = (
+        "<think>\nplan\n</think>\n\nWriting.\n<tool_call>\n"
+        f'{{"name": "write_file", "arguments": {{"path": "{wl.PATH}", "content": "'
+    )
+    tail = '"}}\n</tool_call>'
+    return [head[i : i + 1024] for i in range(0, len(head), 1024)], unit, tail
+
+
+def test_memory_100mb_argument(benchmark: Any) -> None:
+    head, unit, tail = _memory_stream()
+    count = MEMORY_ARG_BYTES // len(unit)
+    want = hashlib.sha256()
+    want.update(f'{{"path": "{wl.PATH}", "content": "'.encode())
+    for _ in range(count):
+        want.update(unit.encode())
+    want.update(b'"}')
+
+    def run() -> dict[str, Any]:
+        p = rp.ResponseParser(tool_parser="qwen", reasoning_parser="qwen3", tools=wl.TOOLS)
+        got = hashlib.sha256()
+        content: list[str] = []
+        base = peak = _rss()
+
+        def take(items: list[tuple[Any, bool]]) -> None:
+            for d, _ in items:
+                if d.content is not None:
+                    content.append(d.content)
+                for tc in d.tool_calls or ():
+                    if tc.function.arguments:
+                        got.update(tc.function.arguments.encode())
+
+        for c in head:
+            take(p.stream_chunk(c))
+        for i in range(count):
+            take(p.stream_chunk(unit))
+            if i % 1024 == 0:
+                peak = max(peak, _rss())
+        take(p.stream_chunk(tail, final=True))
+        peak = max(peak, _rss())
+        return {"growth": peak - base, "args": got.digest(), "content": "".join(content)}
+
+    first = run()  # checked (and measured for memory) before timing
+    assert first["args"] == want.digest(), "100 MB argument reconstruction differs"
+    assert first["content"] == "\n\nWriting.\n", first["content"]
+
+    benchmark.group = "memory"
+    benchmark.extra_info.update(
+        kind="memory",
+        arg_mb=count * len(unit) / 2**20,
+        rss_growth_mb=first["growth"] / 2**20,
+        calls=len(head) + count + 1,
+    )
+    benchmark.pedantic(run, rounds=1, iterations=1)

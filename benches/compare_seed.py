@@ -1,0 +1,202 @@
+"""replyparse vs the seed's engine (lmdeploy 0.18.0 response parser), in one run.
+
+Installs nothing. When lmdeploy 0.18.0 is present in a target directory, it is imported
+through benches/_lmdeploy_shim.py (stub package modules, so torch is not needed; no
+lmdeploy code is copied). To install it for this script:
+
+    pip install --no-deps --target /tmp/lmdeploy_pkg lmdeploy==0.18.0
+    pip install pydantic shortuuid mmengine-lite
+
+Run (LMDEPLOY_PKG overrides the target directory):
+
+    python benches/compare_seed.py            # the issue's workloads: qwen, qwen3coder
+    python benches/compare_seed.py --all      # + every dialect both engines support
+
+The workloads (benches/workloads.py) are the same for both engines: Qwen3 reasoning,
+content and two tool calls (JSON envelope `qwen`, XML `qwen3coder`; with --all also
+glm47, internlm, llama3, deepseek-v32/v4, kimi_k2) with ~2 KB and 32 KB arguments,
+streamed at real token boundaries (quicktok qwen3 BPE with the model's special tokens,
+the DeepSeek tokenizer.json, or the Llama 3 BPE), one engine chunk per token. Before
+timing, both reconstructions are checked against the expected result. Each round
+streams the whole response on a fresh parser (construction untimed), alternating the
+two engines; the figure is the fastest round divided by the number of chunks. The seed
+gets a one-id token list per chunk (its API takes one; without a tokenizer it does not
+read it); replyparse gets the text alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import _lmdeploy_shim  # noqa: E402
+import workloads as wl  # noqa: E402
+
+import replyparse as rp  # noqa: E402
+from replyparse import _native  # noqa: E402
+
+# replyparse dialect -> the seed's (reasoning parser, tool parser) registry names
+SEED_NAMES: dict[str, tuple[str | None, str]] = {
+    "qwen": ("default", "qwen3"),
+    "qwen3coder": ("default", "qwen3coder"),
+    "glm47": ("default", "glm47"),
+    "internlm": ("default", "internlm"),
+    "llama3": (None, "llama3"),
+    "deepseek-v32": ("deepseek-v32", "deepseek-v32"),
+    "deepseek-v4": ("deepseek-v4", "deepseek-v4"),
+    "kimi_k2": ("default", "kimi_k2"),
+}
+ISSUE_DIALECTS = ("qwen", "qwen3coder")
+SIZES = ("2KB", "32KB")
+ONE_ID = [0]
+
+
+def seed_factory(dialect: str, w: wl.Workload) -> Callable[[], Any]:
+    from lmdeploy.serve.openai.protocol import ChatCompletionRequest
+    from lmdeploy.serve.parsers.response_parser import BaseResponseParser
+
+    reasoning, tool = SEED_NAMES[dialect]
+    # set_parsers configures class attributes: one subclass per dialect.
+    cls = type(f"Seed_{dialect}", (BaseResponseParser,), {})
+    cls.set_parsers(reasoning_parser_name=reasoning, tool_parser_name=tool)
+    extra: dict[str, Any] = {}
+    if w.parser_kwargs.get("enable_thinking"):
+        extra["chat_template_kwargs"] = {"enable_thinking": True}
+    request = ChatCompletionRequest(
+        model="m", messages=[{"role": "user", "content": "hi"}], tools=wl.TOOLS, **extra
+    )
+    return lambda: cls(request)
+
+
+def seed_feed(p: Any, chunks: Sequence[str]) -> list[Any]:
+    out: list[Any] = []
+    for c in chunks:
+        out.extend(p.stream_chunk(c, ONE_ID))
+    out.extend(p.stream_chunk("", [], final=True))
+    return out
+
+
+def seed_run(p: Any, chunks: Sequence[str]) -> None:
+    sc = p.stream_chunk
+    for c in chunks:
+        sc(c, ONE_ID)
+    sc("", [], final=True)
+
+
+def rp_feed(p: rp.ResponseParser, chunks: Sequence[str]) -> list[Any]:
+    out: list[Any] = []
+    for c in chunks:
+        out.extend(p.stream_chunk(c))
+    out.extend(p.stream_chunk("", final=True))
+    return out
+
+
+def rp_run(p: rp.ResponseParser, chunks: Sequence[str]) -> None:
+    sc = p.stream_chunk
+    for c in chunks:
+        sc(c)
+    sc("", final=True)
+
+
+def noop_run(_: Any, chunks: Sequence[str]) -> None:
+    noop = _native._noop_chunk
+    for c in chunks:
+        noop(c)
+    noop("")
+
+
+def measure(
+    contenders: dict[str, tuple[Callable[[], Any], Callable[[Any, Sequence[str]], None]]],
+    chunks: Sequence[str],
+    rounds: int,
+) -> dict[str, list[float]]:
+    """Alternates the contenders round by round; seconds per chunk for each round."""
+    times: dict[str, list[float]] = {k: [] for k in contenders}
+    calls = len(chunks) + 1
+    for _ in range(rounds):
+        for name, (make, run) in contenders.items():
+            p = make()
+            t = time.perf_counter()
+            run(p, chunks)
+            times[name].append((time.perf_counter() - t) / calls)
+    return times
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--all", action="store_true", help="every dialect both engines support")
+    ap.add_argument("--rounds", type=int, default=15)
+    ap.add_argument("--stat", choices=("min", "median"), default="min")
+    args = ap.parse_args(argv)
+
+    if _lmdeploy_shim.load() is None:
+        print(
+            "lmdeploy 0.18.0 not found (looked in $LMDEPLOY_PKG or "
+            f"{_lmdeploy_shim.DEFAULT_TARGET}); see the install commands at the top of "
+            "benches/compare_seed.py. Nothing to compare."
+        )
+        return 0
+
+    stat = min if args.stat == "min" else statistics.median
+    dialects = list(SEED_NAMES) if args.all else list(ISSUE_DIALECTS)
+    header = (
+        f"{'workload':22} {'chunks':>6} {'seed ns':>9} {'rp ns':>7} {'floor ns':>8} "
+        f"{'seed/rp':>8} {'rp/floor':>8}"
+    )
+    print(f"per-chunk cost, real token boundaries ({args.stat} of {args.rounds} rounds)")
+    print(header)
+    ratios: list[float] = []
+    floors: list[float] = []
+    for dialect in dialects:
+        for size in SIZES:
+            w = wl.workload(dialect, size)
+            chunks = wl.chunks(w, "tok")
+            make_seed = seed_factory(dialect, w)
+
+            def make_rp(w: wl.Workload = w) -> rp.ResponseParser:
+                return rp.ResponseParser(tools=wl.TOOLS, **w.parser_kwargs)
+
+            w.check(*wl.reconstruct(rp_feed(make_rp(), chunks)))
+            try:
+                w.check(*wl.reconstruct(seed_feed(make_seed(), chunks)))
+            except AssertionError as e:
+                print(f"{dialect + ' ' + size:22} seed reconstruction incorrect ({e}); skipped")
+                continue
+            t = measure(
+                {
+                    "seed": (make_seed, seed_run),
+                    "rp": (make_rp, rp_run),
+                    "floor": (lambda: None, noop_run),
+                },
+                chunks,
+                args.rounds,
+            )
+            seed, ours, floor = stat(t["seed"]), stat(t["rp"]), stat(t["floor"])
+            ratio = seed / ours
+            if dialect in ISSUE_DIALECTS:
+                ratios.append(ratio)
+                floors.append(ours / floor)
+            print(
+                f"{dialect + ' ' + size:22} {len(chunks):6} {seed * 1e9:9.0f} {ours * 1e9:7.0f} "
+                f"{floor * 1e9:8.0f} {ratio:8.1f} {ours / floor:8.2f}",
+                flush=True,
+            )
+    if ratios:
+        print(
+            f"issue workloads (JSON + XML, 2 KB + 32 KB): replyparse is "
+            f"{min(ratios):.1f}x-{max(ratios):.1f}x faster than the seed per token chunk "
+            f"(target >= 25x) and {min(floors):.2f}x-{max(floors):.2f}x the no-op boundary "
+            "call (target <= 3x)"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

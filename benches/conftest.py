@@ -1,0 +1,117 @@
+"""Summary of a bench_python.py run: per-chunk costs and the ratios of the issue's
+targets, all from this one run (the fastest timed round: these machines are shared and noisy).
+
+Set REPLYPARSE_BENCH_STAT=median for the median round instead.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+STAT = os.environ.get("REPLYPARSE_BENCH_STAT", "min")
+
+
+def _stat(bench: Any) -> float:
+    return getattr(bench.stats, STAT)
+
+
+def _fmt_ns(seconds: float) -> str:
+    return f"{seconds * 1e9:8.0f}"
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: Any) -> None:
+    session = getattr(config, "_benchmarksession", None)
+    if session is None or not session.benchmarks:
+        return
+    stream: dict[tuple[str, str, str], float] = {}
+    noop: dict[str, float] = {}
+    complete: dict[tuple[str, str], float] = {}
+    batch: dict[tuple[str, str], float] = {}
+    threads: dict[tuple[str, int], float] = {}
+    memory: list[dict[str, Any]] = []
+    for b in session.benchmarks:
+        if not b:
+            continue
+        x = b.extra_info
+        kind = x.get("kind")
+        t = _stat(b)
+        if kind == "stream":
+            stream[(x["dialect"], x["size"], x["chunking"])] = t / x["calls"]
+        elif kind == "noop":
+            noop[x["chunking"]] = t / x["calls"]
+        elif kind == "complete":
+            complete[(x["dialect"], x["size"])] = x["bytes"] / t / 1e6
+        elif kind == "batch":
+            batch[(x["dialect"], x["mode"])] = t
+        elif kind == "threads":
+            threads[(x["dialect"], x["threads"])] = t
+        elif kind == "memory":
+            memory.append(x)
+
+    w = terminalreporter.write_line
+    w("")
+    w(f"replyparse per-chunk cost (ns per stream_chunk call, {STAT} of the rounds)")
+    if stream:
+        sizes = ["2KB", "32KB", "1MB"]
+        w(
+            f"{'dialect':14} {'chunk':>5} "
+            + " ".join(f"{s:>8}" for s in sizes)
+            + f" {'1MB/2KB':>8} {'floor':>8} {'2KB/fl':>7} {'32KB/fl':>7}"
+        )
+        dialects = sorted({k[0] for k in stream}, key=lambda d: list_index(d))
+        for d in dialects:
+            for c in ("tok", "1", "4", "16", "256"):
+                row = [stream.get((d, s, c)) for s in sizes]
+                if not any(row):
+                    continue
+                cells = " ".join(_fmt_ns(v) if v else f"{'-':>8}" for v in row)
+                lin = f"{row[2] / row[0]:8.2f}" if row[0] and row[2] else f"{'-':>8}"
+                fl = noop.get(c)
+                flc = _fmt_ns(fl) if fl else f"{'-':>8}"
+                r2 = f"{row[0] / fl:7.2f}" if fl and row[0] else f"{'-':>7}"
+                r32 = f"{row[1] / fl:7.2f}" if fl and row[1] else f"{'-':>7}"
+                w(f"{d:14} {c:>5} {cells} {lin} {flc} {r2} {r32}")
+    elif noop:
+        w("floor (ns/call): " + ", ".join(f"{c}: {v * 1e9:.0f}" for c, v in noop.items()))
+    if complete:
+        w("")
+        w("parse_complete throughput (MB/s)")
+        for (d, s), v in sorted(complete.items(), key=lambda kv: (list_index(kv[0][0]), kv[0][1])):
+            w(f"  {d:14} {s:>5} {v:10.1f}")
+    if batch:
+        w("")
+        w("stream_many vs per-stream calls (256 streams, 1-4 char chunks)")
+        for d in sorted({k[0] for k in batch}):
+            many, per = batch.get((d, "stream_many")), batch.get((d, "per_stream"))
+            if many and per:
+                w(
+                    f"  {d:14} per-stream {per * 1e3:8.1f} ms  stream_many {many * 1e3:8.1f} ms"
+                    f"  throughput x{per / many:.2f}"
+                )
+    if threads:
+        w("")
+        w("two threads vs one (128 streams of 32 KB, 256-char chunks, own parsers)")
+        for d in sorted({k[0] for k in threads}):
+            one, two = threads.get((d, 1)), threads.get((d, 2))
+            if one and two:
+                w(
+                    f"  {d:14} 1 thread {one * 1e3:8.1f} ms  2 threads {two * 1e3:8.1f} ms"
+                    f"  speedup x{one / two:.2f}"
+                )
+    for m in memory:
+        w("")
+        w(
+            f"memory: {m['arg_mb']:.0f} MB string argument in 1 KB chunks: "
+            f"RSS grew {m['rss_growth_mb']:.1f} MB"
+        )
+
+
+_ORDER = (
+    "qwen", "llama3", "internlm", "qwen3coder", "glm47", "glm45",
+    "deepseek-v32", "deepseek-v4", "kimi_k2", "gpt-oss",
+)  # fmt: skip
+
+
+def list_index(d: str) -> int:
+    return _ORDER.index(d) if d in _ORDER else len(_ORDER)

@@ -1,0 +1,1 @@
+//! Empty: the benchmark is vs_tool_parser.rs.
