@@ -19,6 +19,11 @@ else
     cargo test -p replyparse
 fi
 
+echo "== fuzz: corpus replay and a 10 s smoke run per target (README, Fuzzing)"
+cargo fmt --manifest-path fuzz/Cargo.toml -- --check
+cargo test --manifest-path fuzz/Cargo.toml
+bash scripts/fuzz.sh 10
+
 echo "== python: ruff"
 python3 -m ruff check python tests benches
 python3 -m ruff format --check python tests benches

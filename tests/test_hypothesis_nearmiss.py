@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 import replyparse as rp
 
 SETTINGS = settings(
-    max_examples=60,
+    max_examples=150,
     deadline=None,
     database=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],

@@ -825,6 +825,13 @@ fn stream_many<'py>(
     Ok(out)
 }
 
+/// Panics inside the same guard every engine call runs in, so tests can show that a
+/// Rust panic reaches Python as `InternalError`, never as a crash or a `PanicException`.
+#[pyfunction]
+fn _panic_in_engine_for_tests() -> PyResult<()> {
+    guarded(|| -> () { panic!("deliberate panic (test hook)") })
+}
+
 /// The floor of the Python boundary, for benchmarks: crosses into Rust, releases and
 /// re-takes the GIL, and returns one delta-shaped result, doing no parsing.
 #[pyfunction]
@@ -1306,6 +1313,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(register_reasoning_dialect, m)?)?;
     m.add_function(wrap_pyfunction!(stream_many, m)?)?;
     m.add_function(wrap_pyfunction!(_noop_chunk, m)?)?;
+    m.add_function(wrap_pyfunction!(_panic_in_engine_for_tests, m)?)?;
     m.add_class::<NativeServeStream>()?;
     m.add_function(wrap_pyfunction!(anthropic_tool_input, m)?)?;
     Ok(())

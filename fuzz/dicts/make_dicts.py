@@ -1,0 +1,120 @@
+"""Writes the libFuzzer dictionaries (fuzz/dicts/<target>.dict): each dialect's tags and
+near-miss pieces, so mutations combine real markup. Run: python fuzz/dicts/make_dicts.py"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+D = "\uff5cDSML\uff5c"
+COMMON = ["<think>", "</think>", "\n", "\n\n", "{", "}", '"', "\\", ":", ",", "[", "]"]
+COMMON += ["null", "true", "get_weather", "search", "noop", "typed", "f", "unknown_fn", "<", "</"]
+TARGETS = {
+    "json_envelope": [
+        "<tool_call>",
+        "</tool_call>",
+        "<|python_tag|>",
+        "<|action_start|><|plugin|>",
+        "<|action_start|>",
+        "<|action_end|>",
+        '"name"',
+        '"arguments"',
+        '"parameters"',
+        '{"name": "search", "arguments": {',
+        '"\\u00e9"',
+    ],
+    "xml": [
+        "<tool_call>",
+        "</tool_call>",
+        "<function=",
+        "</function>",
+        "<parameter=",
+        "</parameter>",
+        ">",
+        "<arg_key>",
+        "</arg_key>",
+        "<arg_value>",
+        "</arg_value>",
+        "query",
+        "top_k",
+        "city",
+        "days",
+        "i",
+        "n",
+        "b",
+        "o",
+        "a",
+        "in",
+        "any_ns",
+        "enum_i",
+        "one_bi",
+        "1.5",
+        "NaN",
+        "-0",
+        "007",
+    ],
+    "dsml": [
+        f"\n\n<{D}function_calls>",
+        f"<{D}function_calls>",
+        f"</{D}function_calls>",
+        f"\n\n<{D}tool_calls>",
+        f"<{D}tool_calls>",
+        f"</{D}tool_calls>",
+        f'<{D}invoke name="',
+        f"</{D}invoke>",
+        f'<{D}parameter name="',
+        '" string="true">',
+        '" string="false">',
+        f"</{D}parameter>",
+        D,
+        '">',
+    ],
+    "kimi": [
+        "<|tool_calls_section_begin|>",
+        "<|tool_calls_section_end|>",
+        "<|tool_call_section_begin|>",
+        "<|tool_call_section_end|>",
+        "<|tool_call_begin|>",
+        "<|tool_call_argument_begin|>",
+        "<|tool_call_end|>",
+        "functions.search:0",
+        "functions.",
+        ":1",
+    ],
+    "harmony": [
+        "<|start|>",
+        "<|end|>",
+        "<|message|>",
+        "<|channel|>",
+        "<|constrain|>",
+        "<|return|>",
+        "<|call|>",
+        "assistant",
+        "analysis",
+        "commentary",
+        "final",
+        " to=functions.search",
+        "to=functions.",
+        " to=browser.search",
+        "json",
+    ],
+}
+TARGETS["response"] = sorted(
+    {w for t in ("json_envelope", "xml", "dsml", "kimi") for w in TARGETS[t]}
+)
+
+
+def escape(word: str) -> str:
+    out = []
+    for b in word.encode():
+        if b in (0x22, 0x5C) or b < 0x20 or b >= 0x7F:
+            out.append(f"\\x{b:02X}")
+        else:
+            out.append(chr(b))
+    return '"' + "".join(out) + '"'
+
+
+for target, words in TARGETS.items():
+    seen = list(dict.fromkeys(COMMON + words))
+    (HERE / f"{target}.dict").write_text("".join(escape(w) + "\n" for w in seen))
+    print(target, len(seen))

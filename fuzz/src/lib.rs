@@ -1,0 +1,658 @@
+//! Checks shared by the fuzz targets (`fuzz_targets/*.rs`) and by the corpus replay test
+//! (`tests/replay.rs`), so a finding reproduces without libFuzzer or nightly flags.
+//!
+//! Input format of every target: `[config byte][chunking byte][text...]`. The text is
+//! made valid UTF-8 with `String::from_utf8_lossy`. The config byte picks the dialect,
+//! the reasoning parser and the tool choice from the tables below; the chunking byte
+//! picks how the text is cut (whole, per character, fixed size, or pseudo-random
+//! lengths with empty chunks). Every input is parsed complete, streamed under the
+//! chosen chunking and one character at a time, and checked for:
+//!
+//! - no panic (libFuzzer reports a panic as a crash);
+//! - the delta-stream contract: one channel per delta, no empty text, the emitted flag
+//!   set exactly on tool deltas, contiguous indices from 0, identity first (id, type
+//!   and name on the first delta of a call and on no later one);
+//! - stream reconstruction (`ParsedResponse::from_deltas`, ids ignored) == `parse_complete`
+//!   on a fresh parser, with the same rejected-call records and `ended_in_tool_block`;
+//! - nothing invented: content and reasoning, in stream order, are a subsequence of the
+//!   input; accepted calls carry only allowed names;
+//! - conservation with tool tags not armed (no tools, or `tool_choice="none"`): the
+//!   content and reasoning pieces equal [`reference_channels`] (the input minus the
+//!   reasoning tags, routed as the state machine routes it); with no reasoning parser,
+//!   content == input exactly;
+//! - XML family: arguments of every call are one valid JSON object (the contract of
+//!   `xml.rs`: once the call is closed the arguments are valid JSON);
+//! - Harmony: the same text streamed as o200k_harmony token ids, one token per chunk,
+//!   with the special tokens' text stripped or kept, parses as the text does; text with
+//!   no Harmony tag and no tools is content, verbatim.
+//!
+//! An even chunking byte also ends the stream with an empty final chunk.
+
+use replyparse::{
+    DeltaMessage, ParsedResponse, ParserConfig, ResponseParser, StreamItem, ToolChoice, ToolSpec,
+};
+use serde_json::{json, Value};
+
+/// Tool dialects of the `json_envelope` family.
+pub const JSON_DIALECTS: [&str; 3] = ["qwen", "llama3", "internlm"];
+/// Tool dialects of the `xml` family.
+pub const XML_DIALECTS: [&str; 3] = ["qwen3coder", "glm47", "glm45"];
+/// Tool dialects of the `dsml` family.
+pub const DSML_DIALECTS: [&str; 2] = ["deepseek-v32", "deepseek-v4"];
+/// Tool dialects of the `kimi` family.
+pub const KIMI_DIALECTS: [&str; 1] = ["kimi_k2"];
+/// Every built-in tool dialect (the `response` target).
+pub const ALL_DIALECTS: [&str; 9] = [
+    "qwen",
+    "llama3",
+    "internlm",
+    "qwen3coder",
+    "glm47",
+    "glm45",
+    "deepseek-v32",
+    "deepseek-v4",
+    "kimi_k2",
+];
+
+/// (reasoning parser, enable_thinking). Index 0 is the common Qwen3 setup.
+pub const REASONING: [(Option<&str>, Option<bool>); 7] = [
+    (Some("qwen3"), None),
+    (None, None),
+    (Some("qwen3"), Some(false)),
+    (Some("deepseek-v3"), None),
+    (Some("deepseek-v3"), Some(true)),
+    (Some("qwen3"), Some(true)),
+    (Some("deepseek-v3"), Some(false)),
+];
+
+/// Tool choices tried with tools. `None` disarms the tool tags (conservation applies).
+fn tool_choices() -> [ToolChoice; 4] {
+    [
+        ToolChoice::Auto,
+        ToolChoice::Required,
+        ToolChoice::Function("search".into()),
+        ToolChoice::None,
+    ]
+}
+
+/// The request's tools: the names the fixtures use, with typed schemas so XML values are
+/// converted by every row of the schema table.
+pub fn tools() -> Vec<ToolSpec> {
+    let obj = |props: Value| Some(json!({"type": "object", "properties": props}));
+    vec![
+        ToolSpec {
+            name: "get_weather".into(),
+            parameters: obj(json!({
+                "city": {"type": "string"},
+                "days": {"type": "integer"},
+                "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]},
+            })),
+        },
+        ToolSpec {
+            name: "search".into(),
+            parameters: obj(json!({
+                "query": {"type": "string"},
+                "top_k": {"type": "integer"},
+            })),
+        },
+        ToolSpec {
+            name: "run_code".into(),
+            parameters: obj(json!({
+                "code": {"type": "string"},
+                "timeout": {"type": "number"},
+            })),
+        },
+        ToolSpec {
+            name: "noop".into(),
+            parameters: obj(json!({})),
+        },
+        ToolSpec {
+            name: "typed".into(),
+            parameters: obj(json!({
+                "s": {"type": "string"},
+                "i": {"type": "integer"},
+                "n": {"type": "number"},
+                "b": {"type": "boolean"},
+                "z": {"type": "null"},
+                "o": {"type": "object"},
+                "a": {"type": "array"},
+                "in": {"type": ["integer", "null"]},
+                "ns": {"type": ["null", "string"]},
+                "any_ns": {"anyOf": [{"type": "number"}, {"type": "string"}]},
+                "one_bi": {"oneOf": [{"type": "boolean"}, {"type": "integer"}]},
+                "any_nested": {"anyOf": [{"oneOf": [{"type": "integer"}]}, {"type": "array"}]},
+                "enum_i": {"enum": [1, 2, 3]},
+                "const_b": {"const": true},
+                "untyped": {"description": "no type information"},
+            })),
+        },
+        ToolSpec {
+            name: "schemaless".into(),
+            parameters: None,
+        },
+        ToolSpec {
+            name: "f".into(),
+            parameters: None,
+        },
+    ]
+}
+
+/// Splits a fuzz input into (config byte, chunking byte, text).
+pub fn split_input(data: &[u8]) -> (u8, u8, String) {
+    match data {
+        [c, k, rest @ ..] => (*c, *k, String::from_utf8_lossy(rest).into_owned()),
+        [c] => (*c, 0, String::new()),
+        [] => (0, 0, String::new()),
+    }
+}
+
+/// Cuts `text` into chunks (at char boundaries) as chunking byte `k` says: 0 whole,
+/// 1 per character, 2..=17 fixed sizes of 1..=16 bytes (rounded up to a boundary), others
+/// pseudo-random lengths 0..=12 bytes seeded by `k` (empty chunks included).
+pub fn chunks(text: &str, k: u8) -> Vec<&str> {
+    if text.is_empty() {
+        return vec![];
+    }
+    let mut out = Vec::new();
+    match k {
+        0 => out.push(text),
+        1 => {
+            let mut last = 0;
+            for (i, _) in text.char_indices().skip(1) {
+                out.push(&text[last..i]);
+                last = i;
+            }
+            out.push(&text[last..]);
+        }
+        _ => {
+            let mut state: u32 = 0x9E37_79B9 ^ u32::from(k);
+            let mut next = move || {
+                state ^= state << 13;
+                state ^= state >> 17;
+                state ^= state << 5;
+                state
+            };
+            let mut pos = 0;
+            while pos < text.len() {
+                let want = if k <= 17 {
+                    usize::from(k - 1)
+                } else {
+                    (next() % 13) as usize
+                };
+                let mut end = (pos + want).min(text.len());
+                while !text.is_char_boundary(end) {
+                    end += 1;
+                }
+                out.push(&text[pos..end]);
+                pos = end;
+            }
+        }
+    }
+    out
+}
+
+/// One run of a parser over a chunked text.
+pub struct Run {
+    pub items: Vec<StreamItem>,
+    pub result: ParsedResponse,
+    pub rejected: Vec<replyparse::RejectedCall>,
+    pub ended_in_tool_block: bool,
+}
+
+fn new_parser(cfg: &ParserConfig) -> ResponseParser {
+    ResponseParser::new(cfg).expect("fuzz configurations are valid")
+}
+
+/// Streams `pieces` (the last call carries `final`), with optional token ids per piece.
+pub fn stream(cfg: &ParserConfig, pieces: &[(&str, Option<Vec<u32>>)]) -> Run {
+    let mut p = new_parser(cfg);
+    let mut items = Vec::new();
+    for (i, (t, ids)) in pieces.iter().enumerate() {
+        let last = i + 1 == pieces.len();
+        items.extend(
+            p.stream_chunk(t, ids.as_deref(), last)
+                .expect("stream_chunk on a live parser"),
+        );
+    }
+    if pieces.is_empty() {
+        items.extend(p.stream_chunk("", None, true).expect("final chunk"));
+    }
+    let result = ParsedResponse::from_deltas(items.iter().map(|(d, _)| d));
+    assert!(p.is_finished());
+    assert_eq!(p.pending_len(), 0, "pending left after final");
+    Run {
+        items,
+        result,
+        rejected: p.rejected_calls().to_vec(),
+        ended_in_tool_block: p.ended_in_tool_block(),
+    }
+}
+
+/// Streams text pieces; with `empty_final` the last piece is not final and an empty
+/// final chunk follows (an engine's end-of-stream call).
+fn stream_text(cfg: &ParserConfig, pieces: &[&str], empty_final: bool) -> Run {
+    let mut with_ids: Vec<(&str, Option<Vec<u32>>)> = pieces.iter().map(|p| (*p, None)).collect();
+    if empty_final {
+        with_ids.push(("", None));
+    }
+    stream(cfg, &with_ids)
+}
+
+/// `parse_complete` on a fresh parser.
+pub fn complete(cfg: &ParserConfig, text: &str) -> Run {
+    let mut p = new_parser(cfg);
+    let result = p.parse_complete(text, None).expect("parse_complete");
+    Run {
+        items: Vec::new(),
+        result,
+        rejected: p.rejected_calls().to_vec(),
+        ended_in_tool_block: p.ended_in_tool_block(),
+    }
+}
+
+fn without_ids(mut r: ParsedResponse) -> ParsedResponse {
+    for c in &mut r.tool_calls {
+        c.id.clear();
+    }
+    r
+}
+
+/// The delta-stream contract (see the crate docs).
+pub fn check_invariants(items: &[StreamItem]) {
+    let mut seen = 0usize;
+    for (n, (d, flag)) in items.iter().enumerate() {
+        let DeltaMessage {
+            content,
+            reasoning_content,
+            tool_calls,
+            ..
+        } = d;
+        let channels = usize::from(content.is_some())
+            + usize::from(reasoning_content.is_some())
+            + usize::from(!tool_calls.is_empty());
+        assert_eq!(
+            channels, 1,
+            "delta {n} speaks on {channels} channels: {d:?}"
+        );
+        assert_eq!(
+            *flag,
+            !tool_calls.is_empty(),
+            "delta {n}: flag {flag} for {d:?}"
+        );
+        assert_ne!(content.as_deref(), Some(""), "delta {n}: empty content");
+        assert_ne!(
+            reasoning_content.as_deref(),
+            Some(""),
+            "delta {n}: empty reasoning"
+        );
+        for tc in tool_calls {
+            if tc.index == seen {
+                seen += 1;
+                assert!(
+                    tc.id.as_deref().is_some_and(|i| !i.is_empty()),
+                    "first delta of call {} has no id: {tc:?}",
+                    tc.index
+                );
+                assert_eq!(tc.kind, Some("function"), "{tc:?}");
+                assert!(
+                    tc.function.name.as_deref().is_some_and(|n| !n.is_empty()),
+                    "first delta of call {} has no name: {tc:?}",
+                    tc.index
+                );
+            } else {
+                assert!(tc.index < seen, "index {} after {seen} calls", tc.index);
+                assert!(tc.id.is_none(), "later delta repeats the id: {tc:?}");
+                assert!(tc.kind.is_none(), "later delta repeats the type: {tc:?}");
+                assert!(
+                    tc.function.name.is_none(),
+                    "later delta repeats the name: {tc:?}"
+                );
+                assert!(
+                    tc.function
+                        .arguments
+                        .as_deref()
+                        .is_some_and(|a| !a.is_empty()),
+                    "later delta carries nothing: {tc:?}"
+                );
+            }
+        }
+    }
+}
+
+/// Content and reasoning pieces in stream order, consecutive same-channel pieces merged
+/// (`true` = reasoning).
+pub fn pieces(items: &[StreamItem]) -> Vec<(bool, String)> {
+    let mut out: Vec<(bool, String)> = Vec::new();
+    for (d, _) in items {
+        let piece = match (&d.content, &d.reasoning_content) {
+            (Some(c), _) => (false, c),
+            (_, Some(r)) => (true, r),
+            _ => continue,
+        };
+        push_piece(&mut out, piece.0, piece.1);
+    }
+    out
+}
+
+fn push_piece(out: &mut Vec<(bool, String)>, reasoning: bool, text: &str) {
+    if text.is_empty() {
+        return;
+    }
+    match out.last_mut() {
+        Some((r, t)) if *r == reasoning => t.push_str(text),
+        _ => out.push((reasoning, text.to_owned())),
+    }
+}
+
+/// The reasoning routing of the state machine with tool tags disarmed (a port of the
+/// reference of `tests/test_properties.py`): `<think>` opens reasoning from plain text,
+/// `</think>` closes it, a leading `<think>` is dropped when the response starts in
+/// reasoning, and with `enable_thinking=False` reasoning text is content.
+pub fn reference_channels(
+    text: &str,
+    reasoning_parser: Option<&str>,
+    thinking: Option<bool>,
+) -> Vec<(bool, String)> {
+    let mut out = Vec::new();
+    let Some(rp) = reasoning_parser else {
+        push_piece(&mut out, false, text);
+        return out;
+    };
+    let starts = if rp == "deepseek-v3" {
+        thinking == Some(true)
+    } else {
+        thinking != Some(false)
+    };
+    let as_content = thinking == Some(false);
+    let mut reasoning = starts;
+    let mut pos = if starts && text.starts_with("<think>") {
+        "<think>".len()
+    } else {
+        0
+    };
+    loop {
+        let tag = if reasoning { "</think>" } else { "<think>" };
+        let found = text[pos..].find(tag).map(|i| i + pos);
+        let end = found.unwrap_or(text.len());
+        push_piece(&mut out, reasoning && !as_content, &text[pos..end]);
+        let Some(i) = found else {
+            return out;
+        };
+        pos = i + tag.len();
+        reasoning = !reasoning;
+    }
+}
+
+/// Whether `needle` is a subsequence of `hay` (by chars).
+fn is_subsequence(needle: &str, hay: &str) -> bool {
+    let mut it = hay.chars();
+    needle.chars().all(|c| it.any(|h| h == c))
+}
+
+fn allowed(cfg: &ParserConfig) -> Vec<String> {
+    match &cfg.tool_choice {
+        ToolChoice::Function(n) => vec![n.clone()],
+        _ => cfg.tools.iter().flatten().map(|t| t.name.clone()).collect(),
+    }
+}
+
+/// Whether the configuration arms tool tags.
+fn armed(cfg: &ParserConfig) -> bool {
+    cfg.tools.as_ref().is_some_and(|t| !t.is_empty()) && cfg.tool_choice != ToolChoice::None
+}
+
+/// Every property of the crate docs for one configuration and text, under the chunking
+/// byte `k` and per character. Returns the complete result.
+pub fn check_config(cfg: &ParserConfig, text: &str, k: u8) -> ParsedResponse {
+    let whole = complete(cfg, text);
+    let want = without_ids(whole.result.clone());
+    let mut chunkings = vec![k];
+    if k != 1 && text.len() <= 4096 {
+        chunkings.push(1);
+    }
+    for k in chunkings {
+        let run = stream_text(cfg, &chunks(text, k), k % 2 == 0);
+        check_invariants(&run.items);
+        assert_eq!(
+            without_ids(run.result.clone()),
+            want,
+            "stream (chunking {k}) != parse_complete for {text:?} with {cfg:?}"
+        );
+        assert_eq!(
+            run.rejected, whole.rejected,
+            "rejected calls differ (chunking {k}) for {text:?}"
+        );
+        assert_eq!(
+            run.ended_in_tool_block, whole.ended_in_tool_block,
+            "ended_in_tool_block differs (chunking {k}) for {text:?}"
+        );
+        let shown: String = pieces(&run.items).into_iter().map(|(_, t)| t).collect();
+        assert!(
+            is_subsequence(&shown, text),
+            "output text {shown:?} is not a subsequence of the input {text:?}"
+        );
+    }
+    let names = allowed(cfg);
+    for c in &whole.result.tool_calls {
+        assert!(
+            names.contains(&c.function.name),
+            "call {:?} is not allowed",
+            c.function.name
+        );
+    }
+    if !armed(cfg) {
+        assert!(
+            whole.result.tool_calls.is_empty(),
+            "a call with tools unarmed"
+        );
+    }
+    whole.result
+}
+
+/// Conservation with tool tags not armed, for the composed parser: the pieces equal the
+/// reference routing, streamed under chunking `k` and complete.
+pub fn check_conservation(cfg: &ParserConfig, text: &str, k: u8) {
+    assert!(!armed(cfg) && cfg.response_parser.is_none());
+    let (rp, thinking) = (cfg.reasoning_parser.as_deref(), cfg.enable_thinking);
+    let want = reference_channels(text, rp, thinking);
+    let run = stream_text(cfg, &chunks(text, k), k % 2 == 1);
+    assert_eq!(
+        pieces(&run.items),
+        want,
+        "conservation (chunking {k}) for {text:?} with {cfg:?}"
+    );
+    let whole = complete(cfg, text);
+    let joined: String = want
+        .iter()
+        .filter(|(r, _)| !r)
+        .map(|(_, t)| t.as_str())
+        .collect();
+    assert_eq!(whole.result.content.unwrap_or_default(), joined);
+    if rp.is_none() {
+        assert_eq!(
+            joined, text,
+            "no reasoning parser, no tools: content == input"
+        );
+    }
+}
+
+/// A composed configuration from the config byte: dialect, reasoning and tool choice.
+pub fn composed_config(dialects: &[&str], c: u8) -> (ParserConfig, ParserConfig) {
+    let c = usize::from(c);
+    let n = dialects.len();
+    let dialect = dialects[c % n];
+    let (reasoning, thinking) = REASONING[(c / n) % REASONING.len()];
+    let choices = tool_choices();
+    let choice = choices[(c / n / REASONING.len()) % choices.len()].clone();
+    let with_tools = ParserConfig {
+        tool_parser: Some(dialect.into()),
+        reasoning_parser: reasoning.map(Into::into),
+        tools: Some(tools()),
+        tool_choice: choice,
+        enable_thinking: thinking,
+        ..Default::default()
+    };
+    let no_tools = ParserConfig {
+        tools: None,
+        tool_choice: ToolChoice::Auto,
+        ..with_tools.clone()
+    };
+    (with_tools, no_tools)
+}
+
+fn check_family(dialects: &[&str], data: &[u8], json_args: bool) {
+    let (c, k, text) = split_input(data);
+    let (with_tools, no_tools) = composed_config(dialects, c);
+    let r = check_config(&with_tools, &text, k);
+    if json_args {
+        for call in &r.tool_calls {
+            let v: Value = serde_json::from_str(&call.function.arguments).unwrap_or_else(|e| {
+                panic!(
+                    "arguments of {:?} are not JSON ({e}): {:?} from {text:?}",
+                    call.function.name, call.function.arguments
+                )
+            });
+            assert!(v.is_object(), "arguments are not an object: {v}");
+        }
+    }
+    if !armed(&with_tools) {
+        check_conservation(&with_tools, &text, k);
+    }
+    check_conservation(&no_tools, &text, k);
+}
+
+/// `json_envelope` target: qwen, llama3, internlm.
+pub fn check_json_envelope(data: &[u8]) {
+    check_family(&JSON_DIALECTS, data, false);
+}
+
+/// `xml` target: qwen3coder, glm47, glm45 (arguments must be valid JSON).
+pub fn check_xml(data: &[u8]) {
+    check_family(&XML_DIALECTS, data, true);
+}
+
+/// `dsml` target: deepseek-v32, deepseek-v4.
+pub fn check_dsml(data: &[u8]) {
+    check_family(&DSML_DIALECTS, data, false);
+}
+
+/// `kimi` target: kimi_k2.
+pub fn check_kimi(data: &[u8]) {
+    check_family(&KIMI_DIALECTS, data, false);
+}
+
+/// `response` target: the state machine over every tool dialect; with tools the generic
+/// properties, without tools conservation against the reference routing.
+pub fn check_response(data: &[u8]) {
+    check_family(&ALL_DIALECTS, data, false);
+}
+
+/// Harmony's structural tags and their o200k_harmony ids.
+pub use replyparse::harmony::SPECIAL_TOKENS as HARMONY_TAGS;
+
+/// An ordinary token id used for one character of text in the id mode.
+const ORDINARY_ID: u32 = 1000;
+
+/// The text as o200k_harmony-like tokens, one per chunk: each leftmost tag is its special
+/// id, with the tag text stripped (`skip_special_tokens=True`) or kept, each other
+/// character one ordinary token.
+fn harmony_tokens(text: &str, stripped: bool) -> Vec<(&str, Option<Vec<u32>>)> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < text.len() {
+        let rest = &text[i..];
+        if let Some((tag, id)) = HARMONY_TAGS.iter().find(|(t, _)| rest.starts_with(t)) {
+            out.push((
+                if stripped { "" } else { &rest[..tag.len()] },
+                Some(vec![*id]),
+            ));
+            i += tag.len();
+        } else {
+            let n = rest.chars().next().map_or(1, char::len_utf8);
+            out.push((&rest[..n], Some(vec![ORDINARY_ID])));
+            i += n;
+        }
+    }
+    out
+}
+
+/// `harmony` target: the gpt-oss response parser, with and without tools and ids.
+pub fn check_harmony(data: &[u8]) {
+    let (c, k, text) = split_input(data);
+    let choices = tool_choices();
+    let c = usize::from(c);
+    let cfg = ParserConfig {
+        response_parser: Some("gpt-oss".into()),
+        tools: (c % 5 != 4).then(tools),
+        tool_choice: if c % 5 == 4 {
+            ToolChoice::Auto
+        } else {
+            choices[c % 5].clone()
+        },
+        ..Default::default()
+    };
+    let whole = check_config(&cfg, &text, k);
+    // Token ids, one token per chunk: special tokens stripped from the text
+    // (`skip_special_tokens=True`), or kept.
+    let stripped = (c / 5) % 2 == 0;
+    {
+        let run = stream(&cfg, &harmony_tokens(&text, stripped));
+        check_invariants(&run.items);
+        assert_eq!(
+            without_ids(run.result),
+            without_ids(whole.clone()),
+            "token-id stream (stripped {stripped}) != text for {text:?} with {cfg:?}"
+        );
+    }
+    if !armed(&cfg) && !HARMONY_TAGS.iter().any(|(t, _)| text.contains(t)) {
+        // Text outside the format is content, verbatim (whitespace alone may be dropped).
+        if !text.trim().is_empty() {
+            assert_eq!(
+                whole.content.as_deref(),
+                Some(text.as_str()),
+                "untagged text without tools is not content verbatim: {text:?}"
+            );
+        }
+        assert_eq!(whole.reasoning_content, None);
+    }
+}
+
+/// A target's check: panics on a finding.
+pub type Check = fn(&[u8]);
+
+/// Every target by name, for the replay test and tools.
+pub const TARGETS: [(&str, Check); 6] = [
+    ("json_envelope", check_json_envelope),
+    ("xml", check_xml),
+    ("dsml", check_dsml),
+    ("kimi", check_kimi),
+    ("harmony", check_harmony),
+    ("response", check_response),
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunkings_cover_the_text() {
+        let text = "a北<think>é🌧x";
+        for k in 0..=255u8 {
+            assert_eq!(chunks(text, k).concat(), text, "k={k}");
+        }
+        assert_eq!(chunks(text, 1).len(), text.chars().count());
+    }
+
+    #[test]
+    fn reference_matches_the_documented_routing() {
+        let r = reference_channels("<think>a</think>b<think>c", Some("qwen3"), None);
+        assert_eq!(
+            r,
+            vec![(true, "a".into()), (false, "b".into()), (true, "c".into())]
+        );
+        let r = reference_channels("<think>a</think>b", Some("qwen3"), Some(false));
+        assert_eq!(r, vec![(false, "ab".into())]);
+        let r = reference_channels("a</think>b", Some("deepseek-v3"), None);
+        assert_eq!(r, vec![(false, "a</think>b".into())]);
+    }
+}
