@@ -52,6 +52,7 @@ def test_messages_say_what_to_do() -> None:
     ("tool_parser", "text"),
     [
         ("qwen", '<tool_call>{"name": "f", "arguments": {"a": '),
+        ("llama3", '<|python_tag|>{"name": "f", "parameters": {"a": '),
         ("qwen3coder", "<tool_call>\n<function=f>\n<parameter=a>\n1"),
         ("deepseek-v32", '\n\n<｜DSML｜function_calls>\n<｜DSML｜invoke name="f">'),
         ("kimi_k2", "<|tool_calls_section_begin|><|tool_call_begin|>functions.f:0"),
@@ -68,6 +69,9 @@ def test_output_cut_inside_a_tool_block_is_flagged(tool_parser: str, text: str) 
 def test_complete_block_is_not_flagged() -> None:
     p = rp.ResponseParser(tool_parser="qwen", tools=TOOLS)
     p.parse_complete('<tool_call>{"name": "f", "arguments": {}}</tool_call>')
+    assert not p.ended_in_tool_block
+    p = rp.ResponseParser(tool_parser="llama3", tools=TOOLS)
+    p.parse_complete('<|python_tag|>{"name": "f", "parameters": {}}')
     assert not p.ended_in_tool_block
 
 

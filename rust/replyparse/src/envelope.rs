@@ -60,6 +60,8 @@ pub struct JsonEnvelope {
     field: Field,
     /// The envelope's `{` was seen: this payload is a call.
     began: bool,
+    /// The end of input closed the envelope before its `}`.
+    cut: bool,
     arguments_seen: bool,
 }
 
@@ -119,6 +121,7 @@ impl JsonEnvelope {
             buf: String::new(),
             field: Field::Other,
             began: false,
+            cut: false,
             arguments_seen: false,
         }
     }
@@ -148,6 +151,7 @@ impl PayloadGrammar for JsonEnvelope {
         self.scan.reset();
         self.buf.clear();
         self.began = false;
+        self.cut = false;
         self.arguments_seen = false;
     }
 
@@ -304,6 +308,7 @@ impl PayloadGrammar for JsonEnvelope {
             if self.state == State::Collect(Field::Arguments) {
                 calls.push_args(&collected_arguments(&self.buf, false), out);
             }
+            self.cut = true;
             self.finish(calls, out);
         }
         i
@@ -319,6 +324,10 @@ impl PayloadGrammar for JsonEnvelope {
 
     fn buffered_bytes(&self) -> usize {
         self.buf.len()
+    }
+
+    fn cut_by_end_of_input(&self) -> bool {
+        self.cut
     }
 
     fn starts_payload(&self, rest: &str) -> bool {

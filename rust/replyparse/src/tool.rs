@@ -57,6 +57,11 @@ pub trait PayloadGrammar: Send + std::fmt::Debug {
     fn buffered_bytes(&self) -> usize {
         0
     }
+    /// The payload was closed by the end of input, not by its own end. Only dialects
+    /// without a close tag need it: otherwise the missing close tag says so.
+    fn cut_by_end_of_input(&self) -> bool {
+        false
+    }
 }
 
 /// Builds the grammar of a dialect's family. `schemas` are the request's parameter
@@ -226,6 +231,7 @@ impl ToolParser {
                 if !self.grammar.started() {
                     self.abandoned = true;
                 }
+                self.truncated = self.grammar.cut_by_end_of_input();
                 self.close_block();
                 return pos;
             }
