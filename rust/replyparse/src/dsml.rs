@@ -466,8 +466,13 @@ impl PayloadGrammar for DsmlGrammar {
 mod tests {
     use super::*;
     use crate::delta::ParsedResponse;
-    use crate::request::{ToolChoice, ToolSpec};
+    use crate::request::ToolChoice;
     use crate::response::{ParserConfig, ResponseParser};
+    use crate::testutil::{calls, chunking_invariant, tool_specs};
+
+    fn parse(cfg: &ParserConfig, text: &str) -> ParsedResponse {
+        chunking_invariant(cfg, text, false)
+    }
 
     const OPEN: &str = "\n\n<｜DSML｜function_calls>\n";
     const CLOSE: &str = "</｜DSML｜function_calls>";
@@ -477,54 +482,10 @@ mod tests {
             tool_parser: Some(dialect.into()),
             reasoning_parser: Some(dialect.into()),
             enable_thinking: Some(true),
-            tools: Some(
-                names
-                    .iter()
-                    .map(|n| ToolSpec {
-                        name: n.to_string(),
-                        parameters: None,
-                    })
-                    .collect(),
-            ),
+            tools: Some(tool_specs(names)),
             tool_choice: ToolChoice::Auto,
             ..Default::default()
         }
-    }
-
-    fn run(cfg: &ParserConfig, text: &str, cuts: &[usize]) -> ParsedResponse {
-        let mut p = ResponseParser::new(cfg).unwrap();
-        let mut items = Vec::new();
-        let mut last = 0;
-        for &c in cuts {
-            items.extend(p.stream_chunk(&text[last..c], None, false).unwrap());
-            last = c;
-        }
-        items.extend(p.stream_chunk(&text[last..], None, true).unwrap());
-        let mut r = ParsedResponse::from_deltas(items.iter().map(|(d, _)| d));
-        for c in &mut r.tool_calls {
-            c.id.clear();
-        }
-        r
-    }
-
-    /// Whole, every character, and every single split point give one result.
-    fn parse(cfg: &ParserConfig, text: &str) -> ParsedResponse {
-        let whole = run(cfg, text, &[]);
-        let b: Vec<usize> = (1..text.len())
-            .filter(|&i| text.is_char_boundary(i))
-            .collect();
-        assert_eq!(run(cfg, text, &b), whole, "every char: {text:?}");
-        for &c in &b {
-            assert_eq!(run(cfg, text, &[c]), whole, "cut at {c}: {text:?}");
-        }
-        whole
-    }
-
-    fn calls(r: &ParsedResponse) -> Vec<(&str, &str)> {
-        r.tool_calls
-            .iter()
-            .map(|c| (c.function.name.as_str(), c.function.arguments.as_str()))
-            .collect()
     }
 
     fn invoke(name: &str, params: &[(&str, bool, &str)]) -> String {

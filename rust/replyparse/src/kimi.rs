@@ -211,51 +211,23 @@ impl PayloadGrammar for KimiGrammar {
 mod tests {
     use super::*;
     use crate::delta::ParsedResponse;
-    use crate::request::{ToolChoice, ToolSpec};
+    use crate::request::ToolChoice;
     use crate::response::{ParserConfig, ResponseParser};
+    use crate::testutil::{chunking_invariant, tool_specs};
+
+    /// Ids are the model's own here, so they take part in the comparison.
+    fn parse(cfg: &ParserConfig, text: &str) -> ParsedResponse {
+        chunking_invariant(cfg, text, true)
+    }
 
     fn config(names: &[&str]) -> ParserConfig {
         ParserConfig {
             tool_parser: Some("kimi-k2".into()),
             reasoning_parser: Some("kimi_k2".into()),
-            tools: Some(
-                names
-                    .iter()
-                    .map(|n| ToolSpec {
-                        name: n.to_string(),
-                        parameters: None,
-                    })
-                    .collect(),
-            ),
+            tools: Some(tool_specs(names)),
             tool_choice: ToolChoice::Auto,
             ..Default::default()
         }
-    }
-
-    fn run(cfg: &ParserConfig, text: &str, cuts: &[usize]) -> ParsedResponse {
-        let mut p = ResponseParser::new(cfg).unwrap();
-        let mut items = Vec::new();
-        let mut last = 0;
-        for &c in cuts {
-            items.extend(p.stream_chunk(&text[last..c], None, false).unwrap());
-            last = c;
-        }
-        items.extend(p.stream_chunk(&text[last..], None, true).unwrap());
-        ParsedResponse::from_deltas(items.iter().map(|(d, _)| d))
-    }
-
-    /// Whole, every character, and every single split point give one result (ids
-    /// included: they are the model's).
-    fn parse(cfg: &ParserConfig, text: &str) -> ParsedResponse {
-        let whole = run(cfg, text, &[]);
-        let b: Vec<usize> = (1..text.len())
-            .filter(|&i| text.is_char_boundary(i))
-            .collect();
-        assert_eq!(run(cfg, text, &b), whole, "every char: {text:?}");
-        for &c in &b {
-            assert_eq!(run(cfg, text, &[c]), whole, "cut at {c}: {text:?}");
-        }
-        whole
     }
 
     fn calls(r: &ParsedResponse) -> Vec<(&str, &str, &str)> {

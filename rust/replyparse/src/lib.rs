@@ -50,6 +50,9 @@ pub mod tool;
 pub mod wire;
 pub mod xml;
 
+#[cfg(test)]
+mod testutil;
+
 pub use calls::{AllowedNames, RejectReason, RejectedCall};
 pub use delta::{
     Channel, DeltaFunctionCall, DeltaMessage, DeltaToolCall, FunctionCall, ParsedResponse,

@@ -561,17 +561,10 @@ enum Separator {
 mod tests {
     use super::*;
     use crate::delta::ParsedResponse;
+    use crate::testutil::{chunking_invariant, feed, tool_specs};
 
     fn tools(names: &[&str]) -> Option<Vec<ToolSpec>> {
-        Some(
-            names
-                .iter()
-                .map(|n| ToolSpec {
-                    name: n.to_string(),
-                    parameters: None,
-                })
-                .collect(),
-        )
+        Some(tool_specs(names))
     }
 
     fn config(tool: &str, reasoning: Option<&str>, thinking: Option<bool>) -> ParserConfig {
@@ -584,55 +577,9 @@ mod tests {
         }
     }
 
-    /// Feeds `text` split at `cuts` and returns the aggregated result and the deltas.
-    fn run(cfg: &ParserConfig, text: &str, cuts: &[usize]) -> (ParsedResponse, Vec<StreamItem>) {
-        let mut p = ResponseParser::new(cfg).unwrap();
-        let mut items = Vec::new();
-        let mut last = 0;
-        for &c in cuts {
-            items.extend(p.stream_chunk(&text[last..c], None, false).unwrap());
-            last = c;
-        }
-        items.extend(p.stream_chunk(&text[last..], None, true).unwrap());
-        let r = ParsedResponse::from_deltas(items.iter().map(|(d, _)| d));
-        (r, items)
-    }
-
-    fn strip_ids(mut r: ParsedResponse) -> ParsedResponse {
-        for c in &mut r.tool_calls {
-            c.id.clear();
-        }
-        r
-    }
-
-    fn boundaries(text: &str) -> Vec<usize> {
-        (1..text.len())
-            .filter(|&i| text.is_char_boundary(i))
-            .collect()
-    }
-
     /// Whole, every character, and every single cut point give the same result.
     fn assert_chunking_invariant(cfg: &ParserConfig, text: &str) -> ParsedResponse {
-        let whole = strip_ids(
-            ResponseParser::new(cfg)
-                .unwrap()
-                .parse_complete(text, None)
-                .unwrap(),
-        );
-        let b = boundaries(text);
-        assert_eq!(
-            strip_ids(run(cfg, text, &b).0),
-            whole,
-            "every char: {text:?}"
-        );
-        for &c in &b {
-            assert_eq!(
-                strip_ids(run(cfg, text, &[c]).0),
-                whole,
-                "cut at {c}: {text:?}"
-            );
-        }
-        whole
+        chunking_invariant(cfg, text, false)
     }
 
     const QWEN: &str = "<think>\nplan</think>\n\nHi.<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"北京\"}}\n</tool_call>\n<tool_call>\n{\"arguments\": {\"q\": \"x\"}, \"name\": \"search\"}\n</tool_call>\nBye";
@@ -652,7 +599,7 @@ mod tests {
     fn channel_order_is_kept_within_one_chunk() {
         let cfg = config("qwen", Some("qwen3"), None);
         let text = "a<tool_call>{\"name\": \"search\", \"arguments\": {}}</tool_call>b</think>c";
-        let (_, items) = run(&cfg, text, &[]);
+        let items = feed(&cfg, text, &[]);
         let channels: Vec<Channel> = items.iter().map(|(d, _)| d.channel()).collect();
         assert_eq!(
             channels,

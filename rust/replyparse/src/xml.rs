@@ -449,6 +449,7 @@ mod tests {
     use crate::delta::ParsedResponse;
     use crate::request::{ToolChoice, ToolSpec};
     use crate::response::{ParserConfig, ResponseParser};
+    use crate::testutil::{calls, chunking_invariant};
     use serde_json::{json, Value};
 
     fn config(dialect: &str) -> ParserConfig {
@@ -478,33 +479,10 @@ mod tests {
         }
     }
 
-    fn run(cfg: &ParserConfig, text: &str, cuts: &[usize]) -> ParsedResponse {
-        let mut p = ResponseParser::new(cfg).unwrap();
-        let mut items = Vec::new();
-        let mut last = 0;
-        for &c in cuts {
-            items.extend(p.stream_chunk(&text[last..c], None, false).unwrap());
-            last = c;
-        }
-        items.extend(p.stream_chunk(&text[last..], None, true).unwrap());
-        let mut r = ParsedResponse::from_deltas(items.iter().map(|(d, _)| d));
-        for c in &mut r.tool_calls {
-            c.id.clear();
-        }
-        r
-    }
-
-    /// The result under whole input, every character, and every single cut point.
+    /// The result under whole input, every character, and every single cut point, whose
+    /// arguments must be valid JSON.
     fn parse(dialect: &str, text: &str) -> ParsedResponse {
-        let cfg = config(dialect);
-        let whole = run(&cfg, text, &[]);
-        let b: Vec<usize> = (1..text.len())
-            .filter(|&i| text.is_char_boundary(i))
-            .collect();
-        assert_eq!(run(&cfg, text, &b), whole, "every char: {text:?}");
-        for &c in &b {
-            assert_eq!(run(&cfg, text, &[c]), whole, "cut at {c}: {text:?}");
-        }
+        let whole = chunking_invariant(&config(dialect), text, false);
         for call in &whole.tool_calls {
             let v: Result<Value, _> = serde_json::from_str(&call.function.arguments);
             assert!(
@@ -514,13 +492,6 @@ mod tests {
             );
         }
         whole
-    }
-
-    fn calls(r: &ParsedResponse) -> Vec<(&str, &str)> {
-        r.tool_calls
-            .iter()
-            .map(|c| (c.function.name.as_str(), c.function.arguments.as_str()))
-            .collect()
     }
 
     #[test]
