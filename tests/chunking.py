@@ -253,3 +253,48 @@ def complete_result(parsed: Any) -> dict[str, Any]:
         "reasoning": parsed.reasoning_content,
         "calls": [(c.function.name, c.function.arguments) for c in parsed.tool_calls],
     }
+
+
+# ---------------------------------------------------------------------------------------
+# The fixture checks every dialect's matrix runs
+# ---------------------------------------------------------------------------------------
+
+
+def rejected_of(parser: rp.ResponseParser) -> list[tuple[Any, str, str]]:
+    return [(r["name"], r["reason"], r["raw"]) for r in parser.rejected_calls]
+
+
+def check_complete(fx: Any, check_arguments: Callable[[str], Any] | None = None) -> None:
+    """`parse_complete` of a fixture gives its expected result, with distinct generated
+    ids, the expected rejected calls and the emitted-call count."""
+    parser = make_parser(**fx.parser_kwargs())
+    parsed = parser.parse_complete(fx.text)
+    assert complete_result(parsed) == fx.expected()
+    ids = [c.id for c in parsed.tool_calls]
+    assert len(set(ids)) == len(ids), f"call ids repeat: {ids}"
+    for c in parsed.tool_calls:
+        assert c.id.startswith("chatcmpl-tool-") and len(c.id) > len("chatcmpl-tool-"), c.id
+        assert c.type == "function"
+        if check_arguments is not None:
+            check_arguments(c.function.arguments)
+    if fx.rejected is not None:
+        assert rejected_of(parser) == fx.rejected
+    assert parser.emitted_tool_calls == len(fx.calls)
+
+
+def check_stream(
+    fx: Any, chunking: str, check_arguments: Callable[[str], Any] | None = None
+) -> None:
+    """Streaming a fixture under a chunking == parse_complete == expected."""
+    parser = make_parser(**fx.parser_kwargs())
+    stream = stream_text(parser, fx.text, CHUNKINGS[chunking])
+    complete = complete_result(make_parser(**fx.parser_kwargs()).parse_complete(fx.text))
+    assert stream.result() == complete, "streaming and complete parsing diverge"
+    assert stream.result() == fx.expected()
+    assert len(set(stream.ids)) == len(stream.ids), f"call ids repeat: {stream.ids}"
+    assert all(i.startswith("chatcmpl-tool-") for i in stream.ids), stream.ids
+    if check_arguments is not None:
+        for _, arguments in stream.calls:
+            check_arguments(arguments)
+    if fx.rejected is not None:
+        assert rejected_of(parser) == fx.rejected, "rejected calls depend on the chunking"

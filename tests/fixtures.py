@@ -8,6 +8,7 @@ not copied from the engine's output.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -112,6 +113,34 @@ THINK = "<think>\nThe user wants the weather in Paris. I should call get_weather
 THOUGHT = "\nThe user wants the weather in Paris. I should call get_weather.\n"
 
 
+def fixture_maker(
+    tool_parser: str,
+    tools: Any,
+    reasoning_parser: str | None = None,
+    enable_thinking: bool | None = None,
+    cls: type = Fixture,
+) -> Callable[..., Any]:
+    """`fx(id, text, content, reasoning, calls, **overrides)` for one dialect's fixtures:
+    ids are prefixed with the dialect name, and the defaults given here apply unless a
+    fixture overrides them."""
+
+    def fx(id: str, text: str, content, reasoning, calls, **kw) -> Any:
+        kw.setdefault("tools", tools)
+        kw.setdefault("reasoning_parser", reasoning_parser)
+        kw.setdefault("enable_thinking", enable_thinking)
+        return cls(
+            id=f"{tool_parser}-{id}",
+            tool_parser=tool_parser,
+            text=text,
+            content=content,
+            reasoning=reasoning,
+            calls=calls,
+            **kw,
+        )
+
+    return fx
+
+
 def dialect_fixtures(d: Dialect) -> list[Fixture]:
     n = d.name
     R = d.reasoning
@@ -120,19 +149,7 @@ def dialect_fixtures(d: Dialect) -> list[Fixture]:
     search = d.env("search", QUERY)
     noop = d.env("noop", "{}")
 
-    def fx(id: str, text: str, content, reasoning, calls, **kw) -> Fixture:
-        kw.setdefault("tools", TOOLS)
-        kw.setdefault("reasoning_parser", None)
-        kw.setdefault("enable_thinking", None)
-        return Fixture(
-            id=f"{n}-{id}",
-            tool_parser=n,
-            text=text,
-            content=content,
-            reasoning=reasoning,
-            calls=calls,
-            **kw,
-        )
+    fx = fixture_maker(n, TOOLS)
 
     out = [
         # 1, 9: reasoning, a sentence, then the call (Qwen3 shape)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from fixtures import TOOLS, Fixture
+from fixtures import TOOLS, Fixture, fixture_maker
 
 # ---------------------------------------------------------------------------------------
 # DSML
@@ -109,19 +109,7 @@ def dsml_fixtures(d: DsmlDialect) -> list[DKFixture]:
     L = ("get_weather", args(*LONDON))
     S = ("search", args(*QUERY))
 
-    def fx(id: str, text: str, content, reasoning, calls, **kw) -> DKFixture:
-        kw.setdefault("tools", TOOLS)
-        kw.setdefault("reasoning_parser", n)
-        kw.setdefault("enable_thinking", True)
-        return DKFixture(
-            id=f"{n}-{id}",
-            tool_parser=n,
-            text=text,
-            content=content,
-            reasoning=reasoning,
-            calls=calls,
-            **kw,
-        )
+    fx = fixture_maker(n, TOOLS, reasoning_parser=n, enable_thinking=True, cls=DKFixture)
 
     think = REASONING + "</think>"
     return [

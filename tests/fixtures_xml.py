@@ -24,7 +24,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from fixtures import Fixture, tool
+from fixtures import Fixture, fixture_maker, tool
 
 # ---------------------------------------------------------------------------------------
 # Tools and JSON helpers
@@ -195,19 +195,7 @@ def xml_fixtures(d: XmlDialect) -> list[Fixture]:
     QUERY = args(("query", S("rust borrow checker")), ("top_k", "3"))
     noop = d.call("noop")
 
-    def fx(id: str, text: str, content, reasoning, calls, **kw) -> Fixture:
-        kw.setdefault("tools", TOOLS)
-        kw.setdefault("reasoning_parser", None)
-        kw.setdefault("enable_thinking", None)
-        return Fixture(
-            id=f"{n}-{id}",
-            tool_parser=n,
-            text=text,
-            content=content,
-            reasoning=reasoning,
-            calls=calls,
-            **kw,
-        )
+    fx = fixture_maker(n, TOOLS)
 
     out = [
         # 1: single call

@@ -24,6 +24,7 @@ from chunking import (
     feed,
     make_parser,
     reconstruct,
+    rejected_of,
 )
 from fixtures_dsml_kimi import DSML_FIXTURES, FIXTURES, KIMI_FIXTURES, DKFixture
 
@@ -129,10 +130,6 @@ def check_ids(fx: DKFixture, ids: list[str]) -> None:
     else:
         assert len(set(ids)) == len(ids), f"call ids repeat: {ids}"
         assert all(i.startswith("chatcmpl-tool-") for i in ids), ids
-
-
-def rejected_of(parser: rp.ResponseParser) -> list[tuple[Any, str, str]]:
-    return [(r["name"], r["reason"], r["raw"]) for r in parser.rejected_calls]
 
 
 # ---------------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from chunking import (
     complete_result,
     detokenize_incrementally,
     reconstruct,
+    rejected_of,
     stream_text,
 )
 from fixtures import PARIS, TOOLS
@@ -40,10 +41,6 @@ SPECIAL_IDS = {
 
 def parser(fx: HarmonyFixture) -> rp.ResponseParser:
     return rp.ResponseParser(**fx.parser_kwargs())
-
-
-def rejected_of(p: rp.ResponseParser) -> list[tuple[Any, str, str]]:
-    return [(r["name"], r["reason"], r["raw"]) for r in p.rejected_calls]
 
 
 @functools.lru_cache(maxsize=1)

@@ -21,7 +21,7 @@ import json
 from typing import Any
 
 import pytest
-from chunking import check_invariants, complete_result, reconstruct, split_at
+from chunking import check_invariants, complete_result, reconstruct, rejected_of, split_at
 from fixtures import TOOLS, tool
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -213,10 +213,6 @@ def merged(pieces: list[tuple[str, str]]) -> list[tuple[str, str]]:
         else:
             out.append((ch, t))
     return out
-
-
-def rejected_of(p: rp.ResponseParser) -> list[tuple[Any, str, str]]:
-    return [(r["name"], r["reason"], r["raw"]) for r in p.rejected_calls]
 
 
 def check_stream_equals_complete(kw: dict[str, Any], text: str, chunks: list[str]):

@@ -12,7 +12,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from chunking import CHUNKINGS, check_invariants, complete_result, reconstruct
+from chunking import CHUNKINGS, check_invariants, complete_result, reconstruct, rejected_of
 from fixtures import FIXTURES
 from fixtures_dsml_kimi import FIXTURES as DK_FIXTURES
 from fixtures_harmony import HARMONY_FIXTURES
@@ -26,10 +26,6 @@ RESPONSES_PER_THREAD = 48
 BATCH = 8
 ALL = list(FIXTURES) + list(XML_FIXTURES) + list(DK_FIXTURES) + list(HARMONY_FIXTURES)
 CHUNKERS = [CHUNKINGS[n] for n in ("whole", "fixed2", "fixed7", "bursts1", "bursts2")]
-
-
-def rejected_of(p: rp.ResponseParser) -> list[tuple[Any, str, str]]:
-    return [(r["name"], r["reason"], r["raw"]) for r in p.rejected_calls]
 
 
 def check(fx: Any, parser: rp.ResponseParser, items: list, where: str) -> None:

@@ -10,7 +10,16 @@ import random
 from typing import Any
 
 import pytest
-from chunking import CHUNKINGS, complete_result, make_parser, qwen_tokens, reconstruct, stream_text
+from chunking import (
+    CHUNKINGS,
+    check_complete,
+    check_stream,
+    complete_result,
+    make_parser,
+    qwen_tokens,
+    reconstruct,
+    stream_text,
+)
 from fixtures import Fixture
 from fixtures_xml import (
     GLM45,
@@ -23,12 +32,6 @@ from fixtures_xml import (
     args,
     markers,
 )
-
-import replyparse as rp
-
-
-def rejected_of(parser: rp.ResponseParser) -> list[tuple[Any, str, str]]:
-    return [(r["name"], r["reason"], r["raw"]) for r in parser.rejected_calls]
 
 
 def assert_json_object(arguments: str) -> list[tuple[str, Any]]:
@@ -53,34 +56,13 @@ def test_expected_arguments_are_json(fx: Fixture) -> None:
 
 @pytest.mark.parametrize("fx", XML_FIXTURES, ids=lambda f: f.id)
 def test_complete(fx: Fixture) -> None:
-    parser = make_parser(**fx.parser_kwargs())
-    parsed = parser.parse_complete(fx.text)
-    assert complete_result(parsed) == fx.expected()
-    ids = [c.id for c in parsed.tool_calls]
-    assert len(set(ids)) == len(ids), f"call ids repeat: {ids}"
-    for c in parsed.tool_calls:
-        assert c.id.startswith("chatcmpl-tool-") and len(c.id) > len("chatcmpl-tool-"), c.id
-        assert c.type == "function"
-        assert_json_object(c.function.arguments)
-    if fx.rejected is not None:
-        assert rejected_of(parser) == fx.rejected
-    assert parser.emitted_tool_calls == len(fx.calls)
+    check_complete(fx, assert_json_object)
 
 
 @pytest.mark.parametrize("chunking", list(CHUNKINGS), ids=str)
 @pytest.mark.parametrize("fx", XML_FIXTURES, ids=lambda f: f.id)
 def test_stream(fx: Fixture, chunking: str) -> None:
-    parser = make_parser(**fx.parser_kwargs())
-    stream = stream_text(parser, fx.text, CHUNKINGS[chunking])
-    complete = complete_result(make_parser(**fx.parser_kwargs()).parse_complete(fx.text))
-    assert stream.result() == complete, "streaming and complete parsing diverge"
-    assert stream.result() == fx.expected()
-    assert len(set(stream.ids)) == len(stream.ids), f"call ids repeat: {stream.ids}"
-    assert all(i.startswith("chatcmpl-tool-") for i in stream.ids), stream.ids
-    for _, arguments in stream.calls:
-        assert_json_object(arguments)
-    if fx.rejected is not None:
-        assert rejected_of(parser) == fx.rejected, "rejected calls depend on the chunking"
+    check_stream(fx, chunking, assert_json_object)
 
 
 @pytest.mark.parametrize("fx", XML_FIXTURES, ids=lambda f: f.id)
