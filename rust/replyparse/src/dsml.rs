@@ -451,12 +451,12 @@ impl PayloadGrammar for DsmlGrammar {
         self.began
     }
 
-    /// Another invoke, or text that may still become one (a chunk can end inside the
-    /// tag): the decision must not depend on where the chunk ended.
     fn buffered_bytes(&self) -> usize {
         self.header.len() + self.key.len()
     }
 
+    /// Another invoke, or text that may still become one (a chunk can end inside the
+    /// tag): the decision must not depend on where the chunk ended.
     fn starts_payload(&self, rest: &str) -> bool {
         !rest.is_empty() && !matches!(head(rest, &self.invoke_open), Head::Other)
     }

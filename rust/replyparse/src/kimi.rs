@@ -197,11 +197,11 @@ impl PayloadGrammar for KimiGrammar {
         self.began
     }
 
-    /// Another call, or text that may still become its begin marker.
     fn buffered_bytes(&self) -> usize {
         self.id.len()
     }
 
+    /// Another call, or text that may still become its begin marker.
     fn starts_payload(&self, rest: &str) -> bool {
         !rest.is_empty() && !matches!(head(rest, CALL_BEGIN), Head::Other)
     }

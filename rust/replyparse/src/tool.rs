@@ -45,13 +45,10 @@ pub trait PayloadGrammar: Send + std::fmt::Debug {
     fn payload_closed(&self) -> bool;
     /// The payload began: the block holds a call structure, not arbitrary text.
     fn started(&self) -> bool;
-    /// Whether `rest` (after whitespace) begins another payload in the same block.
+    /// Whether `rest` (after whitespace) begins another payload in the same block, or
+    /// may still become its opening markup once more text arrives: the grammar then
+    /// holds it, so the answer does not depend on where a chunk ended.
     fn starts_payload(&self, rest: &str) -> bool;
-    /// Whether `rest` may still become the start of another payload once more text
-    /// arrives (a proper prefix of the payload's opening markup): it is then held.
-    fn may_start_payload(&self, _rest: &str) -> bool {
-        false
-    }
     /// Bytes the grammar holds (a name, a key, a typed value until its close tag), for
     /// the response's buffer limit.
     fn buffered_bytes(&self) -> usize {
@@ -255,15 +252,10 @@ impl ToolParser {
             rest
         };
         let start = pos + rest.len() - after.len();
-        if self.stray.is_empty() && self.grammar.started() {
-            if self.grammar.starts_payload(after) {
-                self.grammar.reset();
-                self.payload_closed = false;
-                return start;
-            }
-            if !final_ && self.grammar.may_start_payload(after) {
-                return start;
-            }
+        if self.stray.is_empty() && self.grammar.started() && self.grammar.starts_payload(after) {
+            self.grammar.reset();
+            self.payload_closed = false;
+            return start;
         }
         match self.close.find(after) {
             Some(m) => {

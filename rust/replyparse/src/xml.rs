@@ -31,7 +31,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::calls::CallEmitter;
 use crate::delta::DeltaToolCall;
-use crate::lex::{partial, ws_len};
+use crate::lex::{head, partial, ws_len, Head};
 use crate::prefix::TagSet;
 use crate::request::Schemas;
 use crate::schema::{self, Ty};
@@ -431,16 +431,15 @@ impl PayloadGrammar for XmlGrammar {
         self.began
     }
 
+    /// Another function, or text that may still become its open markup (a chunk can end
+    /// inside it): the decision must not depend on where the chunk ended.
     fn starts_payload(&self, rest: &str) -> bool {
-        !self.syn.function_open.is_empty() && rest.starts_with(&self.syn.function_open)
+        let open = self.syn.function_open.as_str();
+        !open.is_empty() && !rest.is_empty() && head(rest, open) != Head::Other
     }
 
     fn buffered_bytes(&self) -> usize {
         self.buf.len() + self.key.len() + self.function.len()
-    }
-
-    fn may_start_payload(&self, rest: &str) -> bool {
-        partial(rest, &self.syn.function_open)
     }
 }
 
