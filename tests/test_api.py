@@ -648,3 +648,24 @@ def test_reconstruct_helper_matches_parse_complete_on_one_chunk():
         "reasoning": "a",
         "calls": [("get_weather", PARIS)],
     }
+
+
+def test_delta_role_and_tool_calls_are_plain_attributes() -> None:
+    p = rp.ResponseParser(tool_parser="qwen", tools=TOOLS)
+    (d, _), *_ = p.stream_chunk("hi")
+    assert d.role == "assistant"
+    d.role = "tool"
+    assert d.role == "tool" and d.model_dump()["role"] == "tool"
+    d.role = None
+    assert d.role is None and "role" not in d.model_dump()
+    assert rp.DeltaMessage().role is None
+    assert rp.DeltaMessage(role="assistant", content="hi") == rp.DeltaMessage(
+        role="assistant", content="hi"
+    )
+    call = rp.DeltaToolCall(index=0, id="x", type="function", function=rp.DeltaFunctionCall("f"))
+    m = rp.DeltaMessage(tool_calls=[call])
+    assert m.tool_calls == [call]
+    m.tool_calls = []
+    assert m.tool_calls == [] and m.model_dump()["tool_calls"] == []
+    m.tool_calls = None
+    assert m.tool_calls is None and "tool_calls" not in m.model_dump()

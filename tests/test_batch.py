@@ -70,3 +70,13 @@ def test_bad_batch_items_raise_type_error() -> None:
         rp.stream_many([("not a parser", "x", False)])
     with pytest.raises(TypeError):
         rp.stream_many([(p, 5, False)])
+
+
+def test_a_parser_listed_twice_in_one_step_gets_a_clear_error() -> None:
+    p = rp.ResponseParser(tool_parser="qwen")
+    results = rp.stream_many([(p, "a", False), (p, "b", False)])
+    assert [d.content for d, _ in results[0]] == ["a"]
+    assert isinstance(results[1], rp.ConcurrentUseError)
+    assert "more than once" in str(results[1])
+    # The parser is intact: the next step goes on from "a".
+    assert [d.content for d, _ in p.stream_chunk("c", final=True)] == ["c"]

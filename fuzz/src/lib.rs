@@ -293,7 +293,7 @@ pub fn check_invariants(items: &[StreamItem]) {
                     "first delta of call {} has no id: {tc:?}",
                     tc.index
                 );
-                assert_eq!(tc.kind, Some("function"), "{tc:?}");
+                assert_eq!(tc.kind.as_deref(), Some("function"), "{tc:?}");
                 assert!(
                     tc.function.name.as_deref().is_some_and(|n| !n.is_empty()),
                     "first delta of call {} has no name: {tc:?}",

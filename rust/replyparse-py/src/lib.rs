@@ -5,14 +5,14 @@
 //! Python exceptions. Request validation (pydantic) lives in the Python package, off
 //! the per-chunk path.
 
+use std::borrow::Cow;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Mutex, TryLockError};
 
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::pybacked::PyBackedStr;
-use pyo3::types::{PyDict, PyList, PyTuple};
+use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 
 use replyparse as engine;
 
@@ -184,12 +184,26 @@ impl DeltaToolCall {
     }
 }
 
+impl From<DeltaToolCall> for engine::DeltaToolCall {
+    fn from(t: DeltaToolCall) -> Self {
+        engine::DeltaToolCall {
+            index: t.index,
+            id: t.id,
+            kind: t.r#type.map(Cow::Owned),
+            function: engine::DeltaFunctionCall {
+                name: t.function.name,
+                arguments: t.function.arguments,
+            },
+        }
+    }
+}
+
 impl From<engine::DeltaToolCall> for DeltaToolCall {
     fn from(t: engine::DeltaToolCall) -> Self {
         DeltaToolCall {
             index: t.index,
             id: t.id,
-            r#type: t.kind.map(str::to_owned),
+            r#type: t.kind.map(Cow::into_owned),
             function: DeltaFunctionCall {
                 name: t.function.name,
                 arguments: t.function.arguments,
@@ -198,14 +212,42 @@ impl From<engine::DeltaToolCall> for DeltaToolCall {
     }
 }
 
+/// A delta's `role`. Every delta the parser makes is the assistant's, so the common
+/// case is a unit variant answered with an interned string: no allocation per delta.
+#[derive(Clone, PartialEq)]
+enum Role {
+    Assistant,
+    Other(Option<String>),
+}
+
+impl Role {
+    fn from_opt(role: Option<String>) -> Self {
+        match role.as_deref() {
+            Some("assistant") => Role::Assistant,
+            _ => Role::Other(role),
+        }
+    }
+
+    fn as_deref(&self) -> Option<&str> {
+        match self {
+            Role::Assistant => Some("assistant"),
+            Role::Other(r) => r.as_deref(),
+        }
+    }
+}
+
 /// One streaming delta; it speaks on exactly one channel.
-#[pyclass(module = "replyparse", get_all, set_all, eq)]
+#[pyclass(module = "replyparse", eq)]
 #[derive(Clone, PartialEq)]
 pub struct DeltaMessage {
-    role: Option<String>,
+    role: Role,
+    #[pyo3(get, set)]
     content: Option<String>,
+    #[pyo3(get, set)]
     reasoning_content: Option<String>,
-    tool_calls: Option<Vec<DeltaToolCall>>,
+    /// Kept as the engine's calls (inline, no allocation for the usual single call);
+    /// the getter builds `DeltaToolCall` objects, as a copy, like every field getter.
+    tool_calls: Option<engine::DeltaToolCalls>,
 }
 
 #[pymethods]
@@ -219,19 +261,46 @@ impl DeltaMessage {
         tool_calls: Option<Vec<DeltaToolCall>>,
     ) -> Self {
         Self {
-            role,
+            role: Role::from_opt(role),
             content,
             reasoning_content,
-            tool_calls,
+            tool_calls: tool_calls.map(|c| c.into_iter().map(Into::into).collect()),
         }
+    }
+
+    #[getter]
+    fn tool_calls(&self) -> Option<Vec<DeltaToolCall>> {
+        self.tool_calls
+            .as_ref()
+            .map(|c| c.iter().cloned().map(DeltaToolCall::from).collect())
+    }
+
+    #[setter]
+    fn set_tool_calls(&mut self, tool_calls: Option<Vec<DeltaToolCall>>) {
+        self.tool_calls = tool_calls.map(|c| c.into_iter().map(Into::into).collect());
+    }
+
+    #[getter]
+    fn role<'py>(&self, py: Python<'py>) -> Option<Bound<'py, PyString>> {
+        match &self.role {
+            Role::Assistant => Some(pyo3::intern!(py, "assistant").clone()),
+            Role::Other(r) => r.as_deref().map(|r| PyString::new(py, r)),
+        }
+    }
+
+    #[setter]
+    fn set_role(&mut self, role: Option<String>) {
+        self.role = Role::from_opt(role);
     }
 
     fn model_dump<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let d = PyDict::new(py);
-        set_opt(&d, "role", &self.role)?;
+        if let Some(r) = self.role(py) {
+            d.set_item("role", r)?;
+        }
         set_opt(&d, "content", &self.content)?;
         set_opt(&d, "reasoning_content", &self.reasoning_content)?;
-        if let Some(calls) = &self.tool_calls {
+        if let Some(calls) = self.tool_calls() {
             let l = PyList::empty(py);
             for c in calls {
                 l.append(c.model_dump(py)?)?;
@@ -242,7 +311,7 @@ impl DeltaMessage {
     }
 
     fn __repr__(&self) -> String {
-        let calls = match &self.tool_calls {
+        let calls = match self.tool_calls() {
             Some(c) => format!(
                 "[{}]",
                 c.iter()
@@ -254,7 +323,9 @@ impl DeltaMessage {
         };
         format!(
             "DeltaMessage(role={}, content={}, reasoning_content={}, tool_calls={})",
-            opt_repr(&self.role),
+            self.role
+                .as_deref()
+                .map_or_else(|| "None".to_owned(), |r| format!("{r:?}")),
             opt_repr(&self.content),
             opt_repr(&self.reasoning_content),
             calls
@@ -263,13 +334,17 @@ impl DeltaMessage {
 }
 
 impl From<engine::DeltaMessage> for DeltaMessage {
+    /// Moves the engine's strings and calls: a delta crosses into Python without a copy
+    /// or an allocation.
     fn from(d: engine::DeltaMessage) -> Self {
         DeltaMessage {
-            role: Some(d.role.unwrap_or_else(|| "assistant".to_owned())),
+            role: match d.role {
+                None => Role::Assistant,
+                r => Role::from_opt(r),
+            },
             content: d.content,
             reasoning_content: d.reasoning_content,
-            tool_calls: (!d.tool_calls.is_empty())
-                .then(|| d.tool_calls.into_iter().map(DeltaToolCall::from).collect()),
+            tool_calls: (!d.tool_calls.is_empty()).then_some(d.tool_calls),
         }
     }
 }
@@ -466,13 +541,79 @@ fn lock<T>(m: &Mutex<T>) -> PyResult<std::sync::MutexGuard<'_, T>> {
     }
 }
 
-fn to_items(py: Python<'_>, items: Vec<engine::StreamItem>) -> PyResult<Bound<'_, PyList>> {
-    let out = PyList::empty(py);
-    for (d, flag) in items {
-        let obj = Py::new(py, DeltaMessage::from(d))?;
-        out.append((obj, flag))?;
+/// Moves a chunk's deltas into a Python list of `(DeltaMessage, bool)`, leaving `items`
+/// empty with its capacity, ready for the next chunk.
+fn to_items<'py>(
+    py: Python<'py>,
+    items: &mut Vec<engine::StreamItem>,
+) -> PyResult<Bound<'py, PyList>> {
+    PyList::new(
+        py,
+        items
+            .drain(..)
+            .map(|(d, flag)| (DeltaMessage::from(d), flag)),
+    )
+}
+
+/// A parser and the vector its chunks' deltas pass through (reused, so a chunk costs
+/// no vector allocation). Both sit behind the one per-response lock.
+struct Slot {
+    parser: engine::ResponseParser,
+    out: Vec<engine::StreamItem>,
+}
+
+impl std::ops::Deref for Slot {
+    type Target = engine::ResponseParser;
+    fn deref(&self) -> &Self::Target {
+        &self.parser
     }
-    Ok(out)
+}
+
+impl std::ops::DerefMut for Slot {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.parser
+    }
+}
+
+/// Work below this many bytes runs with the GIL held.
+///
+/// A chunk's work is bounded by its text plus what the parser holds (the performance
+/// rule: never proportional to text already consumed), so this bound is known before
+/// parsing. Releasing and re-taking the GIL costs more than parsing a token-sized
+/// chunk (tens of nanoseconds against the parse's few), and when another thread waits
+/// for the GIL each release wakes it, which takes microseconds: windows shorter than
+/// that only add hand-offs and slow both threads down. CPython's hashlib makes the same
+/// trade at the same size (`HASHLIB_GIL_MINSIZE`, 2048 bytes, hashed at a similar rate).
+/// Everything larger (long chunks, a final chunk releasing held text, `parse_complete`
+/// of a response, a `stream_many` step over many streams) runs with the GIL released.
+const GIL_RELEASE_MIN_BYTES: usize = 2048;
+
+/// Runs `f` with the GIL released when `work` bytes are worth the hand-off.
+fn maybe_detach<T: Send>(py: Python<'_>, work: usize, f: impl FnOnce() -> T + Send) -> T {
+    if work >= GIL_RELEASE_MIN_BYTES {
+        py.detach(f)
+    } else {
+        f()
+    }
+}
+
+impl Slot {
+    /// Parses one chunk (see [`GIL_RELEASE_MIN_BYTES`] for when the GIL is released) and
+    /// returns its deltas as Python objects.
+    fn stream_chunk<'py>(
+        &mut self,
+        py: Python<'py>,
+        text: &str,
+        token_ids: Option<&[u32]>,
+        final_: bool,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let Slot { parser, out } = self;
+        let work = text.len() + parser.buffered_bytes();
+        maybe_detach(py, work, || {
+            guarded(|| parser.stream_chunk_into(text, token_ids, final_, out))?.map_err(to_py_err)
+        })?;
+        to_items(py, out)
+    }
 }
 
 /// The response parser (native part). The Python class `replyparse.ResponseParser`
@@ -485,7 +626,7 @@ fn to_items(py: Python<'_>, items: Vec<engine::StreamItem>) -> PyResult<Bound<'_
     name = "ResponseParser"
 )]
 pub struct NativeResponseParser {
-    inner: Mutex<engine::ResponseParser>,
+    inner: Mutex<Slot>,
 }
 
 #[pymethods]
@@ -519,7 +660,10 @@ impl NativeResponseParser {
         };
         let parser = guarded(|| engine::ResponseParser::new(&config))?.map_err(to_py_err)?;
         Ok(Self {
-            inner: Mutex::new(parser),
+            inner: Mutex::new(Slot {
+                parser,
+                out: Vec::new(),
+            }),
         })
     }
 
@@ -532,11 +676,9 @@ impl NativeResponseParser {
         token_ids: Option<Vec<u32>>,
         r#final: bool,
     ) -> PyResult<Bound<'py, PyList>> {
-        let items = py.detach(|| {
-            let mut p = lock(&self.inner)?;
-            guarded(|| p.stream_chunk(text, token_ids.as_deref(), r#final))?.map_err(to_py_err)
-        })?;
-        to_items(py, items)
+        // The lock is taken with the GIL held: `try_lock` never waits, and the deltas
+        // are drained from the slot after the GIL is back.
+        lock(&self.inner)?.stream_chunk(py, text, token_ids.as_deref(), r#final)
     }
 
     /// The whole response at once (`stream_chunk(final=True)` plus aggregation).
@@ -547,8 +689,9 @@ impl NativeResponseParser {
         text: &str,
         token_ids: Option<Vec<u32>>,
     ) -> PyResult<ParsedResponse> {
-        let r = py.detach(|| {
-            let mut p = lock(&self.inner)?;
+        let mut p = lock(&self.inner)?;
+        let p = &mut *p;
+        let r = maybe_detach(py, text.len(), || {
             guarded(|| p.parse_complete(text, token_ids.as_deref()))?.map_err(to_py_err)
         })?;
         Ok(r.into())
@@ -764,65 +907,120 @@ fn register_reasoning_dialect(declaration_json: &str, replace: bool) -> PyResult
 // ---------------------------------------------------------------------------------
 
 /// One engine step for many responses: `[(parser, text, final), ...]` (a 4th element,
-/// token ids, is optional). The GIL is released once for the whole step, so a server
-/// with one decode step for hundreds of requests pays one boundary crossing.
+/// token ids, is optional). The whole step is one boundary crossing: the items are
+/// read, every parser runs (with the GIL released once when the step's work is worth it,
+/// see [`GIL_RELEASE_MIN_BYTES`]), and the deltas are built, without returning to the
+/// interpreter in between.
 ///
 /// Returns one entry per input, in order: the `[(DeltaMessage, bool), ...]` list of that
-/// parser, or, when that parser raised (fed after final, used concurrently, ...), the
-/// exception object — one bad response must not fail the step of the others.
+/// parser, or, when that parser raised (fed after final, used concurrently, listed twice
+/// in one step, ...), the exception object — one bad response must not fail the step
+/// of the others. A malformed item raises `TypeError` for the whole call.
 #[pyfunction]
 fn stream_many<'py>(
     py: Python<'py>,
     batch: Vec<Bound<'py, PyTuple>>,
 ) -> PyResult<Bound<'py, PyList>> {
-    type Job = (
-        Py<NativeResponseParser>,
-        PyBackedStr,
+    let bad_item = || {
+        pyo3::exceptions::PyTypeError::new_err(
+            "stream_many takes (parser, text, final) or (parser, text, final, token_ids) \
+             tuples, with a ResponseParser and a str",
+        )
+    };
+    // The items' parsers and texts, held (so nothing another thread does to the caller's
+    // list can free them while the step runs without the GIL).
+    type Item<'py> = (
+        Bound<'py, NativeResponseParser>,
+        Bound<'py, PyString>,
         bool,
         Option<Vec<u32>>,
     );
-    let mut jobs: Vec<Job> = Vec::with_capacity(batch.len());
+    let mut items: Vec<Item<'py>> = Vec::with_capacity(batch.len());
     for item in &batch {
         let n = item.len();
         if !(3..=4).contains(&n) {
-            return Err(pyo3::exceptions::PyTypeError::new_err(
-                "stream_many takes (parser, text, final) or (parser, text, final, token_ids) tuples",
-            ));
+            return Err(bad_item());
         }
-        let parser = item
-            .get_item(0)?
-            .cast_into::<NativeResponseParser>()
-            .map_err(|_| {
-                pyo3::exceptions::PyTypeError::new_err(
-                    "stream_many: item 0 must be a ResponseParser",
-                )
-            })?
-            .unbind();
-        let text: PyBackedStr = item.get_item(1)?.extract()?;
-        let final_: bool = item.get_item(2)?.extract()?;
-        let ids: Option<Vec<u32>> = if n == 4 {
-            item.get_item(3)?.extract()?
-        } else {
-            None
+        let parser = item.get_item(0)?.cast_into().map_err(|_| bad_item())?;
+        let text = item.get_item(1)?.cast_into().map_err(|_| bad_item())?;
+        let final_ = item.get_borrowed_item(2)?.is_truthy()?;
+        let ids = match n {
+            4 => item.get_borrowed_item(3)?.extract()?,
+            _ => None,
         };
-        jobs.push((parser, text, final_, ids));
+        items.push((parser, text, final_, ids));
     }
-    let results: Vec<PyResult<Vec<engine::StreamItem>>> = py.detach(|| {
-        jobs.iter()
-            .map(|(parser, text, final_, ids)| {
-                let mut p = lock(&parser.get().inner)?;
-                guarded(|| p.stream_chunk(text, ids.as_deref(), *final_))?.map_err(to_py_err)
+    struct Job<'a> {
+        parser: &'a NativeResponseParser,
+        text: &'a str,
+        final_: bool,
+        ids: Option<&'a [u32]>,
+    }
+    let jobs = items
+        .iter()
+        .map(|(parser, text, final_, ids)| {
+            Ok(Job {
+                parser: parser.get(),
+                text: text.to_str()?,
+                final_: *final_,
+                ids: ids.as_deref(),
+            })
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    // Lock every parser first (with the GIL held: `try_lock` never waits), so the step
+    // can run without the GIL and the deltas be drained after it returns.
+    let mut slots: Vec<PyResult<std::sync::MutexGuard<'_, Slot>>> = Vec::with_capacity(jobs.len());
+    for (i, job) in jobs.iter().enumerate() {
+        let slot = lock(&job.parser.inner).map_err(|e| {
+            let twice = jobs[..i].iter().any(|j| std::ptr::eq(j.parser, job.parser));
+            if twice {
+                ConcurrentUseError::new_err(
+                    "this parser appears more than once in one stream_many step; \
+                     feed a response one chunk per step",
+                )
+            } else {
+                e
+            }
+        });
+        slots.push(slot);
+    }
+    let work: usize = slots
+        .iter()
+        .zip(&jobs)
+        .map(|(s, j)| s.as_ref().map_or(0, |s| s.buffered_bytes()) + j.text.len())
+        .sum();
+    let mut runs: Vec<(&mut Slot, &Job<'_>)> = slots
+        .iter_mut()
+        .zip(&jobs)
+        .filter_map(|(s, j)| s.as_mut().ok().map(|s| (&mut **s, j)))
+        .collect();
+    let results: Vec<PyResult<()>> = maybe_detach(py, work, || {
+        runs.iter_mut()
+            .map(|(slot, job)| {
+                let Slot { parser, out } = &mut **slot;
+                guarded(|| parser.stream_chunk_into(job.text, job.ids, job.final_, out))
+                    .and_then(|r| r.map_err(to_py_err))
             })
             .collect()
     });
-    let out = PyList::empty(py);
-    for r in results {
-        match r {
-            Ok(items) => out.append(to_items(py, items)?)?,
-            Err(e) => out.append(e.into_value(py))?,
-        }
-    }
-    Ok(out)
+    drop(runs);
+    let mut results = results.into_iter();
+    let entries = slots
+        .iter_mut()
+        .map(|slot| -> PyResult<Bound<'py, PyAny>> {
+            Ok(match slot {
+                Ok(g) => match results.next().expect("one result per locked parser") {
+                    Ok(()) => to_items(py, &mut g.out)?.into_any(),
+                    Err(e) => {
+                        g.out.clear();
+                        e.into_value(py).into_bound(py).into_any()
+                    }
+                },
+                Err(e) => e.clone_ref(py).into_value(py).into_bound(py).into_any(),
+            })
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    PyList::new(py, entries)
 }
 
 /// Panics inside the same guard every engine call runs in, so tests can show that a
@@ -841,7 +1039,7 @@ fn _noop_chunk<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyList>>
         content: Some(owned),
         ..Default::default()
     };
-    to_items(py, vec![(d, false)])
+    to_items(py, &mut vec![(d, false)])
 }
 
 // ---------------------------------------------------------------------------------

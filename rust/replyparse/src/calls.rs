@@ -11,6 +11,7 @@
 //! Calls are sequential: a grammar ends (or abandons) one call before it begins the
 //! next, so there is only ever one open call and no index map.
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 use std::sync::Arc;
 
@@ -191,7 +192,7 @@ impl CallEmitter {
         out.push(DeltaToolCall {
             index,
             id: Some(id),
-            kind: Some("function"),
+            kind: Some(Cow::Borrowed("function")),
             function: DeltaFunctionCall {
                 name: Some(name.to_owned()),
                 arguments: None,
@@ -206,21 +207,62 @@ impl CallEmitter {
 
     /// An argument source fragment of the open call.
     pub fn push_args(&mut self, fragment: &str, out: &mut Vec<DeltaToolCall>) {
-        if fragment.is_empty() {
-            return;
+        if !fragment.is_empty() {
+            self.push_args_with(out, fragment.len(), |s| s.push_str(fragment));
         }
+    }
+
+    /// An argument fragment that `write` appends to the string it is given: a grammar
+    /// that transforms its source (escaping an XML value into a JSON string) writes
+    /// straight into the delta instead of into a temporary string that is then copied.
+    /// `size_hint` is the expected length, so a new fragment is allocated once.
+    pub fn push_args_with(
+        &mut self,
+        out: &mut Vec<DeltaToolCall>,
+        size_hint: usize,
+        write: impl FnOnce(&mut String),
+    ) {
         let Some(call) = self.current.as_mut() else {
             return;
         };
         match call.status {
             Status::Accepted { index } => {
-                call.args_emitted = true;
-                out.push(args_delta(index, fragment.to_owned()));
+                // A grammar may hand over one chunk's arguments in several pieces
+                // (around escapes, between values): they extend the fragment already
+                // out rather than each allocating one that the sink would merge.
+                let extends = matches!(
+                    out.last(),
+                    Some(DeltaToolCall {
+                        index: i,
+                        id: None,
+                        function: DeltaFunctionCall {
+                            name: None,
+                            arguments: Some(_),
+                        },
+                        ..
+                    }) if *i == index
+                );
+                if !extends {
+                    out.push(args_delta(index, String::with_capacity(size_hint)));
+                }
+                let last = out.last_mut().expect("pushed above");
+                let dst = last.function.arguments.as_mut().expect("an args fragment");
+                let before = dst.len();
+                write(dst);
+                if dst.len() > before {
+                    call.args_emitted = true;
+                } else if !extends {
+                    out.pop();
+                }
             }
             // Held arguments are released after the name, so all of them are kept (they
             // count toward the response's buffer limit); a rejected call's are a record.
-            Status::AwaitingName => call.held.push_str(fragment),
-            Status::Rejected => call.truncated |= push_capped(&mut call.held, fragment),
+            Status::AwaitingName => write(&mut call.held),
+            Status::Rejected => {
+                let mut fragment = String::new();
+                write(&mut fragment);
+                call.truncated |= push_capped(&mut call.held, &fragment);
+            }
         }
     }
 

@@ -4,7 +4,10 @@
 //! These are plain data. They carry no parsing state, so a server can move them across
 //! threads, serialise them, or convert them to any wire format.
 
+use std::borrow::Cow;
+
 use serde::Serialize;
+use smallvec::SmallVec;
 
 /// The three channels a delta can speak on, in the order a chat API defines them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,13 +29,17 @@ pub struct DeltaFunctionCall {
 
 /// One fragment of one tool call. `id` and `kind` are present exactly on the first
 /// fragment of an accepted call (identity first).
+///
+/// `kind` is always `"function"` when present (borrowed, so it costs no allocation); a
+/// `Cow` rather than a `&'static str` so a binding can hold the same shape with any
+/// string and move a delta's calls across without copying them.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct DeltaToolCall {
     pub index: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
-    pub kind: Option<&'static str>,
+    pub kind: Option<Cow<'static, str>>,
     pub function: DeltaFunctionCall,
 }
 
@@ -46,9 +53,13 @@ pub struct DeltaMessage {
     pub content: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reasoning_content: Option<String>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub tool_calls: Vec<DeltaToolCall>,
+    #[serde(skip_serializing_if = "SmallVec::is_empty")]
+    pub tool_calls: DeltaToolCalls,
 }
+
+/// The calls of one delta: almost always exactly one (the sink joins a call's
+/// fragments), so it is stored inline and a tool delta costs no allocation for it.
+pub type DeltaToolCalls = SmallVec<[DeltaToolCall; 1]>;
 
 impl DeltaMessage {
     /// The channel this delta speaks on.
@@ -112,7 +123,8 @@ impl ParsedResponse {
                 if tc.index == calls.len() {
                     calls.push(ToolCall {
                         id: tc.id.clone().unwrap_or_default(),
-                        kind: tc.kind.unwrap_or("function"),
+                        // The only call type a chat API has.
+                        kind: "function",
                         function: FunctionCall {
                             name: String::new(),
                             arguments: String::new(),
@@ -145,14 +157,30 @@ impl ParsedResponse {
 
 /// Collects the deltas of one engine chunk, merging consecutive output on the same
 /// channel so that a chunk yields one delta per channel switch.
-#[derive(Debug, Default)]
-pub struct DeltaSink {
-    items: Vec<StreamItem>,
+///
+/// The sink appends to a vector the caller owns, so a caller that streams many chunks
+/// reuses one allocation for all of them instead of growing a new vector per chunk
+/// (at token-sized chunks that allocation was a measurable share of a chunk's cost).
+/// Items already in the vector belong to earlier chunks and are never merged into.
+#[derive(Debug)]
+pub struct DeltaSink<'a> {
+    items: &'a mut Vec<StreamItem>,
+    start: usize,
 }
 
-impl DeltaSink {
-    pub fn new() -> Self {
-        Self::default()
+impl<'a> DeltaSink<'a> {
+    pub fn new(items: &'a mut Vec<StreamItem>) -> Self {
+        let start = items.len();
+        Self { items, start }
+    }
+
+    /// The last delta of this chunk, if any.
+    fn last_mut(&mut self) -> Option<&mut StreamItem> {
+        if self.items.len() > self.start {
+            self.items.last_mut()
+        } else {
+            None
+        }
     }
 
     /// Appends text on the content or reasoning channel.
@@ -160,7 +188,7 @@ impl DeltaSink {
         if text.is_empty() {
             return;
         }
-        if let Some((last, _)) = self.items.last_mut() {
+        if let Some((last, _)) = self.last_mut() {
             let slot = match (channel, last.channel()) {
                 (Channel::Content, Channel::Content) => last.content.as_mut(),
                 (Channel::Reasoning, Channel::Reasoning) => last.reasoning_content.as_mut(),
@@ -183,32 +211,30 @@ impl DeltaSink {
     /// fragment of the same call are joined into it.
     pub fn tool_calls(&mut self, calls: impl IntoIterator<Item = DeltaToolCall>) {
         for tc in calls {
-            let merge_into_last =
-                matches!(self.items.last(), Some((d, _)) if d.channel() == Channel::Tool);
-            if !merge_into_last {
-                self.items.push((DeltaMessage::default(), true));
-            }
-            let (d, _) = self.items.last_mut().expect("pushed above");
+            let d = match self.last_mut() {
+                Some((d, _)) if d.channel() == Channel::Tool => d,
+                _ => {
+                    // A new tool delta, built with its call in place (one move).
+                    let d = DeltaMessage {
+                        tool_calls: smallvec::smallvec![tc],
+                        ..Default::default()
+                    };
+                    self.items.push((d, true));
+                    continue;
+                }
+            };
             if let Some(prev) = d.tool_calls.last_mut() {
                 if prev.index == tc.index && tc.id.is_none() && tc.function.name.is_none() {
                     if let Some(a) = tc.function.arguments {
-                        prev.function
-                            .arguments
-                            .get_or_insert_with(String::new)
-                            .push_str(&a);
+                        match &mut prev.function.arguments {
+                            Some(s) => s.push_str(&a),
+                            none => *none = Some(a),
+                        }
                     }
                     continue;
                 }
             }
             d.tool_calls.push(tc);
         }
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.items.is_empty()
-    }
-
-    pub fn into_items(self) -> Vec<StreamItem> {
-        self.items
     }
 }

@@ -202,31 +202,47 @@ impl DsmlGrammar {
 
     /// Writes the pending key (with the separator before it) and `value`.
     fn push_value(&mut self, value: &str, calls: &mut CallEmitter, out: &mut Vec<DeltaToolCall>) {
-        if !self.key_written {
-            let sep = if self.keys == 0 { "{" } else { ", " };
-            let mut s = String::with_capacity(sep.len() + self.key.len() + 2 + value.len());
-            s.push_str(sep);
-            s.push_str(&self.key);
-            s.push_str(": ");
-            s.push_str(value);
-            self.key_written = true;
-            self.keys += 1;
-            calls.push_args(&s, out);
-        } else {
-            calls.push_args(value, out);
-        }
+        self.push_value_with(calls, out, value.len(), |s| s.push_str(value));
     }
 
     fn push_escaped(&mut self, raw: &str, calls: &mut CallEmitter, out: &mut Vec<DeltaToolCall>) {
         if raw.is_empty() {
             return;
         }
-        let mut s = String::with_capacity(raw.len() + 2);
-        if !self.key_written {
-            s.push('"');
+        let quote = !self.key_written;
+        self.push_value_with(calls, out, raw.len() + 1, |s| {
+            if quote {
+                s.push('"');
+            }
+            escape_json_into(s, raw);
+        });
+    }
+
+    /// The pending key (with the separator before it), then what `write` appends,
+    /// written straight into the call's argument fragment.
+    fn push_value_with(
+        &mut self,
+        calls: &mut CallEmitter,
+        out: &mut Vec<DeltaToolCall>,
+        size_hint: usize,
+        write: impl FnOnce(&mut String),
+    ) {
+        let head = !self.key_written;
+        let sep = if self.keys == 0 { "{" } else { ", " };
+        let key = &self.key;
+        let hint = size_hint + if head { sep.len() + key.len() + 2 } else { 0 };
+        calls.push_args_with(out, hint, |s| {
+            if head {
+                s.push_str(sep);
+                s.push_str(key);
+                s.push_str(": ");
+            }
+            write(s);
+        });
+        if head {
+            self.key_written = true;
+            self.keys += 1;
         }
-        escape_json_into(&mut s, raw);
-        self.push_value(&s, calls, out);
     }
 
     /// Starts a parameter from its complete attribute text.

@@ -373,7 +373,7 @@ mod tests {
             }
             calls.end_call(&mut out);
             let msg = DeltaMessage {
-                tool_calls: out,
+                tool_calls: out.into(),
                 ..Default::default()
             };
             let r = ParsedResponse::from_deltas([&msg]);

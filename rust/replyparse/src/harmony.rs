@@ -234,10 +234,24 @@ impl HarmonyParser {
         token_ids: Option<&[u32]>,
         final_: bool,
     ) -> Result<Vec<StreamItem>> {
+        let mut items = Vec::new();
+        self.stream_chunk_into(text, token_ids, final_, &mut items)?;
+        Ok(items)
+    }
+
+    /// [`Self::stream_chunk`], appending to `out` (see
+    /// [`crate::ResponseParser::stream_chunk_into`]).
+    pub fn stream_chunk_into(
+        &mut self,
+        text: &str,
+        token_ids: Option<&[u32]>,
+        final_: bool,
+        out: &mut Vec<StreamItem>,
+    ) -> Result<()> {
         if self.finished {
             return Err(Error::AlreadyFinished);
         }
-        let mut sink = DeltaSink::new();
+        let mut sink = DeltaSink::new(out);
         match token_ids {
             Some(ids) => self.feed_with_ids(text, ids, &mut sink),
             None => self.feed(text, &mut sink),
@@ -245,7 +259,7 @@ impl HarmonyParser {
         if final_ {
             self.finish(&mut sink);
         }
-        Ok(sink.into_items())
+        Ok(())
     }
 
     /// The whole response at once: `stream_chunk(text, final=True)` plus aggregation.

@@ -18,7 +18,7 @@
 use std::sync::Arc;
 
 use crate::calls::RejectedCall;
-use crate::delta::{Channel, DeltaSink, ParsedResponse, StreamItem};
+use crate::delta::{Channel, DeltaSink, DeltaToolCall, ParsedResponse, StreamItem};
 use crate::error::{Error, Result};
 use crate::harmony::{self, HarmonyParser};
 use crate::prefix::TagSet;
@@ -117,6 +117,9 @@ struct Composed {
     finished: bool,
     tokens: Option<TokenCounter>,
     ended_in_tool_block: bool,
+    /// Scratch for the tool block's call fragments, kept between chunks so that a
+    /// chunk inside an argument does not allocate a vector only to drain it.
+    calls: Vec<DeltaToolCall>,
 }
 
 impl Composed {
@@ -185,6 +188,7 @@ impl Composed {
                 count: 0,
             }),
             ended_in_tool_block: false,
+            calls: Vec::new(),
             reasoning,
         }
     }
@@ -192,12 +196,13 @@ impl Composed {
     /// Feeds one engine chunk (any size, any boundary) and returns its deltas in the
     /// model's channel order. `final_` means the response ended: ambiguous text is
     /// released and an open tool block is closed.
-    pub fn stream_chunk(
+    pub fn stream_chunk_into(
         &mut self,
         text: &str,
         token_ids: Option<&[u32]>,
         final_: bool,
-    ) -> Result<Vec<StreamItem>> {
+        out: &mut Vec<StreamItem>,
+    ) -> Result<()> {
         if self.finished {
             return Err(Error::AlreadyFinished);
         }
@@ -212,25 +217,37 @@ impl Composed {
                 }
             }
         }
-        self.pending.push_str(text);
-        let mut sink = DeltaSink::new();
-        self.run(&mut sink, final_);
+        let sink = &mut DeltaSink::new(out);
+        if self.pending.is_empty() {
+            // Nothing held (the usual case): parse the chunk where it is and keep only
+            // what it leaves unconsumed, instead of copying all of it into `pending`.
+            let used = self.run(text, sink, final_);
+            self.pending.push_str(&text[used..]);
+        } else {
+            let mut pending = std::mem::take(&mut self.pending);
+            pending.push_str(text);
+            let used = self.run(&pending, sink, final_);
+            pending.drain(..used);
+            self.pending = pending;
+        }
         if final_ {
             self.finished = true;
             self.pending.clear();
         }
-        Ok(sink.into_items())
+        Ok(())
     }
 
-    fn run(&mut self, sink: &mut DeltaSink, final_: bool) {
+    /// Parses `input` (the held text followed by the new chunk) and returns how much of
+    /// it was consumed; the rest is held for the next chunk.
+    fn run(&mut self, input: &str, sink: &mut DeltaSink, final_: bool) -> usize {
         let mut pos = 0;
         loop {
             match self.mode {
                 Mode::Tool { from_reasoning } => {
                     let tool = self.tool.as_mut().expect("tool mode implies a tool parser");
-                    let mut calls = Vec::new();
-                    let used = tool.feed_tool_block(&self.pending[pos..], &mut calls, final_);
-                    sink.tool_calls(calls);
+                    let calls = &mut self.calls;
+                    let used = tool.feed_tool_block(&input[pos..], calls, final_);
+                    sink.tool_calls(calls.drain(..));
                     pos += used;
                     if !tool.block_closed() {
                         break;
@@ -251,7 +268,7 @@ impl Composed {
                 }
                 Mode::Plain | Mode::Reasoning => {
                     let reasoning = self.mode == Mode::Reasoning;
-                    let text = &self.pending[pos..];
+                    let text = &input[pos..];
                     if self.leading_open {
                         let open = self.reasoning.as_ref().map_or("", |r| r.open.as_str());
                         if text.len() < open.len() && open.starts_with(text) && !final_ {
@@ -307,7 +324,7 @@ impl Composed {
                 }
             }
         }
-        self.pending.drain(..pos);
+        pos
     }
 
     /// Newlines right after a tool block are dropped only once the next tool open tag
@@ -444,20 +461,38 @@ impl ResponseParser {
         token_ids: Option<&[u32]>,
         final_: bool,
     ) -> Result<Vec<StreamItem>> {
-        let items = match &mut self.inner {
-            Inner::Composed(p) => p.stream_chunk(text, token_ids, final_),
-            Inner::Harmony(p) => p.stream_chunk(text, token_ids, final_),
+        let mut items = Vec::new();
+        self.stream_chunk_into(text, token_ids, final_, &mut items)?;
+        Ok(items)
+    }
+
+    /// [`Self::stream_chunk`], appending the deltas to `out` instead of returning a new
+    /// vector. A server that drains `out` after every chunk streams a whole response
+    /// with one vector allocation; items already in `out` are left as they are. On an
+    /// error nothing is appended.
+    pub fn stream_chunk_into(
+        &mut self,
+        text: &str,
+        token_ids: Option<&[u32]>,
+        final_: bool,
+        out: &mut Vec<StreamItem>,
+    ) -> Result<()> {
+        let start = out.len();
+        match &mut self.inner {
+            Inner::Composed(p) => p.stream_chunk_into(text, token_ids, final_, out),
+            Inner::Harmony(p) => p.stream_chunk_into(text, token_ids, final_, out),
         }?;
         let buffered = self.buffered_bytes();
         if buffered > self.max_buffered {
             // The response cannot continue within its bound: end it here, loudly.
+            out.truncate(start);
             self.poison();
             return Err(Error::BufferLimit {
                 limit: self.max_buffered,
                 buffered,
             });
         }
-        Ok(items)
+        Ok(())
     }
 
     /// Bytes the parser holds for this response: unconsumed text and every buffer of
@@ -560,7 +595,7 @@ enum Separator {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::delta::ParsedResponse;
+    use crate::delta::{DeltaMessage, ParsedResponse};
     use crate::testutil::{chunking_invariant, feed, tool_specs};
 
     fn tools(names: &[&str]) -> Option<Vec<ToolSpec>> {
@@ -593,6 +628,61 @@ mod tests {
         assert_eq!(r.tool_calls[0].function.arguments, "{\"city\": \"北京\"}");
         assert_eq!(r.tool_calls[1].function.name, "search");
         assert_eq!(r.tool_calls[1].function.arguments, "{\"q\": \"x\"}");
+    }
+
+    #[test]
+    fn stream_chunk_into_appends_without_merging_into_earlier_chunks() {
+        let cfg = config("qwen", None, None);
+        let mut p = ResponseParser::new(&cfg).unwrap();
+        let mut out = Vec::new();
+        p.stream_chunk_into("Hello, ", None, false, &mut out)
+            .unwrap();
+        p.stream_chunk_into("world", None, false, &mut out).unwrap();
+        // Two chunks, two deltas: a chunk's deltas never fold into an earlier chunk's.
+        let texts: Vec<_> = out.iter().map(|(d, _)| d.content.as_deref()).collect();
+        assert_eq!(texts, [Some("Hello, "), Some("world")]);
+        // A reused buffer gives, chunk by chunk, what `stream_chunk` returns.
+        let (mut a, mut b) = (
+            ResponseParser::new(&cfg).unwrap(),
+            ResponseParser::new(&cfg).unwrap(),
+        );
+        let mut buf = Vec::new();
+        let chunks = [
+            "a<tool",
+            "_call>{\"name\": \"search\", \"arg",
+            "uments\": {}}</tool_call>b",
+        ];
+        for (i, c) in chunks.iter().enumerate() {
+            buf.clear();
+            b.stream_chunk_into(c, None, false, &mut buf).unwrap();
+            let mut want = a.stream_chunk(c, None, false).unwrap();
+            // Call ids are random per parser.
+            for (x, y) in buf.iter_mut().zip(&mut want) {
+                for (p, q) in x.0.tool_calls.iter_mut().zip(&mut y.0.tool_calls) {
+                    assert_eq!(p.id.is_some(), q.id.take().is_some());
+                    p.id = None;
+                }
+            }
+            assert_eq!(buf, want, "chunk {i}");
+        }
+    }
+
+    #[test]
+    fn stream_chunk_into_appends_nothing_on_error() {
+        let cfg = ParserConfig {
+            max_buffered_bytes: Some(8),
+            ..config("qwen", None, None)
+        };
+        let mut p = ResponseParser::new(&cfg).unwrap();
+        let mut out = vec![(DeltaMessage::default(), false)];
+        // Arguments before the name are held until the name arrives: over the limit.
+        let text = "x<tool_call>{\"arguments\": {\"q\": \"0123456789\"";
+        let err = p.stream_chunk_into(text, None, false, &mut out);
+        assert!(matches!(err, Err(Error::BufferLimit { .. })), "{err:?}");
+        assert_eq!(out.len(), 1, "only what was there before");
+        let again = p.stream_chunk_into("rch\"", None, false, &mut out);
+        assert!(matches!(again, Err(Error::AlreadyFinished)));
+        assert_eq!(out.len(), 1);
     }
 
     #[test]

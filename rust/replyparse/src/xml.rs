@@ -164,9 +164,7 @@ impl XmlGrammar {
         }
         if self.string_value() {
             self.write_key(calls, out);
-            let mut s = String::with_capacity(text.len() + 8);
-            schema::escape_json_into(&mut s, text);
-            calls.push_args(&s, out);
+            calls.push_args_with(out, text.len(), |s| schema::escape_json_into(s, text));
         } else {
             self.buf.push_str(text);
         }
