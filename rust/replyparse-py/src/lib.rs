@@ -807,16 +807,19 @@ impl NativeToolParser {
         deltas: &Bound<'_, PyList>,
         r#final: bool,
     ) -> PyResult<usize> {
-        let (used, calls) = py.detach(|| {
+        let (used, items) = py.detach(|| {
             let mut p = lock(&self.inner)?;
             guarded(|| {
-                let mut calls = Vec::new();
-                let used = p.feed_tool_block(text, &mut calls, r#final);
-                (used, calls)
+                let mut items = Vec::new();
+                let used =
+                    p.feed_tool_block(text, &mut engine::DeltaSink::new(&mut items), r#final);
+                (used, items)
             })
         })?;
-        for c in calls {
-            deltas.append(Py::new(py, DeltaToolCall::from(c))?)?;
+        for (d, _) in items {
+            for c in d.tool_calls {
+                deltas.append(Py::new(py, DeltaToolCall::from(c))?)?;
+            }
         }
         // The engine counts bytes; Python slices by code points.
         Ok(text[..used].chars().count())
@@ -1030,11 +1033,13 @@ fn _panic_in_engine_for_tests() -> PyResult<()> {
     guarded(|| -> () { panic!("deliberate panic (test hook)") })
 }
 
-/// The floor of the Python boundary, for benchmarks: crosses into Rust, releases and
-/// re-takes the GIL, and returns one delta-shaped result, doing no parsing.
+/// The floor of the Python boundary, for benchmarks: crosses into Rust (releasing the GIL
+/// under the rule `stream_chunk` follows) and returns one delta-shaped result, doing no
+/// parsing.
 #[pyfunction]
 fn _noop_chunk<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyList>> {
-    let owned = py.detach(|| text.to_owned());
+    // The same GIL rule as `stream_chunk`, so the floor is that of a real call.
+    let owned = maybe_detach(py, text.len(), || text.to_owned());
     let d = engine::DeltaMessage {
         content: Some(owned),
         ..Default::default()

@@ -15,7 +15,7 @@ use std::borrow::Cow;
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use crate::delta::{DeltaFunctionCall, DeltaToolCall};
+use crate::delta::{DeltaFunctionCall, DeltaSink, DeltaToolCall};
 
 /// Why a call or a piece of a tool block did not reach the client.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -157,7 +157,7 @@ impl CallEmitter {
     }
 
     /// Starts a call. A call still open is ended first, so grammars cannot interleave.
-    pub fn begin_call(&mut self, out: &mut Vec<DeltaToolCall>) {
+    pub fn begin_call(&mut self, out: &mut DeltaSink<'_>) {
         self.end_call(out);
         self.current = Some(OpenCall {
             status: Status::AwaitingName,
@@ -170,7 +170,7 @@ impl CallEmitter {
 
     /// The call's function name, with the model's own call id when the protocol has
     /// one. Only the first name of a call counts.
-    pub fn set_name(&mut self, name: &str, model_id: Option<&str>, out: &mut Vec<DeltaToolCall>) {
+    pub fn set_name(&mut self, name: &str, model_id: Option<&str>, out: &mut DeltaSink<'_>) {
         let Some(call) = self.current.as_mut() else {
             return;
         };
@@ -189,7 +189,7 @@ impl CallEmitter {
             Some(id) if !id.is_empty() => id.to_owned(),
             _ => new_call_id(&mut self.rng),
         };
-        out.push(DeltaToolCall {
+        out.call(DeltaToolCall {
             index,
             id: Some(id),
             kind: Some(Cow::Borrowed("function")),
@@ -201,12 +201,12 @@ impl CallEmitter {
         if !call.held.is_empty() {
             let held = std::mem::take(&mut call.held);
             call.args_emitted = true;
-            out.push(args_delta(index, held));
+            out.call(args_delta(index, held));
         }
     }
 
     /// An argument source fragment of the open call.
-    pub fn push_args(&mut self, fragment: &str, out: &mut Vec<DeltaToolCall>) {
+    pub fn push_args(&mut self, fragment: &str, out: &mut DeltaSink<'_>) {
         if !fragment.is_empty() {
             self.push_args_with(out, fragment.len(), |s| s.push_str(fragment));
         }
@@ -214,11 +214,12 @@ impl CallEmitter {
 
     /// An argument fragment that `write` appends to the string it is given: a grammar
     /// that transforms its source (escaping an XML value into a JSON string) writes
-    /// straight into the delta instead of into a temporary string that is then copied.
+    /// straight into the delta instead of into a temporary string that is then copied,
+    /// and a chunk's pieces (around escapes, between values) land in one fragment.
     /// `size_hint` is the expected length, so a new fragment is allocated once.
     pub fn push_args_with(
         &mut self,
-        out: &mut Vec<DeltaToolCall>,
+        out: &mut DeltaSink<'_>,
         size_hint: usize,
         write: impl FnOnce(&mut String),
     ) {
@@ -227,33 +228,7 @@ impl CallEmitter {
         };
         match call.status {
             Status::Accepted { index } => {
-                // A grammar may hand over one chunk's arguments in several pieces
-                // (around escapes, between values): they extend the fragment already
-                // out rather than each allocating one that the sink would merge.
-                let extends = matches!(
-                    out.last(),
-                    Some(DeltaToolCall {
-                        index: i,
-                        id: None,
-                        function: DeltaFunctionCall {
-                            name: None,
-                            arguments: Some(_),
-                        },
-                        ..
-                    }) if *i == index
-                );
-                if !extends {
-                    out.push(args_delta(index, String::with_capacity(size_hint)));
-                }
-                let last = out.last_mut().expect("pushed above");
-                let dst = last.function.arguments.as_mut().expect("an args fragment");
-                let before = dst.len();
-                write(dst);
-                if dst.len() > before {
-                    call.args_emitted = true;
-                } else if !extends {
-                    out.pop();
-                }
+                call.args_emitted |= out.args_with(index, size_hint, write);
             }
             // Held arguments are released after the name, so all of them are kept (they
             // count toward the response's buffer limit); a rejected call's are a record.
@@ -276,14 +251,14 @@ impl CallEmitter {
     /// Ends the open call. An accepted call that never produced arguments gets `{}`, so
     /// every emitted call carries a JSON object; a call without a name is recorded, never
     /// given an invented one.
-    pub fn end_call(&mut self, out: &mut Vec<DeltaToolCall>) {
+    pub fn end_call(&mut self, out: &mut DeltaSink<'_>) {
         let Some(call) = self.current.take() else {
             return;
         };
         match call.status {
             Status::Accepted { index } => {
                 if !call.args_emitted {
-                    out.push(args_delta(index, "{}".to_owned()));
+                    out.call(args_delta(index, "{}".to_owned()));
                 }
             }
             Status::Rejected => self.rejected.push(RejectedCall {
@@ -353,32 +328,42 @@ mod tests {
         AllowedNames::Only(Arc::new(names.iter().map(|s| s.to_string()).collect()))
     }
 
+    /// The call fragments `f` emits, as one chunk's deltas carry them.
+    fn emitted(f: impl FnOnce(&mut DeltaSink<'_>)) -> Vec<DeltaToolCall> {
+        let mut items = Vec::new();
+        f(&mut DeltaSink::new(&mut items));
+        items.into_iter().flat_map(|(d, _)| d.tool_calls).collect()
+    }
+
     #[test]
     fn identity_first_and_held_arguments() {
         let mut e = CallEmitter::new(only(&["f"]));
-        let mut out = Vec::new();
-        e.begin_call(&mut out);
-        e.push_args("{\"a\":", &mut out);
-        e.push_args("1}", &mut out);
-        assert!(out.is_empty());
-        e.set_name("f", None, &mut out);
-        e.end_call(&mut out);
-        assert_eq!(out.len(), 2);
+        let out = emitted(|out| {
+            e.begin_call(out);
+            e.push_args("{\"a\":", out);
+            e.push_args("1}", out);
+            assert!(out.is_empty());
+            e.set_name("f", None, out);
+            e.end_call(out);
+        });
+        // The held arguments follow the identity, in the same fragment.
+        assert_eq!(out.len(), 1);
         assert_eq!(out[0].function.name.as_deref(), Some("f"));
         assert!(out[0].id.as_ref().unwrap().starts_with("chatcmpl-tool-"));
-        assert_eq!(out[1].function.arguments.as_deref(), Some("{\"a\":1}"));
+        assert_eq!(out[0].function.arguments.as_deref(), Some("{\"a\":1}"));
     }
 
     #[test]
     fn rejected_calls_keep_indices_contiguous() {
         let mut e = CallEmitter::new(only(&["f"]));
-        let mut out = Vec::new();
-        for name in ["g", "f", "h", "f"] {
-            e.begin_call(&mut out);
-            e.set_name(name, None, &mut out);
-            e.push_args("{}", &mut out);
-            e.end_call(&mut out);
-        }
+        let out = emitted(|out| {
+            for name in ["g", "f", "h", "f"] {
+                e.begin_call(out);
+                e.set_name(name, None, out);
+                e.push_args("{}", out);
+                e.end_call(out);
+            }
+        });
         let idx: Vec<usize> = out
             .iter()
             .filter(|d| d.id.is_some())
@@ -393,10 +378,11 @@ mod tests {
     #[test]
     fn nameless_call_is_recorded_not_emitted() {
         let mut e = CallEmitter::new(AllowedNames::Any);
-        let mut out = Vec::new();
-        e.begin_call(&mut out);
-        e.push_args("{\"x\"", &mut out);
-        e.end_call(&mut out);
+        let out = emitted(|out| {
+            e.begin_call(out);
+            e.push_args("{\"x\"", out);
+            e.end_call(out);
+        });
         assert!(out.is_empty());
         assert_eq!(e.rejected()[0].reason, RejectReason::MissingName);
     }

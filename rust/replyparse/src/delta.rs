@@ -211,30 +211,92 @@ impl<'a> DeltaSink<'a> {
     /// fragment of the same call are joined into it.
     pub fn tool_calls(&mut self, calls: impl IntoIterator<Item = DeltaToolCall>) {
         for tc in calls {
-            let d = match self.last_mut() {
-                Some((d, _)) if d.channel() == Channel::Tool => d,
-                _ => {
-                    // A new tool delta, built with its call in place (one move).
-                    let d = DeltaMessage {
-                        tool_calls: smallvec::smallvec![tc],
-                        ..Default::default()
-                    };
-                    self.items.push((d, true));
-                    continue;
-                }
-            };
-            if let Some(prev) = d.tool_calls.last_mut() {
-                if prev.index == tc.index && tc.id.is_none() && tc.function.name.is_none() {
-                    if let Some(a) = tc.function.arguments {
-                        match &mut prev.function.arguments {
-                            Some(s) => s.push_str(&a),
-                            none => *none = Some(a),
-                        }
-                    }
-                    continue;
-                }
-            }
-            d.tool_calls.push(tc);
+            self.call(tc);
         }
+    }
+
+    /// Appends one tool-call fragment (an identity, or arguments built whole).
+    pub fn call(&mut self, tc: DeltaToolCall) {
+        let Some((d, _)) = self
+            .last_mut()
+            .filter(|(d, _)| d.channel() == Channel::Tool)
+        else {
+            self.new_tool_delta(tc);
+            return;
+        };
+        if let Some(prev) = d.tool_calls.last_mut() {
+            if prev.index == tc.index && tc.id.is_none() && tc.function.name.is_none() {
+                if let Some(a) = tc.function.arguments {
+                    match &mut prev.function.arguments {
+                        Some(s) => s.push_str(&a),
+                        none => *none = Some(a),
+                    }
+                }
+                return;
+            }
+        }
+        d.tool_calls.push(tc);
+    }
+
+    /// Appends argument text of call `index`, which `write` appends to the string it is
+    /// given: straight into the fragment already out for that call when the chunk has
+    /// one, so a chunk inside an argument neither builds nor moves a separate fragment.
+    /// `size_hint` sizes a new fragment. Returns whether any text was written.
+    pub fn args_with(
+        &mut self,
+        index: usize,
+        size_hint: usize,
+        write: impl FnOnce(&mut String),
+    ) -> bool {
+        if let Some((d, _)) = self.last_mut() {
+            if let Some(prev) = d.tool_calls.last_mut().filter(|p| p.index == index) {
+                let args = prev
+                    .function
+                    .arguments
+                    .get_or_insert_with(|| String::with_capacity(size_hint));
+                let before = args.len();
+                write(args);
+                if args.is_empty() {
+                    prev.function.arguments = None;
+                }
+                return prev.function.arguments.as_ref().map_or(0, String::len) > before;
+            }
+        }
+        let mut args = String::with_capacity(size_hint);
+        write(&mut args);
+        if args.is_empty() {
+            return false;
+        }
+        // Built where it will live: the delta (new unless the chunk's last delta is a
+        // tool delta of another call), then the fragment inside it. Moving a whole
+        // delta into place costs more than parsing a token-sized chunk.
+        if !matches!(self.last_mut(), Some((d, _)) if d.channel() == Channel::Tool) {
+            self.items.push((DeltaMessage::default(), true));
+        }
+        let (d, _) = self.items.last_mut().expect("a tool delta");
+        d.tool_calls.push(DeltaToolCall {
+            index,
+            id: None,
+            kind: None,
+            function: DeltaFunctionCall {
+                name: None,
+                arguments: Some(args),
+            },
+        });
+        true
+    }
+
+    /// Whether this chunk has produced no delta yet.
+    pub fn is_empty(&self) -> bool {
+        self.items.len() == self.start
+    }
+
+    /// A new tool delta, built with its call in place (one move).
+    fn new_tool_delta(&mut self, tc: DeltaToolCall) {
+        let d = DeltaMessage {
+            tool_calls: smallvec::smallvec![tc],
+            ..Default::default()
+        };
+        self.items.push((d, true));
     }
 }

@@ -61,7 +61,7 @@ use memchr::memchr2;
 use serde::{Deserialize, Serialize};
 
 use crate::calls::CallEmitter;
-use crate::delta::DeltaToolCall;
+use crate::delta::DeltaSink;
 use crate::json_scan::{JsonValueScanner, ScanStatus};
 use crate::lex::{head, ws_len, Head};
 use crate::prefix::TagSet;
@@ -201,11 +201,11 @@ impl DsmlGrammar {
     }
 
     /// Writes the pending key (with the separator before it) and `value`.
-    fn push_value(&mut self, value: &str, calls: &mut CallEmitter, out: &mut Vec<DeltaToolCall>) {
+    fn push_value(&mut self, value: &str, calls: &mut CallEmitter, out: &mut DeltaSink<'_>) {
         self.push_value_with(calls, out, value.len(), |s| s.push_str(value));
     }
 
-    fn push_escaped(&mut self, raw: &str, calls: &mut CallEmitter, out: &mut Vec<DeltaToolCall>) {
+    fn push_escaped(&mut self, raw: &str, calls: &mut CallEmitter, out: &mut DeltaSink<'_>) {
         if raw.is_empty() {
             return;
         }
@@ -223,7 +223,7 @@ impl DsmlGrammar {
     fn push_value_with(
         &mut self,
         calls: &mut CallEmitter,
-        out: &mut Vec<DeltaToolCall>,
+        out: &mut DeltaSink<'_>,
         size_hint: usize,
         write: impl FnOnce(&mut String),
     ) {
@@ -258,7 +258,7 @@ impl DsmlGrammar {
     }
 
     /// The parameter close tag was consumed: completes the value.
-    fn end_param(&mut self, calls: &mut CallEmitter, out: &mut Vec<DeltaToolCall>) {
+    fn end_param(&mut self, calls: &mut CallEmitter, out: &mut DeltaSink<'_>) {
         match self.state {
             State::StrValue if !self.key_written => self.push_value("\"\"", calls, out),
             State::StrValue => calls.push_args("\"", out),
@@ -268,7 +268,7 @@ impl DsmlGrammar {
         self.state = State::Body;
     }
 
-    fn set_name(&mut self, calls: &mut CallEmitter, out: &mut Vec<DeltaToolCall>) {
+    fn set_name(&mut self, calls: &mut CallEmitter, out: &mut DeltaSink<'_>) {
         if let Some(name) = attribute(&self.header, "name") {
             calls.set_name(name, None, out);
             self.named = true;
@@ -276,7 +276,7 @@ impl DsmlGrammar {
     }
 
     /// Closes the arguments object and the call; the payload is over.
-    fn end_invoke(&mut self, calls: &mut CallEmitter, out: &mut Vec<DeltaToolCall>) {
+    fn end_invoke(&mut self, calls: &mut CallEmitter, out: &mut DeltaSink<'_>) {
         if self.keys > 0 {
             calls.push_args("}", out);
         } else if self.named {
@@ -288,12 +288,7 @@ impl DsmlGrammar {
 
     /// The end of input inside an invoke: releases held value text, closes what was
     /// opened with what was written, and returns the bytes consumed from `rest`.
-    fn finish(
-        &mut self,
-        rest: &str,
-        calls: &mut CallEmitter,
-        out: &mut Vec<DeltaToolCall>,
-    ) -> usize {
+    fn finish(&mut self, rest: &str, calls: &mut CallEmitter, out: &mut DeltaSink<'_>) -> usize {
         let mut used = 0;
         match self.state {
             State::InvokeStart | State::Done => return 0,
@@ -340,7 +335,7 @@ impl PayloadGrammar for DsmlGrammar {
         &mut self,
         text: &str,
         calls: &mut CallEmitter,
-        out: &mut Vec<DeltaToolCall>,
+        out: &mut DeltaSink<'_>,
         final_: bool,
     ) -> usize {
         let mut i = 0;

@@ -15,7 +15,7 @@
 //! tool parser.
 
 use crate::calls::CallEmitter;
-use crate::delta::DeltaToolCall;
+use crate::delta::DeltaSink;
 use crate::json_scan::{JsonValueScanner, ScanStatus};
 use crate::tool::PayloadGrammar;
 
@@ -139,7 +139,7 @@ impl JsonEnvelope {
     }
 
     /// Ends the envelope (normally or not) and its call.
-    fn finish(&mut self, calls: &mut CallEmitter, out: &mut Vec<DeltaToolCall>) {
+    fn finish(&mut self, calls: &mut CallEmitter, out: &mut DeltaSink<'_>) {
         calls.end_call(out);
         self.state = State::Done;
     }
@@ -159,7 +159,7 @@ impl PayloadGrammar for JsonEnvelope {
         &mut self,
         text: &str,
         calls: &mut CallEmitter,
-        out: &mut Vec<DeltaToolCall>,
+        out: &mut DeltaSink<'_>,
         final_: bool,
     ) -> usize {
         let b = text.as_bytes();
@@ -339,7 +339,7 @@ impl PayloadGrammar for JsonEnvelope {
 mod tests {
     use super::*;
     use crate::calls::AllowedNames;
-    use crate::delta::{DeltaMessage, ParsedResponse};
+    use crate::delta::ParsedResponse;
 
     /// Runs one envelope payload through the grammar at every split point (and char by
     /// char) and returns (name, arguments) of the emitted call plus the consumed count.
@@ -360,23 +360,20 @@ mod tests {
         for cut in cuts {
             let mut g = JsonEnvelope::new("name", "arguments");
             let mut calls = CallEmitter::new(AllowedNames::Any);
-            let mut out = Vec::new();
+            let mut items = Vec::new();
             let mut pending = String::new();
             let mut consumed = 0;
             let mut last = 0;
             for &c in cut.iter().chain(std::iter::once(&payload.len())) {
                 pending.push_str(&payload[last..c]);
-                let n = g.consume(&pending, &mut calls, &mut out, c == payload.len());
+                let out = &mut DeltaSink::new(&mut items);
+                let n = g.consume(&pending, &mut calls, out, c == payload.len());
                 pending.drain(..n);
                 consumed += n;
                 last = c;
             }
-            calls.end_call(&mut out);
-            let msg = DeltaMessage {
-                tool_calls: out.into(),
-                ..Default::default()
-            };
-            let r = ParsedResponse::from_deltas([&msg]);
+            calls.end_call(&mut DeltaSink::new(&mut items));
+            let r = ParsedResponse::from_deltas(items.iter().map(|(d, _)| d));
             let got: Vec<(String, String)> = r
                 .tool_calls
                 .into_iter()

@@ -82,7 +82,7 @@
 use std::sync::Arc;
 
 use crate::calls::{AllowedNames, CallEmitter, RejectedCall};
-use crate::delta::{Channel, DeltaSink, DeltaToolCall, ParsedResponse, StreamItem};
+use crate::delta::{Channel, DeltaSink, ParsedResponse, StreamItem};
 use crate::error::{Error, Result};
 use crate::prefix::TagSet;
 use crate::request::ToolPolicy;
@@ -179,8 +179,6 @@ pub struct HarmonyParser {
     header: String,
     /// `header` holds at least one tag.
     header_tagged: bool,
-    /// Reused buffer for call deltas.
-    calls: Vec<DeltaToolCall>,
     reasoning_tokens: Option<usize>,
     ended_in_tool_block: bool,
     finished: bool,
@@ -219,7 +217,6 @@ impl HarmonyParser {
             pending: String::new(),
             header: String::new(),
             header_tagged: false,
-            calls: Vec::new(),
             reasoning_tokens: None,
             ended_in_tool_block: false,
             finished: false,
@@ -364,12 +361,12 @@ impl HarmonyParser {
                         let keep = self.tags.held_suffix(text);
                         let end = text.len() - keep;
                         let body = &self.pending[pos..pos + end];
-                        emit_body(&mut self.emitter, &mut self.calls, route, body, sink);
+                        emit_body(&mut self.emitter, route, body, sink);
                         pos += end;
                         break;
                     };
                     let body = &self.pending[pos..pos + m.start];
-                    emit_body(&mut self.emitter, &mut self.calls, route, body, sink);
+                    emit_body(&mut self.emitter, route, body, sink);
                     self.close_message(sink);
                     // An end tag is consumed; any other tag starts the next header and
                     // is handled there.
@@ -433,11 +430,10 @@ impl HarmonyParser {
         let function = info.recipient.and_then(|r| r.strip_prefix("functions."));
         let route = match function {
             Some(name) if self.armed => {
-                self.emitter.begin_call(&mut self.calls);
+                self.emitter.begin_call(sink);
                 if !name.is_empty() {
-                    self.emitter.set_name(name, None, &mut self.calls);
+                    self.emitter.set_name(name, None, sink);
                 }
-                sink.tool_calls(self.calls.drain(..));
                 Route::Call
             }
             Some(_) => Route::Text(Channel::Content),
@@ -454,8 +450,7 @@ impl HarmonyParser {
             route: Route::Call, ..
         } = self.state
         {
-            self.emitter.end_call(&mut self.calls);
-            sink.tool_calls(self.calls.drain(..));
+            self.emitter.end_call(sink);
         }
         self.state = State::Header;
     }
@@ -496,7 +491,7 @@ impl HarmonyParser {
         let rest = std::mem::take(&mut self.pending);
         match self.state {
             State::Body { route, .. } => {
-                emit_body(&mut self.emitter, &mut self.calls, route, &rest, sink);
+                emit_body(&mut self.emitter, route, &rest, sink);
                 self.ended_in_tool_block = route == Route::Call;
                 self.close_message(sink);
             }
@@ -515,21 +510,14 @@ impl HarmonyParser {
 
 /// Body text to its route. A free function so the caller can lend `pending` text while
 /// the emitter is borrowed mutably.
-fn emit_body(
-    emitter: &mut CallEmitter,
-    calls: &mut Vec<DeltaToolCall>,
-    route: Route,
-    text: &str,
-    sink: &mut DeltaSink,
-) {
+fn emit_body(emitter: &mut CallEmitter, route: Route, text: &str, sink: &mut DeltaSink) {
     if text.is_empty() {
         return;
     }
     match route {
         Route::Text(ch) => sink.text(ch, text),
         Route::Call => {
-            emitter.push_args(text, calls);
-            sink.tool_calls(calls.drain(..));
+            emitter.push_args(text, sink);
         }
     }
 }

@@ -35,7 +35,7 @@
 use memchr::memchr;
 
 use crate::calls::CallEmitter;
-use crate::delta::DeltaToolCall;
+use crate::delta::DeltaSink;
 use crate::json_scan::{JsonValueScanner, ScanStatus};
 use crate::lex::{head, ws_len, Head};
 use crate::tool::PayloadGrammar;
@@ -87,7 +87,7 @@ impl KimiGrammar {
         Self::default()
     }
 
-    fn end(&mut self, calls: &mut CallEmitter, out: &mut Vec<DeltaToolCall>) {
+    fn end(&mut self, calls: &mut CallEmitter, out: &mut DeltaSink<'_>) {
         calls.end_call(out);
         self.state = State::Done;
     }
@@ -105,7 +105,7 @@ impl PayloadGrammar for KimiGrammar {
         &mut self,
         text: &str,
         calls: &mut CallEmitter,
-        out: &mut Vec<DeltaToolCall>,
+        out: &mut DeltaSink<'_>,
         final_: bool,
     ) -> usize {
         let mut i = 0;

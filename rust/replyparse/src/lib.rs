@@ -55,8 +55,8 @@ mod testutil;
 
 pub use calls::{AllowedNames, RejectReason, RejectedCall};
 pub use delta::{
-    Channel, DeltaFunctionCall, DeltaMessage, DeltaToolCall, DeltaToolCalls, FunctionCall,
-    ParsedResponse, StreamItem, ToolCall,
+    Channel, DeltaFunctionCall, DeltaMessage, DeltaSink, DeltaToolCall, DeltaToolCalls,
+    FunctionCall, ParsedResponse, StreamItem, ToolCall,
 };
 pub use error::{Error, ParserKind, Result};
 pub use registry::{Family, ReasoningDialect, StartMode, ToolDialect};

@@ -75,6 +75,12 @@ pub struct TagSet {
     tags: Vec<Tag>,
     texts: Vec<String>,
     finder: Option<AhoCorasick>,
+    /// The distinct first bytes of the tags, when there are at most three: a haystack
+    /// (or tail) without any of them holds no tag and no start of one, which `memchr`
+    /// answers faster than the automaton is entered for a token-sized chunk.
+    first_bytes: Option<Vec<u8>>,
+    /// The longest tag, in bytes: only that many bytes minus one can be held.
+    max_len: usize,
 }
 
 /// A whole tag found in a haystack.
@@ -107,10 +113,26 @@ impl TagSet {
                     .expect("tag automaton"),
             )
         };
+        let mut first: Vec<u8> = texts.iter().map(|t| t.as_bytes()[0]).collect();
+        first.sort_unstable();
+        first.dedup();
         TagSet {
             tags: texts.iter().map(|t| Tag::new(t)).collect(),
+            max_len: texts.iter().map(String::len).max().unwrap_or(0),
             texts,
             finder,
+            first_bytes: (first.len() <= 3).then_some(first),
+        }
+    }
+
+    /// False only when `hay` certainly contains no first byte of a tag.
+    fn may_contain_tag_start(&self, hay: &[u8]) -> bool {
+        match self.first_bytes.as_deref() {
+            Some([]) => false,
+            Some(&[a]) => memchr::memchr(a, hay).is_some(),
+            Some(&[a, b]) => memchr::memchr2(a, b, hay).is_some(),
+            Some(&[a, b, c]) => memchr::memchr3(a, b, c, hay).is_some(),
+            _ => true,
         }
     }
 
@@ -138,7 +160,11 @@ impl TagSet {
 
     /// The leftmost whole tag in `hay`.
     pub fn find(&self, hay: &str) -> Option<TagMatch> {
-        let m = self.finder.as_ref()?.find(hay)?;
+        let finder = self.finder.as_ref()?;
+        if !self.may_contain_tag_start(hay.as_bytes()) {
+            return None;
+        }
+        let m = finder.find(hay)?;
         Some(TagMatch {
             tag: m.pattern().as_usize(),
             start: m.start(),
@@ -150,9 +176,14 @@ impl TagSet {
     /// held until more text arrives. Always a char boundary of `hay`: the held bytes
     /// equal the start of a tag, which begins with a whole character.
     pub fn held_suffix(&self, hay: &str) -> usize {
+        let bytes = hay.as_bytes();
+        let tail = &bytes[bytes.len().saturating_sub(self.max_len.saturating_sub(1))..];
+        if !self.may_contain_tag_start(tail) {
+            return 0;
+        }
         self.tags
             .iter()
-            .map(|t| t.held_suffix(hay.as_bytes()))
+            .map(|t| t.held_suffix(bytes))
             .max()
             .unwrap_or(0)
     }

@@ -18,7 +18,7 @@
 use std::sync::Arc;
 
 use crate::calls::RejectedCall;
-use crate::delta::{Channel, DeltaSink, DeltaToolCall, ParsedResponse, StreamItem};
+use crate::delta::{Channel, DeltaSink, ParsedResponse, StreamItem};
 use crate::error::{Error, Result};
 use crate::harmony::{self, HarmonyParser};
 use crate::prefix::TagSet;
@@ -117,9 +117,6 @@ struct Composed {
     finished: bool,
     tokens: Option<TokenCounter>,
     ended_in_tool_block: bool,
-    /// Scratch for the tool block's call fragments, kept between chunks so that a
-    /// chunk inside an argument does not allocate a vector only to drain it.
-    calls: Vec<DeltaToolCall>,
 }
 
 impl Composed {
@@ -188,7 +185,6 @@ impl Composed {
                 count: 0,
             }),
             ended_in_tool_block: false,
-            calls: Vec::new(),
             reasoning,
         }
     }
@@ -245,9 +241,7 @@ impl Composed {
             match self.mode {
                 Mode::Tool { from_reasoning } => {
                     let tool = self.tool.as_mut().expect("tool mode implies a tool parser");
-                    let calls = &mut self.calls;
-                    let used = tool.feed_tool_block(&input[pos..], calls, final_);
-                    sink.tool_calls(calls.drain(..));
+                    let used = tool.feed_tool_block(&input[pos..], sink, final_);
                     pos += used;
                     if !tool.block_closed() {
                         break;
@@ -402,6 +396,9 @@ impl Composed {
 pub struct ResponseParser {
     inner: Inner,
     max_buffered: usize,
+    /// What the parser holds, measured after each chunk (state changes only there), so
+    /// reading it costs nothing: a binding asks before every chunk.
+    buffered: usize,
 }
 
 #[derive(Debug)]
@@ -429,6 +426,7 @@ impl ResponseParser {
             max_buffered: config
                 .max_buffered_bytes
                 .unwrap_or(DEFAULT_MAX_BUFFERED_BYTES),
+            buffered: 0,
         })
     }
 
@@ -449,6 +447,7 @@ impl ResponseParser {
                 reasoning_tag_ids,
             )),
             max_buffered: DEFAULT_MAX_BUFFERED_BYTES,
+            buffered: 0,
         }
     }
 
@@ -482,7 +481,11 @@ impl ResponseParser {
             Inner::Composed(p) => p.stream_chunk_into(text, token_ids, final_, out),
             Inner::Harmony(p) => p.stream_chunk_into(text, token_ids, final_, out),
         }?;
-        let buffered = self.buffered_bytes();
+        let buffered = match &self.inner {
+            Inner::Composed(p) => p.buffered_bytes(),
+            Inner::Harmony(p) => p.pending_len(),
+        };
+        self.buffered = buffered;
         if buffered > self.max_buffered {
             // The response cannot continue within its bound: end it here, loudly.
             out.truncate(start);
@@ -498,10 +501,7 @@ impl ResponseParser {
     /// Bytes the parser holds for this response: unconsumed text and every buffer of
     /// the grammar (names, keys, held arguments, typed values, capped diagnostics).
     pub fn buffered_bytes(&self) -> usize {
-        match &self.inner {
-            Inner::Composed(p) => p.buffered_bytes(),
-            Inner::Harmony(p) => p.pending_len(),
-        }
+        self.buffered
     }
 
     /// Marks the parser finished after an error, so later chunks are refused.

@@ -15,7 +15,7 @@
 use std::sync::Arc;
 
 use crate::calls::{AllowedNames, CallEmitter, RejectedCall};
-use crate::delta::DeltaToolCall;
+use crate::delta::DeltaSink;
 use crate::dsml::DsmlGrammar;
 use crate::envelope::JsonEnvelope;
 use crate::kimi::KimiGrammar;
@@ -38,7 +38,7 @@ pub trait PayloadGrammar: Send + std::fmt::Debug {
         &mut self,
         text: &str,
         calls: &mut CallEmitter,
-        out: &mut Vec<DeltaToolCall>,
+        out: &mut DeltaSink<'_>,
         final_: bool,
     ) -> usize;
     /// The payload ended (normally, or at a byte the grammar cannot place).
@@ -186,12 +186,7 @@ impl ToolParser {
     /// the close tag and text after it), appends call deltas to `out`, and returns the
     /// number of bytes consumed. `final_` means no more text follows: the block is then
     /// always closed.
-    pub fn feed_tool_block(
-        &mut self,
-        text: &str,
-        out: &mut Vec<DeltaToolCall>,
-        final_: bool,
-    ) -> usize {
+    pub fn feed_tool_block(&mut self, text: &str, out: &mut DeltaSink<'_>, final_: bool) -> usize {
         let mut pos = 0;
         while !self.block_closed {
             if !self.payload_closed {

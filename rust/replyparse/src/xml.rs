@@ -30,7 +30,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use crate::calls::CallEmitter;
-use crate::delta::DeltaToolCall;
+use crate::delta::DeltaSink;
 use crate::lex::{head, partial, ws_len, Head};
 use crate::prefix::TagSet;
 use crate::request::Schemas;
@@ -142,7 +142,7 @@ impl XmlGrammar {
     }
 
     /// Writes `, "key": ` (or `{"key": `) before the first byte of a value.
-    fn write_key(&mut self, calls: &mut CallEmitter, out: &mut Vec<DeltaToolCall>) {
+    fn write_key(&mut self, calls: &mut CallEmitter, out: &mut DeltaSink<'_>) {
         if self.key_written {
             return;
         }
@@ -158,7 +158,7 @@ impl XmlGrammar {
     }
 
     /// Value text that is known to belong to the value.
-    fn value_text(&mut self, text: &str, calls: &mut CallEmitter, out: &mut Vec<DeltaToolCall>) {
+    fn value_text(&mut self, text: &str, calls: &mut CallEmitter, out: &mut DeltaSink<'_>) {
         if text.is_empty() {
             return;
         }
@@ -172,7 +172,7 @@ impl XmlGrammar {
 
     /// Ends the current value. `complete` is false when the input ended inside it: a
     /// value with no byte at all is then dropped (never invented).
-    fn end_value(&mut self, complete: bool, calls: &mut CallEmitter, out: &mut Vec<DeltaToolCall>) {
+    fn end_value(&mut self, complete: bool, calls: &mut CallEmitter, out: &mut DeltaSink<'_>) {
         if self.string_value() {
             if !self.key_written && !complete {
                 return;
@@ -192,7 +192,7 @@ impl XmlGrammar {
     }
 
     /// Ends the payload: closes the arguments object of the open call.
-    fn finish(&mut self, calls: &mut CallEmitter, out: &mut Vec<DeltaToolCall>) {
+    fn finish(&mut self, calls: &mut CallEmitter, out: &mut DeltaSink<'_>) {
         if self.began && !self.function.is_empty() {
             calls.push_args(if self.params == 0 { "{}" } else { "}" }, out);
         }
@@ -228,7 +228,7 @@ impl PayloadGrammar for XmlGrammar {
         &mut self,
         text: &str,
         calls: &mut CallEmitter,
-        out: &mut Vec<DeltaToolCall>,
+        out: &mut DeltaSink<'_>,
         final_: bool,
     ) -> usize {
         let mut i = 0;
