@@ -234,14 +234,44 @@ def test_batch(benchmark: Any, dialect: str, mode: str) -> None:
 # ---------------------------------------------------------------------------------------
 
 THREAD_STREAMS = 128
+Group = list[tuple[rp.ResponseParser, Sequence[str]]]
 
 
-def run_threads(groups: list[list[tuple[rp.ResponseParser, Sequence[str]]]]) -> None:
-    def work(group: list[tuple[rp.ResponseParser, Sequence[str]]]) -> None:
-        for p, chunks in group:
-            feed(p, chunks)
+def feed_group(group: Group) -> None:
+    """A thread serving its streams one after the other, one call per chunk."""
+    for p, chunks in group:
+        feed(p, chunks)
 
-    threads = [threading.Thread(target=work, args=(g,)) for g in groups]
+
+def step_group(group: Group) -> None:
+    """A thread serving its streams in lock step: one `stream_many` call per engine step
+    for all of them (every stream here has the same chunks)."""
+    many = rp.stream_many
+    parsers = [p for p, _ in group]
+    chunks = group[0][1]
+    for c in chunks:
+        many([(p, c, False) for p in parsers])
+    many([(p, "", True) for p in parsers])
+
+
+def collect_group(group: Group, mode: str, outs: dict[int, list[Any]]) -> None:
+    """The same work as `feed_group` / `step_group`, keeping the output for checking."""
+    if mode == "calls":
+        for p, cs in group:
+            outs[id(p)] = collect(p, cs)
+        return
+    parsers = [p for p, _ in group]
+    chunks = group[0][1]
+    for p in parsers:
+        outs[id(p)] = []
+    for k, c in enumerate([*chunks, ""]):
+        last = k == len(chunks)
+        for p, items in zip(parsers, rp.stream_many([(p, c, last) for p in parsers]), strict=True):
+            outs[id(p)].extend(items)
+
+
+def run_threads(groups: list[Group], target: Callable[[Group], None]) -> None:
+    threads = [threading.Thread(target=target, args=(g,)) for g in groups]
     for t in threads:
         t.start()
     for t in threads:
@@ -249,38 +279,36 @@ def run_threads(groups: list[list[tuple[rp.ResponseParser, Sequence[str]]]]) -> 
 
 
 @pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("mode", ["calls", "stream_many"])
 @pytest.mark.parametrize("dialect", ["qwen", "qwen3coder"])
-def test_threads(benchmark: Any, dialect: str, threads: int) -> None:
+def test_threads(benchmark: Any, dialect: str, mode: str, threads: int) -> None:
     w = wl.workload(dialect, "32KB")
     chunks = wl.chunks(w, "256")
-    w.check(*wl.reconstruct(collect(make_parser(w), chunks)))
 
-    def setup() -> tuple[tuple[list[list[Any]]], dict[str, Any]]:
+    def setup() -> tuple[tuple[list[Group]], dict[str, Any]]:
         streams = [(make_parser(w), chunks) for _ in range(THREAD_STREAMS)]
         return ([streams[i::threads] for i in range(threads)],), {}
 
     # The same streams through the threaded runner, checked.
     (groups,), _ = setup()
     outs: dict[int, list[Any]] = {}
-
-    def work(group: list[tuple[rp.ResponseParser, Sequence[str]]]) -> None:
-        for p, cs in group:
-            outs[id(p)] = collect(p, cs)
-
-    ts = [threading.Thread(target=work, args=(g,)) for g in groups]
-    for t in ts:
-        t.start()
-    for t in ts:
-        t.join()
+    run_threads(groups, lambda g: collect_group(g, mode, outs))
     assert len(outs) == THREAD_STREAMS
     for items in outs.values():
         w.check(*wl.reconstruct(items))
 
+    target = feed_group if mode == "calls" else step_group
     benchmark.group = "threads"
     benchmark.extra_info.update(
-        kind="threads", dialect=dialect, threads=threads, calls=THREAD_STREAMS * (len(chunks) + 1)
+        kind="threads",
+        dialect=dialect,
+        mode=mode,
+        threads=threads,
+        calls=THREAD_STREAMS * (len(chunks) + 1),
     )
-    benchmark.pedantic(run_threads, setup=setup, rounds=15, warmup_rounds=2)
+    benchmark.pedantic(
+        lambda groups: run_threads(groups, target), setup=setup, rounds=15, warmup_rounds=2
+    )
 
 
 # ---------------------------------------------------------------------------------------

@@ -28,7 +28,7 @@ def pytest_terminal_summary(terminalreporter: Any, config: Any) -> None:
     noop: dict[str, float] = {}
     complete: dict[tuple[str, str], float] = {}
     batch: dict[tuple[str, str], float] = {}
-    threads: dict[tuple[str, int], float] = {}
+    threads: dict[tuple[str, str, int], float] = {}
     memory: list[dict[str, Any]] = []
     for b in session.benchmarks:
         if not b:
@@ -45,7 +45,7 @@ def pytest_terminal_summary(terminalreporter: Any, config: Any) -> None:
         elif kind == "batch":
             batch[(x["dialect"], x["mode"])] = t
         elif kind == "threads":
-            threads[(x["dialect"], x["threads"])] = t
+            threads[(x["dialect"], x.get("mode", "calls"), x["threads"])] = t
         elif kind == "memory":
             memory.append(x)
 
@@ -92,12 +92,14 @@ def pytest_terminal_summary(terminalreporter: Any, config: Any) -> None:
     if threads:
         w("")
         w("two threads vs one (128 streams of 32 KB, 256-char chunks, own parsers)")
-        for d in sorted({k[0] for k in threads}):
-            one, two = threads.get((d, 1)), threads.get((d, 2))
+        w("  calls: one stream_chunk per chunk; stream_many: one call per step for the")
+        w("  thread's streams")
+        for d, mode in sorted({k[:2] for k in threads}):
+            one, two = threads.get((d, mode, 1)), threads.get((d, mode, 2))
             if one and two:
                 w(
-                    f"  {d:14} 1 thread {one * 1e3:8.1f} ms  2 threads {two * 1e3:8.1f} ms"
-                    f"  speedup x{one / two:.2f}"
+                    f"  {d:12} {mode:11} 1 thread {one * 1e3:7.1f} ms  2 threads"
+                    f" {two * 1e3:7.1f} ms  speedup x{one / two:.2f}"
                 )
     for m in memory:
         w("")
