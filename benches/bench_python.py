@@ -28,7 +28,7 @@ import pytest
 import workloads as wl
 
 import replyparse as rp
-from replyparse import _native
+from replyparse import _native, openai
 
 CHUNKINGS = ("tok", *(str(n) for n in wl.CHAR_CHUNKS))
 TARGET_SECONDS = 0.6  # timed work per benchmark (rounds are chosen from an estimate)
@@ -113,6 +113,65 @@ def test_noop_floor(benchmark: Any, chunking: str) -> None:
     benchmark.group = "floor"
     benchmark.extra_info.update(kind="noop", chunking=chunking, calls=len(chunks) + 1)
     benchmark.pedantic(noop_feed, args=(chunks,), rounds=rounds_for(estimate), warmup_rounds=1)
+
+
+# ---------------------------------------------------------------------------------------
+# Serving: Chat Completions SSE bytes per chunk (parse + stream runner + wire encoding)
+# ---------------------------------------------------------------------------------------
+
+
+def sse_reconstruct(frames: Sequence[bytes]) -> tuple[str | None, str | None, list]:
+    """(content, reasoning, [(name, arguments)]) from Chat Completions SSE bytes."""
+    items = []
+    for line in b"".join(frames).decode().split("\n"):
+        if not line.startswith("data: {"):
+            continue
+        for choice in json.loads(line[6:])["choices"]:
+            d = choice["delta"]
+            calls = [
+                rp.DeltaToolCall(
+                    index=c["index"],
+                    function=rp.DeltaFunctionCall(
+                        c["function"].get("name"), c["function"].get("arguments")
+                    ),
+                )
+                for c in d.get("tool_calls", ())
+            ]
+            msg = rp.DeltaMessage(
+                content=d.get("content"),
+                reasoning_content=d.get("reasoning_content"),
+                tool_calls=calls or None,
+            )
+            items.append((msg, False))
+    return wl.reconstruct(items)
+
+
+def serve_feed(stream: Any, chunks: Sequence[str]) -> list[bytes]:
+    feed_sse = stream.feed_sse
+    out = [feed_sse(c) for c in chunks]
+    out.append(stream.finish_sse())
+    return out
+
+
+@pytest.mark.parametrize("dialect", ["qwen", "qwen3coder"])
+def test_serve_sse(benchmark: Any, dialect: str) -> None:
+    w = wl.workload(dialect, "2KB")
+    chunks = wl.chunks(w, "tok")
+
+    def stream() -> Any:
+        return openai.ChatCompletionStream(make_parser(w), model="m")
+
+    w.check(*sse_reconstruct(serve_feed(stream(), chunks)))
+    estimate = timed_once(lambda: serve_feed(stream(), chunks))
+
+    benchmark.group = "serve"
+    benchmark.extra_info.update(kind="serve", dialect=dialect, calls=len(chunks) + 1)
+    benchmark.pedantic(
+        serve_feed,
+        setup=lambda: ((stream(), chunks), {}),
+        rounds=rounds_for(estimate),
+        warmup_rounds=1,
+    )
 
 
 # ---------------------------------------------------------------------------------------

@@ -30,6 +30,7 @@ def pytest_terminal_summary(terminalreporter: Any, config: Any) -> None:
     batch: dict[tuple[str, str], float] = {}
     threads: dict[tuple[str, str, int], float] = {}
     memory: list[dict[str, Any]] = []
+    serve: dict[str, float] = {}
     for b in session.benchmarks:
         if not b:
             continue
@@ -48,6 +49,8 @@ def pytest_terminal_summary(terminalreporter: Any, config: Any) -> None:
             threads[(x["dialect"], x.get("mode", "calls"), x["threads"])] = t
         elif kind == "memory":
             memory.append(x)
+        elif kind == "serve":
+            serve[x["dialect"]] = t / x["calls"]
 
     w = terminalreporter.write_line
     w("")
@@ -101,6 +104,13 @@ def pytest_terminal_summary(terminalreporter: Any, config: Any) -> None:
                     f"  {d:12} {mode:11} 1 thread {one * 1e3:7.1f} ms  2 threads"
                     f" {two * 1e3:7.1f} ms  speedup x{one / two:.2f}"
                 )
+    if serve:
+        w("")
+        w("serving: ChatCompletionStream.feed_sse per token chunk (parse + runner + SSE bytes)")
+        for d, v in serve.items():
+            per = stream.get((d, "2KB", "tok"))
+            vs = f"  ({v / per:.1f}x stream_chunk)" if per else ""
+            w(f"  {d:14} {v * 1e9:8.0f} ns{vs}")
     for m in memory:
         w("")
         w(

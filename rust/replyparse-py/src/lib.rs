@@ -1179,9 +1179,16 @@ pub struct NativeServeStream {
     raise_errors: bool,
 }
 
+/// Where a step's events go: event values (dicts, for `feed`) or SSE bytes (`feed_sse`,
+/// which Chat Completions writes without building the values).
+enum StepOut {
+    Events(Vec<serde_json::Value>),
+    Sse(Vec<u8>),
+}
+
 impl NativeServeStream {
     /// One step: parse, encode, and on a final step (finish reason) nothing more; the
-    /// closing events come from `finish`.
+    /// closing events come from `finish`. The GIL rule is `stream_chunk`'s.
     fn step(
         &self,
         py: Python<'_>,
@@ -1189,12 +1196,13 @@ impl NativeServeStream {
         token_ids: Option<Vec<u32>>,
         logprobs: Option<serde_json::Value>,
         finish_reason: Option<String>,
-    ) -> PyResult<Vec<serde_json::Value>> {
-        py.detach(|| {
+        out: &mut StepOut,
+    ) -> PyResult<()> {
+        let held = lock(&self.parser.get().inner).map_or(0, |p| p.buffered_bytes());
+        maybe_detach(py, text.len() + held, || {
             let mut st = lock(&self.state)?;
-            let mut out = Vec::new();
             if st.encoder.is_finished() {
-                return Ok(out);
+                return Ok(());
             }
             let st = &mut *st;
             let r = lock(&self.parser.get().inner).and_then(|mut p| {
@@ -1209,17 +1217,40 @@ impl NativeServeStream {
                 })?
                 .map_err(to_py_err)
             });
-            match r {
-                Ok(items) => st.encoder.deltas(&items, &mut out),
-                Err(e) if self.raise_errors => return Err(e),
-                Err(e) => {
+            match (r, &mut *out) {
+                (Ok(items), StepOut::Events(ev)) => st.encoder.deltas(&items, ev),
+                (Ok(items), StepOut::Sse(buf)) => st.encoder.deltas_sse(&items, buf),
+                (Err(e), _) if self.raise_errors => return Err(e),
+                (Err(e), out) => {
                     let msg = Python::attach(|py| e.value(py).to_string());
-                    st.encoder.error(&msg, &mut out);
+                    let mut ev = Vec::new();
+                    st.encoder.error(&msg, &mut ev);
+                    match out {
+                        StepOut::Events(v) => v.extend(ev),
+                        StepOut::Sse(buf) => st.encoder.sse(&ev, false, buf),
+                    }
                     st.error = Some(msg);
                 }
             }
-            Ok(out)
+            Ok(())
         })
+    }
+
+    /// A step's events as values.
+    fn step_events(
+        &self,
+        py: Python<'_>,
+        text: &str,
+        token_ids: Option<Vec<u32>>,
+        logprobs: Option<serde_json::Value>,
+        finish_reason: Option<String>,
+    ) -> PyResult<Vec<serde_json::Value>> {
+        let mut out = StepOut::Events(Vec::new());
+        self.step(py, text, token_ids, logprobs, finish_reason, &mut out)?;
+        match out {
+            StepOut::Events(ev) => Ok(ev),
+            StepOut::Sse(_) => unreachable!("asked for events"),
+        }
     }
 
     fn finish_values(
@@ -1234,7 +1265,7 @@ impl NativeServeStream {
             Vec::new()
         } else {
             let reason = finish_reason.unwrap_or_else(|| "stop".to_owned());
-            self.step(py, "", None, None, Some(reason))?
+            self.step_events(py, "", None, None, Some(reason))?
         };
         let mut st = lock(&self.state)?;
         if st.encoder.is_finished() {
@@ -1262,12 +1293,20 @@ impl NativeServeStream {
         py: Python<'py>,
         events: &[serde_json::Value],
     ) -> PyResult<Bound<'py, pyo3::types::PyBytes>> {
+        let mut buf = Vec::new();
+        lock(&self.state)?.encoder.sse(events, false, &mut buf);
+        self.sse_done(&mut buf)?;
+        Ok(pyo3::types::PyBytes::new(py, &buf))
+    }
+
+    /// Appends the Chat Completions `data: [DONE]` terminator once the stream is over
+    /// (once per stream).
+    fn sse_done(&self, buf: &mut Vec<u8>) -> PyResult<()> {
         let mut st = lock(&self.state)?;
         let done = st.encoder.is_finished() && !st.done_sent;
         st.done_sent |= done;
-        let mut buf = Vec::new();
-        st.encoder.sse(events, done, &mut buf);
-        Ok(pyo3::types::PyBytes::new(py, &buf))
+        st.encoder.sse(&[], done, buf);
+        Ok(())
     }
 }
 
@@ -1363,7 +1402,7 @@ impl NativeServeStream {
         finish_reason: Option<String>,
     ) -> PyResult<Bound<'py, PyList>> {
         let lp = opt_value(logprobs)?;
-        let ev = self.step(py, text, token_ids, lp, finish_reason)?;
+        let ev = self.step_events(py, text, token_ids, lp, finish_reason)?;
         values_to_py(py, &ev)
     }
 
@@ -1378,8 +1417,13 @@ impl NativeServeStream {
         finish_reason: Option<String>,
     ) -> PyResult<Bound<'py, pyo3::types::PyBytes>> {
         let lp = opt_value(logprobs)?;
-        let ev = self.step(py, text, token_ids, lp, finish_reason)?;
-        self.sse_bytes(py, &ev)
+        let mut out = StepOut::Sse(Vec::new());
+        self.step(py, text, token_ids, lp, finish_reason, &mut out)?;
+        let StepOut::Sse(mut buf) = out else {
+            unreachable!("asked for bytes")
+        };
+        self.sse_done(&mut buf)?;
+        Ok(pyo3::types::PyBytes::new(py, &buf))
     }
 
     /// Closing events. Without a prior finish reason the response ends with

@@ -13,6 +13,7 @@
 //! them. Complete messages are built from the same events, so a non-streaming response
 //! equals the stream a client would have accumulated.
 
+use serde::Serialize;
 use serde_json::{json, Map, Value};
 
 use crate::delta::{DeltaMessage, ParsedResponse};
@@ -84,14 +85,6 @@ pub fn anthropic_stop_reason(finish_reason: &str) -> &'static str {
     }
 }
 
-/// Chat Completions logprobs as the caller gave them: a list is the `content` list.
-fn chat_logprobs(v: &Value) -> Value {
-    match v {
-        Value::Array(_) => json!({ "content": v }),
-        other => other.clone(),
-    }
-}
-
 // ---------------------------------------------------------------------------------
 // Chat Completions
 // ---------------------------------------------------------------------------------
@@ -118,33 +111,64 @@ impl Chat {
 
     fn deltas(&mut self, meta: &StreamMeta, items: &[RunnerDelta], out: &mut Vec<Value>) {
         for it in items {
-            let mut delta = Map::new();
-            if !self.role_sent {
-                self.role_sent = true;
-                delta.insert("role".into(), "assistant".into());
+            let role = self.record(it);
+            // A struct of strings, numbers and values: serialising it cannot fail.
+            out.push(serde_json::to_value(self.delta_chunk(meta, it, role)).unwrap_or_default());
+        }
+    }
+
+    /// `deltas` written straight as SSE bytes: the same chunks (one typed definition,
+    /// [`ChatChunk`]) without first building a JSON value tree per token, which cost
+    /// several times the parse.
+    fn deltas_sse(&mut self, meta: &StreamMeta, items: &[RunnerDelta], buf: &mut Vec<u8>) {
+        for it in items {
+            let role = self.record(it);
+            buf.extend_from_slice(b"data: ");
+            // Writing into a Vec cannot fail.
+            let _ = serde_json::to_writer(&mut *buf, &self.delta_chunk(meta, it, role));
+            buf.extend_from_slice(b"\n\n");
+        }
+    }
+
+    /// The stream's bookkeeping for one delta (logprobs and deltas kept for the complete
+    /// response); returns the role to send, present on the first chunk only.
+    fn record(&mut self, it: &RunnerDelta) -> Option<&'static str> {
+        if let Some(lp) = &it.logprobs {
+            let content = match lp {
+                Value::Array(c) => Some(c),
+                other => other.get("content").and_then(Value::as_array),
+            };
+            if let Some(c) = content {
+                self.logprobs.extend(c.iter().cloned());
             }
-            if let Ok(Value::Object(fields)) = serde_json::to_value(&it.delta) {
-                delta.extend(fields);
-            }
-            let delta = Value::Object(delta);
-            let mut choice = Map::new();
-            choice.insert("index".into(), 0.into());
-            choice.insert("delta".into(), delta);
-            if let Some(lp) = &it.logprobs {
-                let lp = chat_logprobs(lp);
-                if let Some(Value::Array(c)) = lp.get("content") {
-                    self.logprobs.extend(c.iter().cloned());
-                }
-                choice.insert("logprobs".into(), lp);
-            }
-            if let Some(f) = &it.finish_reason {
-                choice.insert("finish_reason".into(), f.as_str().into());
-            }
-            if let Some(ids) = &it.token_ids {
-                choice.insert("token_ids".into(), json!(ids));
-            }
-            out.push(self.chunk(meta, json!([choice])));
-            self.deltas.push(it.delta.clone());
+        }
+        self.deltas.push(it.delta.clone());
+        let first = !self.role_sent;
+        self.role_sent = true;
+        first.then_some("assistant")
+    }
+
+    fn delta_chunk<'a>(
+        &'a self,
+        meta: &'a StreamMeta,
+        it: &'a RunnerDelta,
+        role: Option<&'static str>,
+    ) -> ChatChunk<'a> {
+        ChatChunk {
+            id: &self.id,
+            object: "chat.completion.chunk",
+            created: self.created,
+            model: &meta.model,
+            choices: [ChatChoice {
+                index: 0,
+                delta: ChatDelta {
+                    role,
+                    delta: &it.delta,
+                },
+                logprobs: it.logprobs.as_ref().map(ChatLogprobs),
+                finish_reason: it.finish_reason.as_deref(),
+                token_ids: it.token_ids.as_deref(),
+            }],
         }
     }
 
@@ -182,6 +206,72 @@ impl Chat {
             "choices": [choice],
             "usage": chat_usage(usage),
         })
+    }
+}
+
+/// One Chat Completions chunk carrying a delta. Field order is the wire order.
+#[derive(Serialize)]
+struct ChatChunk<'a> {
+    id: &'a str,
+    object: &'static str,
+    created: u64,
+    model: &'a str,
+    choices: [ChatChoice<'a>; 1],
+}
+
+#[derive(Serialize)]
+struct ChatChoice<'a> {
+    index: u32,
+    delta: ChatDelta<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    logprobs: Option<ChatLogprobs<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    finish_reason: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    token_ids: Option<&'a [u32]>,
+}
+
+/// The delta with the role on the stream's first chunk.
+struct ChatDelta<'a> {
+    role: Option<&'static str>,
+    delta: &'a DeltaMessage,
+}
+
+impl Serialize for ChatDelta<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let d = self.delta;
+        let mut m = s.serialize_map(None)?;
+        if let Some(r) = d.role.as_deref().or(self.role) {
+            m.serialize_entry("role", r)?;
+        }
+        if let Some(c) = &d.content {
+            m.serialize_entry("content", c)?;
+        }
+        if let Some(r) = &d.reasoning_content {
+            m.serialize_entry("reasoning_content", r)?;
+        }
+        if !d.tool_calls.is_empty() {
+            m.serialize_entry("tool_calls", &d.tool_calls)?;
+        }
+        m.end()
+    }
+}
+
+/// Logprobs as the caller gave them: a list is the `content` list.
+struct ChatLogprobs<'a>(&'a Value);
+
+impl Serialize for ChatLogprobs<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        match self.0 {
+            Value::Array(_) => {
+                let mut m = s.serialize_map(Some(1))?;
+                m.serialize_entry("content", self.0)?;
+                m.end()
+            }
+            other => other.serialize(s),
+        }
     }
 }
 
@@ -772,6 +862,23 @@ impl Encoder {
         }
     }
 
+    /// [`Self::deltas`] as SSE bytes appended to `buf` ([`Self::sse`] of the events).
+    /// Chat Completions chunks, the per-token path of most servers, are serialised from
+    /// typed structs without building JSON values first.
+    pub fn deltas_sse(&mut self, items: &[RunnerDelta], buf: &mut Vec<u8>) {
+        if self.finished {
+            return;
+        }
+        match &mut self.state {
+            State::Chat(c) => c.deltas_sse(&self.meta, items, buf),
+            _ => {
+                let mut events = Vec::new();
+                self.deltas(items, &mut events);
+                self.sse(&events, false, buf);
+            }
+        }
+    }
+
     /// Closing events: open blocks/items closed, the stop reason, usage.
     pub fn finish(&mut self, finish_reason: &str, usage: &Usage, out: &mut Vec<Value>) {
         if self.finished {
@@ -883,6 +990,69 @@ mod tests {
 
     const TEXT: &str =
         "plan</think>hi<tool_call>{\"name\": \"f\", \"arguments\": {\"a\": 1}}</tool_call>";
+
+    /// The SSE bytes of every step, written directly and through the event values,
+    /// for two encoders fed the same steps (with token ids, logprobs in both accepted
+    /// shapes, and a finish reason).
+    fn sse_both_ways(protocol: Protocol, text: &str) -> (Vec<u8>, Vec<u8>) {
+        let config = ParserConfig {
+            tool_parser: Some("qwen".into()),
+            reasoning_parser: Some("qwen3".into()),
+            tools: Some(vec![ToolSpec {
+                name: "f".into(),
+                parameters: None,
+            }]),
+            ..Default::default()
+        };
+        let meta = StreamMeta {
+            id: Some("chatcmpl-1".into()),
+            model: "m".into(),
+            created: Some(7),
+            ..Default::default()
+        };
+        let mut direct = Vec::new();
+        let mut via_values = Vec::new();
+        let mut e1 = Encoder::new(protocol, meta.clone(), 3);
+        let mut e2 = Encoder::new(protocol, meta, 3);
+        let mut p = ResponseParser::new(&config).unwrap();
+        let mut r = StreamRunner::new(RunnerOptions::default());
+        let pieces: Vec<&str> = text
+            .as_bytes()
+            .chunks(3)
+            .map(|c| std::str::from_utf8(c).unwrap())
+            .collect();
+        for (i, s) in pieces.iter().enumerate() {
+            let last = i + 1 == pieces.len();
+            let lp = match i % 3 {
+                0 => None,
+                1 => Some(json!([{"token": s, "logprob": -0.5}])),
+                _ => Some(json!({"content": [{"token": s, "logprob": -1.0}]})),
+            };
+            let items = r
+                .step(&mut p, s, Some(&[i as u32]), lp, last.then_some("stop"))
+                .unwrap();
+            e1.deltas_sse(&items, &mut direct);
+            let mut events = Vec::new();
+            e2.deltas(&items, &mut events);
+            e2.sse(&events, false, &mut via_values);
+        }
+        let usage = r.usage(&p, Some(3), None);
+        assert_eq!(e1.complete("stop", &usage), e2.complete("stop", &usage));
+        (direct, via_values)
+    }
+
+    #[test]
+    fn chat_sse_written_directly_equals_sse_of_the_events() {
+        // The other protocols write their events' SSE (random item ids differ per encoder).
+        let (direct, via_values) = sse_both_ways(Protocol::ChatCompletions, TEXT);
+        let direct = String::from_utf8(direct).unwrap();
+        assert!(direct.contains("\"logprobs\":{\"content\""), "{direct}");
+        assert!(
+            direct.contains("\"finish_reason\":\"tool_calls\""),
+            "{direct}"
+        );
+        assert_eq!(direct, String::from_utf8(via_values).unwrap());
+    }
 
     #[test]
     fn chat_chunks() {
