@@ -210,7 +210,7 @@ impl DsmlGrammar {
             return;
         }
         let quote = !self.key_written;
-        self.push_value_with(calls, out, raw.len() + 1, |s| {
+        self.push_value_with(calls, out, raw.len() + raw.len() / 4 + 8, |s| {
             if quote {
                 s.push('"');
             }

@@ -18,6 +18,17 @@
 
 use memchr::memchr2;
 
+/// The next quote or backslash. Token-sized chunks are the common case while streaming, and for
+/// them a plain loop is cheaper than entering the vectorised search.
+#[inline]
+fn find_quote_or_backslash(hay: &[u8]) -> Option<usize> {
+    if hay.len() < 16 {
+        hay.iter().position(|&b| b == b'"' || b == b'\\')
+    } else {
+        memchr2(b'"', b'\\', hay)
+    }
+}
+
 /// Outcome of feeding one slice.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ScanStatus {
@@ -143,7 +154,7 @@ impl JsonValueScanner {
                     }
                     // Bulk skip to the next quote or backslash: strings dominate real
                     // arguments, and this is where the scanner spends its time.
-                    match memchr2(b'"', b'\\', &input[i..]) {
+                    match find_quote_or_backslash(&input[i..]) {
                         None => {
                             self.state = State::Str {
                                 escaped: false,

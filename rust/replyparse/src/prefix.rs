@@ -79,6 +79,8 @@ pub struct TagSet {
     /// (or tail) without any of them holds no tag and no start of one, which `memchr`
     /// answers faster than the automaton is entered for a token-sized chunk.
     first_bytes: Option<Vec<u8>>,
+    /// Every first byte of a tag, as a table, for token-sized haystacks.
+    is_first: [bool; 256],
     /// The longest tag, in bytes: only that many bytes minus one can be held.
     max_len: usize,
 }
@@ -116,17 +118,26 @@ impl TagSet {
         let mut first: Vec<u8> = texts.iter().map(|t| t.as_bytes()[0]).collect();
         first.sort_unstable();
         first.dedup();
+        let mut is_first = [false; 256];
+        for &b in &first {
+            is_first[usize::from(b)] = true;
+        }
         TagSet {
             tags: texts.iter().map(|t| Tag::new(t)).collect(),
             max_len: texts.iter().map(String::len).max().unwrap_or(0),
             texts,
             finder,
             first_bytes: (first.len() <= 3).then_some(first),
+            is_first,
         }
     }
 
     /// False only when `hay` certainly contains no first byte of a tag.
     fn may_contain_tag_start(&self, hay: &[u8]) -> bool {
+        if hay.len() < 16 {
+            // Token-sized: a table lookup per byte beats memchr's dispatch.
+            return hay.iter().any(|&b| self.is_first[usize::from(b)]);
+        }
         match self.first_bytes.as_deref() {
             Some([]) => false,
             Some(&[a]) => memchr::memchr(a, hay).is_some(),

@@ -164,7 +164,9 @@ impl XmlGrammar {
         }
         if self.string_value() {
             self.write_key(calls, out);
-            calls.push_args_with(out, text.len(), |s| schema::escape_json_into(s, text));
+            // Room for a few escapes, so a fragment is allocated once.
+            let hint = text.len() + text.len() / 4 + 8;
+            calls.push_args_with(out, hint, |s| schema::escape_json_into(s, text));
         } else {
             self.buf.push_str(text);
         }
