@@ -86,6 +86,59 @@ pub fn anthropic_stop_reason(finish_reason: &str) -> &'static str {
 }
 
 // ---------------------------------------------------------------------------------
+// Where events go
+// ---------------------------------------------------------------------------------
+
+/// Where an encoder's events go: values (a server that wants dicts) or SSE bytes. The
+/// per-token events are typed structs, serialised straight into SSE: building a JSON
+/// value tree per token (ordered maps, hashing, allocation) cost several times the parse.
+/// Events that come once per block or response are built as values either way.
+trait EventSink {
+    fn value(&mut self, ev: Value);
+    /// A typed event; `event_type` names it on the SSE `event:` line of the typed
+    /// protocols (Chat Completions has none).
+    fn typed<T: Serialize>(&mut self, event_type: &str, ev: &T);
+}
+
+impl EventSink for Vec<Value> {
+    fn value(&mut self, ev: Value) {
+        self.push(ev);
+    }
+
+    fn typed<T: Serialize>(&mut self, _event_type: &str, ev: &T) {
+        // Strings, numbers and values only: serialising cannot fail.
+        self.push(serde_json::to_value(ev).unwrap_or_default());
+    }
+}
+
+/// SSE bytes of a protocol's events, appended to a buffer.
+struct SseSink<'a> {
+    protocol: Protocol,
+    buf: &'a mut Vec<u8>,
+}
+
+impl EventSink for SseSink<'_> {
+    fn value(&mut self, ev: Value) {
+        sse(self.protocol, std::slice::from_ref(&ev), false, self.buf);
+    }
+
+    fn typed<T: Serialize>(&mut self, event_type: &str, ev: &T) {
+        if self.protocol != Protocol::ChatCompletions {
+            self.buf.extend_from_slice(b"event: ");
+            self.buf.extend_from_slice(event_type.as_bytes());
+            self.buf.push(b'\n');
+        }
+        self.buf.extend_from_slice(b"data: ");
+        // Writing into a Vec cannot fail.
+        let _ = serde_json::to_writer(&mut *self.buf, ev);
+        self.buf.extend_from_slice(b"\n\n");
+    }
+}
+
+/// `[]`, lent where an event has an empty list.
+static EMPTY_LIST: Value = Value::Array(Vec::new());
+
+// ---------------------------------------------------------------------------------
 // Chat Completions
 // ---------------------------------------------------------------------------------
 
@@ -109,24 +162,10 @@ impl Chat {
         })
     }
 
-    fn deltas(&mut self, meta: &StreamMeta, items: &[RunnerDelta], out: &mut Vec<Value>) {
+    fn deltas(&mut self, meta: &StreamMeta, items: &[RunnerDelta], out: &mut impl EventSink) {
         for it in items {
             let role = self.record(it);
-            // A struct of strings, numbers and values: serialising it cannot fail.
-            out.push(serde_json::to_value(self.delta_chunk(meta, it, role)).unwrap_or_default());
-        }
-    }
-
-    /// `deltas` written straight as SSE bytes: the same chunks (one typed definition,
-    /// [`ChatChunk`]) without first building a JSON value tree per token, which cost
-    /// several times the parse.
-    fn deltas_sse(&mut self, meta: &StreamMeta, items: &[RunnerDelta], buf: &mut Vec<u8>) {
-        for it in items {
-            let role = self.record(it);
-            buf.extend_from_slice(b"data: ");
-            // Writing into a Vec cannot fail.
-            let _ = serde_json::to_writer(&mut *buf, &self.delta_chunk(meta, it, role));
-            buf.extend_from_slice(b"\n\n");
+            out.typed("", &self.delta_chunk(meta, it, role));
         }
     }
 
@@ -310,12 +349,12 @@ struct Anthropic {
 }
 
 impl Anthropic {
-    fn start(&mut self, meta: &StreamMeta, prompt_tokens: usize, out: &mut Vec<Value>) {
+    fn start(&mut self, meta: &StreamMeta, prompt_tokens: usize, out: &mut impl EventSink) {
         if self.started {
             return;
         }
         self.started = true;
-        out.push(json!({
+        out.value(json!({
             "type": "message_start",
             "message": {
                 "id": self.id, "type": "message", "role": "assistant", "model": meta.model,
@@ -325,7 +364,7 @@ impl Anthropic {
         }));
     }
 
-    fn close(&mut self, out: &mut Vec<Value>) {
+    fn close(&mut self, out: &mut impl EventSink) {
         let Some(kind) = self.open.take() else {
             return;
         };
@@ -333,23 +372,23 @@ impl Anthropic {
         if kind == Block::Thinking {
             // Anthropic closes every thinking block with its signature. This server has
             // none to give (the reasoning was not produced by Anthropic), so it is empty.
-            out.push(json!({
+            out.value(json!({
                 "type": "content_block_delta", "index": index,
                 "delta": { "type": "signature_delta", "signature": "" },
             }));
         }
-        out.push(json!({ "type": "content_block_stop", "index": index }));
+        out.value(json!({ "type": "content_block_stop", "index": index }));
     }
 
-    fn open(&mut self, kind: Block, block: Value, out: &mut Vec<Value>) {
+    fn open(&mut self, kind: Block, block: Value, out: &mut impl EventSink) {
         self.close(out);
         let index = self.blocks.len();
-        out.push(json!({ "type": "content_block_start", "index": index, "content_block": block }));
+        out.value(json!({ "type": "content_block_start", "index": index, "content_block": block }));
         self.blocks.push(block);
         self.open = Some(kind);
     }
 
-    fn text(&mut self, kind: Block, text: &str, out: &mut Vec<Value>) {
+    fn text(&mut self, kind: Block, text: &str, out: &mut impl EventSink) {
         if self.open != Some(kind) {
             let block = match kind {
                 Block::Thinking => json!({ "type": "thinking", "thinking": "", "signature": "" }),
@@ -365,13 +404,16 @@ impl Anthropic {
         if let Some(Value::String(s)) = self.blocks[index].get_mut(field) {
             s.push_str(text);
         }
-        out.push(json!({
-            "type": "content_block_delta", "index": index,
-            "delta": { "type": delta_type, field: text },
-        }));
+        let ev = ContentBlockDelta {
+            index,
+            delta_type,
+            field,
+            text,
+        };
+        out.typed("content_block_delta", &ev);
     }
 
-    fn deltas(&mut self, items: &[RunnerDelta], out: &mut Vec<Value>) {
+    fn deltas(&mut self, items: &[RunnerDelta], out: &mut impl EventSink) {
         for it in items {
             let d = &it.delta;
             if let Some(r) = &d.reasoning_content {
@@ -395,22 +437,25 @@ impl Anthropic {
                 if let Some((_, raw)) = self.tool_args.last_mut() {
                     raw.push_str(args);
                 }
-                out.push(json!({
-                    "type": "content_block_delta", "index": self.blocks.len() - 1,
-                    "delta": { "type": "input_json_delta", "partial_json": args },
-                }));
+                let ev = ContentBlockDelta {
+                    index: self.blocks.len() - 1,
+                    delta_type: "input_json_delta",
+                    field: "partial_json",
+                    text: args,
+                };
+                out.typed("content_block_delta", &ev);
             }
         }
     }
 
-    fn finish(&mut self, finish_reason: &str, usage: &Usage, out: &mut Vec<Value>) {
+    fn finish(&mut self, finish_reason: &str, usage: &Usage, out: &mut impl EventSink) {
         self.close(out);
-        out.push(json!({
+        out.value(json!({
             "type": "message_delta",
             "delta": { "stop_reason": anthropic_stop_reason(finish_reason), "stop_sequence": null },
             "usage": { "output_tokens": usage.completion_tokens },
         }));
-        out.push(json!({ "type": "message_stop" }));
+        out.value(json!({ "type": "message_stop" }));
     }
 
     fn complete(&self, meta: &StreamMeta, finish_reason: &str, usage: &Usage) -> Value {
@@ -425,6 +470,35 @@ impl Anthropic {
             "stop_sequence": null,
             "usage": { "input_tokens": usage.prompt_tokens, "output_tokens": usage.completion_tokens },
         })
+    }
+}
+
+/// An Anthropic `content_block_delta`: `{"type": "content_block_delta", "index": i,
+/// "delta": {"type": delta_type, field: text}}`.
+struct ContentBlockDelta<'a> {
+    index: usize,
+    delta_type: &'static str,
+    field: &'static str,
+    text: &'a str,
+}
+
+impl Serialize for ContentBlockDelta<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        struct Delta<'b>(&'b ContentBlockDelta<'b>);
+        impl Serialize for Delta<'_> {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                let mut m = s.serialize_map(Some(2))?;
+                m.serialize_entry("type", self.0.delta_type)?;
+                m.serialize_entry(self.0.field, self.0.text)?;
+                m.end()
+            }
+        }
+        let mut m = s.serialize_map(Some(3))?;
+        m.serialize_entry("type", "content_block_delta")?;
+        m.serialize_entry("index", &self.index)?;
+        m.serialize_entry("delta", &Delta(self))?;
+        m.end()
     }
 }
 
@@ -471,10 +545,14 @@ struct Responses {
 }
 
 impl Responses {
-    fn ev(&mut self, mut v: Value, out: &mut Vec<Value>) {
-        v["sequence_number"] = self.seq.into();
+    fn ev(&mut self, mut v: Value, out: &mut impl EventSink) {
+        v["sequence_number"] = self.next_seq().into();
+        out.value(v);
+    }
+
+    fn next_seq(&mut self) -> u64 {
         self.seq += 1;
-        out.push(v);
+        self.seq - 1
     }
 
     fn response(&self, meta: &StreamMeta, status: &str, usage: Option<&Usage>) -> Value {
@@ -501,7 +579,7 @@ impl Responses {
         r
     }
 
-    fn start(&mut self, meta: &StreamMeta, out: &mut Vec<Value>) {
+    fn start(&mut self, meta: &StreamMeta, out: &mut impl EventSink) {
         if self.started {
             return;
         }
@@ -546,7 +624,7 @@ impl Responses {
         }
     }
 
-    fn open_item(&mut self, item: Item, out: &mut Vec<Value>) {
+    fn open_item(&mut self, item: Item, out: &mut impl EventSink) {
         self.close(out);
         let output_index = self.done.len();
         let v = Self::item_json(&item, "in_progress");
@@ -574,7 +652,7 @@ impl Responses {
         self.open = Some(item);
     }
 
-    fn close(&mut self, out: &mut Vec<Value>) {
+    fn close(&mut self, out: &mut impl EventSink) {
         let Some(item) = self.open.take() else {
             return;
         };
@@ -639,7 +717,7 @@ impl Responses {
         reasoning: bool,
         text: &str,
         logprobs: Option<&Value>,
-        out: &mut Vec<Value>,
+        out: &mut impl EventSink,
     ) {
         let same = matches!(
             (&self.open, reasoning),
@@ -660,32 +738,42 @@ impl Responses {
             self.open_item(item, out);
         }
         let output_index = self.done.len();
-        let (id, kind) = match self.open.as_mut() {
+        if !matches!(
+            self.open,
+            Some(Item::Reasoning { .. } | Item::Message { .. })
+        ) {
+            return;
+        }
+        let sequence_number = self.next_seq();
+        let (item_id, kind) = match self.open.as_mut() {
             Some(Item::Reasoning { id, text: t }) => {
                 t.push_str(text);
-                (id.clone(), "response.reasoning_text.delta")
+                (&*id, "response.reasoning_text.delta")
             }
             Some(Item::Message { id, text: t }) => {
                 t.push_str(text);
-                (id.clone(), "response.output_text.delta")
+                (&*id, "response.output_text.delta")
             }
             _ => return,
         };
-        let mut ev = json!({
-            "type": kind, "item_id": id, "output_index": output_index,
-            "content_index": 0, "delta": text,
+        let logprobs = (!reasoning).then(|| match logprobs {
+            Some(a @ Value::Array(_)) => a,
+            Some(v) => v.get("content").unwrap_or(&EMPTY_LIST),
+            None => &EMPTY_LIST,
         });
-        if !reasoning {
-            ev["logprobs"] = match logprobs {
-                Some(Value::Array(a)) => Value::Array(a.clone()),
-                Some(v) => v.get("content").cloned().unwrap_or_else(|| json!([])),
-                None => json!([]),
-            };
-        }
-        self.ev(ev, out);
+        let ev = ResponsesTextDelta {
+            kind,
+            item_id,
+            output_index,
+            content_index: 0,
+            delta: text,
+            logprobs,
+            sequence_number,
+        };
+        out.typed(kind, &ev);
     }
 
-    fn deltas(&mut self, items: &[RunnerDelta], out: &mut Vec<Value>) {
+    fn deltas(&mut self, items: &[RunnerDelta], out: &mut impl EventSink) {
         for it in items {
             let d = &it.delta;
             if let Some(r) = &d.reasoning_content {
@@ -708,18 +796,23 @@ impl Responses {
                     continue;
                 };
                 let output_index = self.done.len();
+                if !matches!(self.open, Some(Item::Call { .. })) {
+                    continue;
+                }
+                let sequence_number = self.next_seq();
                 let Some(Item::Call { id, args, .. }) = self.open.as_mut() else {
                     continue;
                 };
                 args.push_str(a);
-                let id = id.clone();
-                self.ev(
-                    json!({
-                        "type": "response.function_call_arguments.delta", "item_id": id,
-                        "output_index": output_index, "delta": a,
-                    }),
-                    out,
-                );
+                let kind = "response.function_call_arguments.delta";
+                let ev = ResponsesArgsDelta {
+                    kind,
+                    item_id: id,
+                    output_index,
+                    delta: a,
+                    sequence_number,
+                };
+                out.typed(kind, &ev);
             }
         }
     }
@@ -729,7 +822,7 @@ impl Responses {
         meta: &StreamMeta,
         finish_reason: &str,
         usage: &Usage,
-        out: &mut Vec<Value>,
+        out: &mut impl EventSink,
     ) {
         self.close(out);
         let r = self.complete(meta, finish_reason, usage);
@@ -750,6 +843,32 @@ impl Responses {
             self.response(meta, "completed", Some(usage))
         }
     }
+}
+
+/// `response.output_text.delta` / `response.reasoning_text.delta` (field order is the
+/// wire order; the sequence number comes last, as on every Responses event).
+#[derive(Serialize)]
+struct ResponsesTextDelta<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    item_id: &'a str,
+    output_index: usize,
+    content_index: u32,
+    delta: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    logprobs: Option<&'a Value>,
+    sequence_number: u64,
+}
+
+/// `response.function_call_arguments.delta`.
+#[derive(Serialize)]
+struct ResponsesArgsDelta<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    item_id: &'a str,
+    output_index: usize,
+    delta: &'a str,
+    sequence_number: u64,
 }
 
 fn item_id(item: &Item) -> &str {
@@ -840,6 +959,10 @@ impl Encoder {
     /// Opening events (Responses `response.created`, Anthropic `message_start`); sent
     /// with the first step, or on their own so a client sees the response at once.
     pub fn start(&mut self, out: &mut Vec<Value>) {
+        self.start_to(out);
+    }
+
+    fn start_to(&mut self, out: &mut impl EventSink) {
         match &mut self.state {
             State::Chat(_) => {}
             State::Responses(r) => r.start(&self.meta, out),
@@ -851,31 +974,25 @@ impl Encoder {
     /// Chat Completions chunk (it can carry token ids and logprobs); the other protocols
     /// have no per-token field and skip them.
     pub fn deltas(&mut self, items: &[RunnerDelta], out: &mut Vec<Value>) {
+        self.deltas_to(items, out);
+    }
+
+    /// [`Self::deltas`] as SSE bytes appended to `buf` (what [`Self::sse`] makes of the
+    /// events), with the per-token events serialised without building values first.
+    pub fn deltas_sse(&mut self, items: &[RunnerDelta], buf: &mut Vec<u8>) {
+        let protocol = self.protocol();
+        self.deltas_to(items, &mut SseSink { protocol, buf });
+    }
+
+    fn deltas_to(&mut self, items: &[RunnerDelta], out: &mut impl EventSink) {
         if self.finished {
             return;
         }
-        self.start(out);
+        self.start_to(out);
         match &mut self.state {
             State::Chat(c) => c.deltas(&self.meta, items, out),
             State::Responses(r) => r.deltas(items, out),
             State::Anthropic(a) => a.deltas(items, out),
-        }
-    }
-
-    /// [`Self::deltas`] as SSE bytes appended to `buf` ([`Self::sse`] of the events).
-    /// Chat Completions chunks, the per-token path of most servers, are serialised from
-    /// typed structs without building JSON values first.
-    pub fn deltas_sse(&mut self, items: &[RunnerDelta], buf: &mut Vec<u8>) {
-        if self.finished {
-            return;
-        }
-        match &mut self.state {
-            State::Chat(c) => c.deltas_sse(&self.meta, items, buf),
-            _ => {
-                let mut events = Vec::new();
-                self.deltas(items, &mut events);
-                self.sse(&events, false, buf);
-            }
         }
     }
 
@@ -1037,21 +1154,58 @@ mod tests {
             e2.sse(&events, false, &mut via_values);
         }
         let usage = r.usage(&p, Some(3), None);
-        assert_eq!(e1.complete("stop", &usage), e2.complete("stop", &usage));
+        let mut end1 = Vec::new();
+        let mut end2 = Vec::new();
+        e1.finish("stop", &usage, &mut end1);
+        e2.finish("stop", &usage, &mut end2);
+        e1.sse(&end1, true, &mut direct);
+        e2.sse(&end2, true, &mut via_values);
         (direct, via_values)
     }
 
+    /// Item ids (`rs_`, `msg_`, `fc_` and 24 random characters) replaced by their order
+    /// of appearance, so two encoders' streams can be compared.
+    fn stable_ids(sse: Vec<u8>) -> String {
+        let text = String::from_utf8(sse).unwrap();
+        let mut out = String::new();
+        let mut seen: Vec<String> = Vec::new();
+        let mut rest = text.as_str();
+        while let Some(q) = rest.find('"') {
+            out.push_str(&rest[..=q]);
+            rest = &rest[q + 1..];
+            let prefix = ["rs_", "msg_", "fc_"]
+                .into_iter()
+                .find(|p| rest.starts_with(p));
+            if let Some(p) = prefix {
+                let id = &rest[..p.len() + 24];
+                let n = seen.iter().position(|s| s == id).unwrap_or_else(|| {
+                    seen.push(id.to_owned());
+                    seen.len() - 1
+                });
+                out.push_str(&format!("{p}#{n}"));
+                rest = &rest[id.len()..];
+            }
+        }
+        out.push_str(rest);
+        out
+    }
+
     #[test]
-    fn chat_sse_written_directly_equals_sse_of_the_events() {
-        // The other protocols write their events' SSE (random item ids differ per encoder).
-        let (direct, via_values) = sse_both_ways(Protocol::ChatCompletions, TEXT);
-        let direct = String::from_utf8(direct).unwrap();
-        assert!(direct.contains("\"logprobs\":{\"content\""), "{direct}");
-        assert!(
-            direct.contains("\"finish_reason\":\"tool_calls\""),
-            "{direct}"
-        );
-        assert_eq!(direct, String::from_utf8(via_values).unwrap());
+    fn sse_written_directly_equals_sse_of_the_events() {
+        for protocol in [
+            Protocol::ChatCompletions,
+            Protocol::Responses,
+            Protocol::Anthropic,
+        ] {
+            let (direct, via_values) = sse_both_ways(protocol, TEXT);
+            let direct = stable_ids(direct);
+            assert!(direct.contains("tool"), "{protocol:?}: {direct}");
+            assert_eq!(direct, stable_ids(via_values), "{protocol:?}");
+        }
+        let (chat, _) = sse_both_ways(Protocol::ChatCompletions, TEXT);
+        let chat = String::from_utf8(chat).unwrap();
+        assert!(chat.contains("\"logprobs\":{\"content\""), "{chat}");
+        assert!(chat.contains("\"finish_reason\":\"tool_calls\""), "{chat}");
     }
 
     #[test]
