@@ -33,6 +33,20 @@ def test_a_rust_panic_becomes_internal_error() -> None:
     assert p.parse_complete("fine").content == "fine"
 
 
+def test_a_parser_that_met_a_panic_refuses_further_use() -> None:
+    p = rp.ResponseParser(tool_parser="qwen", tools=TOOLS)
+    assert [d.content for d, _ in p.stream_chunk("ok ")] == ["ok "]
+    with pytest.raises(rp.InternalError, match="deliberate panic"):
+        rp._native._panic_in_parser_for_tests(p)
+    # Its state may be inconsistent: every later use says so instead of guessing.
+    with pytest.raises(rp.InternalError, match="failed earlier"):
+        p.stream_chunk("more")
+    with pytest.raises(rp.InternalError, match="failed earlier"):
+        p.parse_complete("more")
+    (result,) = rp.stream_many([(p, "more", False)])
+    assert isinstance(result, rp.InternalError)
+
+
 def test_messages_say_what_to_do() -> None:
     with pytest.raises(rp.UnknownParserError, match="valid names: .*qwen"):
         rp.ResponseParser(tool_parser="qwen9")

@@ -560,6 +560,41 @@ fn to_items<'py>(
 struct Slot {
     parser: engine::ResponseParser,
     out: Vec<engine::StreamItem>,
+    /// An engine panic was caught on this parser: its state may be inconsistent, so it
+    /// refuses further use (the lock is held outside the panic guard, so it is not
+    /// poisoned; this flag is).
+    broken: bool,
+}
+
+impl Slot {
+    fn new(parser: engine::ResponseParser) -> Self {
+        Slot {
+            parser,
+            out: Vec::new(),
+            broken: false,
+        }
+    }
+
+    /// Runs engine code on this parser inside the panic guard.
+    fn engine<T>(
+        &mut self,
+        f: impl FnOnce(&mut engine::ResponseParser, &mut Vec<engine::StreamItem>) -> T,
+    ) -> PyResult<T> {
+        if self.broken {
+            return Err(InternalError::new_err(
+                "this parser failed earlier with an internal error and cannot be used again",
+            ));
+        }
+        let Slot {
+            parser,
+            out,
+            broken,
+        } = self;
+        guarded(|| f(parser, out)).inspect_err(|_| {
+            *broken = true;
+            out.clear();
+        })
+    }
 }
 
 impl std::ops::Deref for Slot {
@@ -607,12 +642,12 @@ impl Slot {
         token_ids: Option<&[u32]>,
         final_: bool,
     ) -> PyResult<Bound<'py, PyList>> {
-        let Slot { parser, out } = self;
-        let work = text.len() + parser.buffered_bytes();
+        let work = text.len() + self.parser.buffered_bytes();
         maybe_detach(py, work, || {
-            guarded(|| parser.stream_chunk_into(text, token_ids, final_, out))?.map_err(to_py_err)
+            self.engine(|p, out| p.stream_chunk_into(text, token_ids, final_, out))?
+                .map_err(to_py_err)
         })?;
-        to_items(py, out)
+        to_items(py, &mut self.out)
     }
 }
 
@@ -660,10 +695,7 @@ impl NativeResponseParser {
         };
         let parser = guarded(|| engine::ResponseParser::new(&config))?.map_err(to_py_err)?;
         Ok(Self {
-            inner: Mutex::new(Slot {
-                parser,
-                out: Vec::new(),
-            }),
+            inner: Mutex::new(Slot::new(parser)),
         })
     }
 
@@ -692,7 +724,8 @@ impl NativeResponseParser {
         let mut p = lock(&self.inner)?;
         let p = &mut *p;
         let r = maybe_detach(py, text.len(), || {
-            guarded(|| p.parse_complete(text, token_ids.as_deref()))?.map_err(to_py_err)
+            p.engine(|p, _| p.parse_complete(text, token_ids.as_deref()))?
+                .map_err(to_py_err)
         })?;
         Ok(r.into())
     }
@@ -1000,8 +1033,7 @@ fn stream_many<'py>(
     let results: Vec<PyResult<()>> = maybe_detach(py, work, || {
         runs.iter_mut()
             .map(|(slot, job)| {
-                let Slot { parser, out } = &mut **slot;
-                guarded(|| parser.stream_chunk_into(job.text, job.ids, job.final_, out))
+                slot.engine(|p, out| p.stream_chunk_into(job.text, job.ids, job.final_, out))
                     .and_then(|r| r.map_err(to_py_err))
             })
             .collect()
@@ -1031,6 +1063,13 @@ fn stream_many<'py>(
 #[pyfunction]
 fn _panic_in_engine_for_tests() -> PyResult<()> {
     guarded(|| -> () { panic!("deliberate panic (test hook)") })
+}
+
+/// Panics inside `parser`'s engine guard, as an engine bug met while parsing would, so
+/// tests can show the parser refuses further use afterwards.
+#[pyfunction]
+fn _panic_in_parser_for_tests(parser: &Bound<'_, NativeResponseParser>) -> PyResult<()> {
+    lock(&parser.get().inner)?.engine(|_, _| -> () { panic!("deliberate panic (test hook)") })
 }
 
 /// The floor of the Python boundary, for benchmarks: crosses into Rust (releasing the GIL
@@ -1206,9 +1245,9 @@ impl NativeServeStream {
             }
             let st = &mut *st;
             let r = lock(&self.parser.get().inner).and_then(|mut p| {
-                guarded(|| {
+                p.engine(|p, _| {
                     st.runner.step(
-                        &mut p,
+                        p,
                         text,
                         token_ids.as_deref(),
                         logprobs,
@@ -1561,6 +1600,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(stream_many, m)?)?;
     m.add_function(wrap_pyfunction!(_noop_chunk, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_in_engine_for_tests, m)?)?;
+    m.add_function(wrap_pyfunction!(_panic_in_parser_for_tests, m)?)?;
     m.add_class::<NativeServeStream>()?;
     m.add_function(wrap_pyfunction!(anthropic_tool_input, m)?)?;
     Ok(())
