@@ -106,51 +106,73 @@ pub struct ParsedResponse {
 
 impl ParsedResponse {
     /// Aggregates a delta stream: text joined per channel, tool calls rebuilt by index.
-    /// This is the only way a complete message is made, so streaming and complete
-    /// parsing cannot diverge.
+    /// This is the only way a complete message is made (directly or through
+    /// [`ResponseAccumulator`]), so streaming and complete parsing cannot diverge.
     pub fn from_deltas<'a>(deltas: impl IntoIterator<Item = &'a DeltaMessage>) -> Self {
-        let mut content = String::new();
-        let mut reasoning = String::new();
-        let mut calls: Vec<ToolCall> = Vec::new();
+        let mut acc = ResponseAccumulator::default();
         for d in deltas {
-            if let Some(c) = &d.content {
-                content.push_str(c);
+            acc.push(d);
+        }
+        acc.into_response()
+    }
+}
+
+/// A complete message built up one delta at a time, for a server that streams and may
+/// also want the whole message at the end: it keeps the joined text, not every delta.
+#[derive(Debug, Clone, Default)]
+pub struct ResponseAccumulator {
+    content: String,
+    reasoning: String,
+    calls: Vec<ToolCall>,
+}
+
+impl ResponseAccumulator {
+    pub fn push(&mut self, d: &DeltaMessage) {
+        if let Some(c) = &d.content {
+            self.content.push_str(c);
+        }
+        if let Some(r) = &d.reasoning_content {
+            self.reasoning.push_str(r);
+        }
+        for tc in &d.tool_calls {
+            if tc.index == self.calls.len() {
+                self.calls.push(ToolCall {
+                    id: tc.id.clone().unwrap_or_default(),
+                    // The only call type a chat API has.
+                    kind: "function",
+                    function: FunctionCall {
+                        name: String::new(),
+                        arguments: String::new(),
+                    },
+                });
             }
-            if let Some(r) = &d.reasoning_content {
-                reasoning.push_str(r);
+            // Indices are contiguous by construction (CallEmitter); a stray index
+            // would be an engine bug, so it is ignored rather than panicking.
+            let Some(call) = self.calls.get_mut(tc.index) else {
+                continue;
+            };
+            if let Some(id) = &tc.id {
+                call.id.clone_from(id);
             }
-            for tc in &d.tool_calls {
-                if tc.index == calls.len() {
-                    calls.push(ToolCall {
-                        id: tc.id.clone().unwrap_or_default(),
-                        // The only call type a chat API has.
-                        kind: "function",
-                        function: FunctionCall {
-                            name: String::new(),
-                            arguments: String::new(),
-                        },
-                    });
-                }
-                // Indices are contiguous by construction (CallEmitter); a stray index
-                // would be an engine bug, so it is ignored rather than panicking.
-                let Some(call) = calls.get_mut(tc.index) else {
-                    continue;
-                };
-                if let Some(id) = &tc.id {
-                    call.id.clone_from(id);
-                }
-                if let Some(n) = &tc.function.name {
-                    call.function.name.push_str(n);
-                }
-                if let Some(a) = &tc.function.arguments {
-                    call.function.arguments.push_str(a);
-                }
+            if let Some(n) = &tc.function.name {
+                call.function.name.push_str(n);
+            }
+            if let Some(a) = &tc.function.arguments {
+                call.function.arguments.push_str(a);
             }
         }
+    }
+
+    /// The message so far.
+    pub fn response(&self) -> ParsedResponse {
+        self.clone().into_response()
+    }
+
+    pub fn into_response(self) -> ParsedResponse {
         ParsedResponse {
-            content: (!content.is_empty()).then_some(content),
-            reasoning_content: (!reasoning.is_empty()).then_some(reasoning),
-            tool_calls: calls,
+            content: (!self.content.is_empty()).then_some(self.content),
+            reasoning_content: (!self.reasoning.is_empty()).then_some(self.reasoning),
+            tool_calls: self.calls,
         }
     }
 }

@@ -56,7 +56,7 @@ mod testutil;
 pub use calls::{AllowedNames, RejectReason, RejectedCall};
 pub use delta::{
     Channel, DeltaFunctionCall, DeltaMessage, DeltaSink, DeltaToolCall, DeltaToolCalls,
-    FunctionCall, ParsedResponse, StreamItem, ToolCall,
+    FunctionCall, ParsedResponse, ResponseAccumulator, StreamItem, ToolCall,
 };
 pub use error::{Error, ParserKind, Result};
 pub use registry::{Family, ReasoningDialect, StartMode, ToolDialect};

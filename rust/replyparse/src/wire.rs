@@ -16,7 +16,7 @@
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
-use crate::delta::{DeltaMessage, ParsedResponse};
+use crate::delta::{DeltaMessage, ResponseAccumulator};
 use crate::runner::{RunnerDelta, Usage};
 
 /// Key under which Anthropic `tool_use.input` keeps arguments that are not a JSON
@@ -147,7 +147,8 @@ struct Chat {
     id: String,
     created: u64,
     role_sent: bool,
-    deltas: Vec<DeltaMessage>,
+    /// The message so far, for `complete` (the joined text, not every delta).
+    message: ResponseAccumulator,
     logprobs: Vec<Value>,
 }
 
@@ -181,7 +182,7 @@ impl Chat {
                 self.logprobs.extend(c.iter().cloned());
             }
         }
-        self.deltas.push(it.delta.clone());
+        self.message.push(&it.delta);
         let first = !self.role_sent;
         self.role_sent = true;
         first.then_some("assistant")
@@ -220,7 +221,7 @@ impl Chat {
     }
 
     fn complete(&self, meta: &StreamMeta, finish_reason: &str, usage: &Usage) -> Value {
-        let parsed = ParsedResponse::from_deltas(self.deltas.iter());
+        let parsed = self.message.response();
         let mut message = json!({ "role": "assistant", "content": parsed.content });
         if let Some(r) = parsed.reasoning_content {
             message["reasoning_content"] = r.into();
@@ -907,7 +908,7 @@ impl Encoder {
                 id: id.unwrap_or_else(|| new_id("chatcmpl-", &mut rng)),
                 created,
                 role_sent: false,
-                deltas: Vec::new(),
+                message: ResponseAccumulator::default(),
                 logprobs: Vec::new(),
             }),
             Protocol::Responses => State::Responses(Responses {
