@@ -306,3 +306,29 @@ def test_from_request_reads_openai_chat_and_responses_requests():
     assert p.tool_choice == "none"
     body = rpo.chat_completion(p, case.text, model="m")
     assert body["choices"][0]["finish_reason"] == "stop"
+
+
+def test_streams_keep_the_complete_response_only_when_asked() -> None:
+    from replyparse import anthropic as rpa
+
+    text = '<think>plan</think>hi<tool_call>{"name": "get_weather", "arguments": {"city": "x"}}'
+    tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {}}}]
+
+    def parser() -> rp.ResponseParser:
+        return rp.ResponseParser(tool_parser="qwen", reasoning_parser="qwen3", tools=tools)
+
+    for cls in (rpo.ChatCompletionStream, rpa.MessageStream):
+        s = cls(parser(), model="m")
+        assert s.feed_sse(text, finish_reason="stop")
+        s.finish()
+        with pytest.raises(RuntimeError, match="keep_complete=True"):
+            s.complete()
+        kept = cls(parser(), model="m", keep_complete=True)
+        kept.feed(text, finish_reason="stop")
+        kept.finish()
+        assert "plan" in str(kept.complete())
+    # The Responses API repeats the whole output in its last event: always kept.
+    r = rpo.ResponsesStream(parser(), model="m")
+    r.feed(text, finish_reason="stop")
+    r.finish()
+    assert "plan" in str(r.complete())

@@ -46,6 +46,7 @@ class _Stream(_native.ServeStream):
         prompt_tokens: int | None = None,
         created: int | None = None,
         response_extra: dict[str, Any] | None = None,
+        keep_complete: bool = False,
         _raise_errors: bool = False,
     ):
         parallel, rewrite = request_options(parser, parallel_tool_calls, tool_choice)
@@ -71,6 +72,7 @@ class _Stream(_native.ServeStream):
             response_extra,
             created,
             _raise_errors,
+            keep_complete,
         )
 
 
@@ -89,7 +91,14 @@ def complete(
 ) -> dict[str, Any]:
     """A non-streaming response: the whole text as one final step, accumulated.
     Parser errors raise here (there is no stream to carry an error event)."""
-    s = cls(parser, model, prompt_tokens=prompt_tokens, _raise_errors=True, **options)
+    s = cls(
+        parser,
+        model,
+        prompt_tokens=prompt_tokens,
+        keep_complete=True,
+        _raise_errors=True,
+        **options,
+    )
     s.feed(text, token_ids=token_ids, logprobs=logprobs, finish_reason=finish_reason)
     s.finish(completion_tokens=completion_tokens)
     return s.complete()

@@ -9,7 +9,9 @@
 turns dicts into bytes; `feed_sse` / `finish_sse` go from engine text to wire bytes in
 one call, serialised by the engine. A parser error mid-stream becomes an error event
 (`{"error": {...}}` for Chat Completions, an `error` event for Responses) and ends the
-stream; `stream.error` keeps the message.
+stream; `stream.error` keeps the message. A stream keeps only what the wire needs; pass
+`keep_complete=True` to also call `stream.complete()` (the whole response object) at
+the end (Responses streams always can: their last event carries the whole output).
 """
 
 from __future__ import annotations

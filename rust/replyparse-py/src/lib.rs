@@ -1359,7 +1359,7 @@ impl NativeServeStream {
     #[pyo3(signature = (
         protocol, parser, model, id=None, include_usage=false, parallel_tool_calls=true,
         rewrite_finish_reason=true, prompt_tokens=None, response_extra=None, created=None,
-        raise_errors=false,
+        raise_errors=false, keep_complete=true,
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -1374,6 +1374,7 @@ impl NativeServeStream {
         response_extra: Option<&Bound<'_, PyAny>>,
         created: Option<u64>,
         raise_errors: bool,
+        keep_complete: bool,
     ) -> PyResult<Self> {
         let protocol = engine::wire::Protocol::from_name(protocol).ok_or_else(|| {
             PyValueError::new_err(format!(
@@ -1411,7 +1412,12 @@ impl NativeServeStream {
             parser,
             state: Mutex::new(ServeState {
                 runner: engine::StreamRunner::new(options),
-                encoder: engine::wire::Encoder::new(protocol, meta, prompt_tokens.unwrap_or(0)),
+                encoder: {
+                    let mut e =
+                        engine::wire::Encoder::new(protocol, meta, prompt_tokens.unwrap_or(0));
+                    e.keep_complete(keep_complete);
+                    e
+                },
                 prompt_tokens,
                 completion_tokens: None,
                 error: None,
@@ -1520,8 +1526,16 @@ impl NativeServeStream {
     }
 
     /// The complete (non-streaming) response object built from everything fed so far.
+    /// Needs `keep_complete=True` (the non-streaming helpers set it), except for the
+    /// Responses API, whose last event carries the whole output anyway.
     fn complete<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let st = lock(&self.state)?;
+        if !st.encoder.keeps_complete() {
+            return Err(PyRuntimeError::new_err(
+                "this stream does not keep the complete response (streams keep only what \
+                 the wire needs); create it with keep_complete=True to call complete()",
+            ));
+        }
         let usage = self.usage_of(&st)?;
         let reason = st.runner.finish_reason().unwrap_or("stop");
         value_to_py(py, &st.encoder.complete(reason, &usage))

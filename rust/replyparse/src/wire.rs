@@ -147,6 +147,8 @@ struct Chat {
     id: String,
     created: u64,
     role_sent: bool,
+    /// Keep the message so far for `complete` (off for a stream that never asks).
+    keep: bool,
     /// The message so far, for `complete` (the joined text, not every delta).
     message: ResponseAccumulator,
     logprobs: Vec<Value>,
@@ -173,6 +175,11 @@ impl Chat {
     /// The stream's bookkeeping for one delta (logprobs and deltas kept for the complete
     /// response); returns the role to send, present on the first chunk only.
     fn record(&mut self, it: &RunnerDelta) -> Option<&'static str> {
+        let first = !self.role_sent;
+        self.role_sent = true;
+        if !self.keep {
+            return first.then_some("assistant");
+        }
         if let Some(lp) = &it.logprobs {
             let content = match lp {
                 Value::Array(c) => Some(c),
@@ -183,8 +190,6 @@ impl Chat {
             }
         }
         self.message.push(&it.delta);
-        let first = !self.role_sent;
-        self.role_sent = true;
         first.then_some("assistant")
     }
 
@@ -347,6 +352,9 @@ struct Anthropic {
     blocks: Vec<Value>,
     /// Raw argument text of each tool_use block, by block index.
     tool_args: Vec<(usize, String)>,
+    /// Keep block text and arguments for `complete` (off for a stream that never asks;
+    /// the blocks themselves are kept either way, they number the events).
+    keep: bool,
 }
 
 impl Anthropic {
@@ -402,7 +410,7 @@ impl Anthropic {
             Block::Thinking => ("thinking", "thinking_delta"),
             _ => ("text", "text_delta"),
         };
-        if let Some(Value::String(s)) = self.blocks[index].get_mut(field) {
+        if let Some(Value::String(s)) = self.blocks[index].get_mut(field).filter(|_| self.keep) {
             s.push_str(text);
         }
         let ev = ContentBlockDelta {
@@ -435,7 +443,7 @@ impl Anthropic {
                 if self.open != Some(Block::Tool) {
                     continue; // an argument fragment without its call: engine bug, dropped
                 }
-                if let Some((_, raw)) = self.tool_args.last_mut() {
+                if let Some((_, raw)) = self.tool_args.last_mut().filter(|_| self.keep) {
                     raw.push_str(args);
                 }
                 let ev = ContentBlockDelta {
@@ -908,6 +916,7 @@ impl Encoder {
                 id: id.unwrap_or_else(|| new_id("chatcmpl-", &mut rng)),
                 created,
                 role_sent: false,
+                keep: true,
                 message: ResponseAccumulator::default(),
                 logprobs: Vec::new(),
             }),
@@ -926,6 +935,7 @@ impl Encoder {
                 open: None,
                 blocks: Vec::new(),
                 tool_args: Vec::new(),
+                keep: true,
             }),
         };
         Encoder {
@@ -933,6 +943,27 @@ impl Encoder {
             state,
             prompt_tokens,
             finished: false,
+        }
+    }
+
+    /// Whether the stream keeps what [`Self::complete`] needs (on by default). A server
+    /// that only streams turns it off, so a long response does not stay in memory a
+    /// second time. The Responses API repeats the whole output in its last event, so
+    /// its encoder always keeps it.
+    pub fn keep_complete(&mut self, keep: bool) {
+        match &mut self.state {
+            State::Chat(c) => c.keep = keep,
+            State::Anthropic(a) => a.keep = keep,
+            State::Responses(_) => {}
+        }
+    }
+
+    /// See [`Self::keep_complete`].
+    pub fn keeps_complete(&self) -> bool {
+        match &self.state {
+            State::Chat(c) => c.keep,
+            State::Anthropic(a) => a.keep,
+            State::Responses(_) => true,
         }
     }
 
@@ -1207,6 +1238,46 @@ mod tests {
         let chat = String::from_utf8(chat).unwrap();
         assert!(chat.contains("\"logprobs\":{\"content\""), "{chat}");
         assert!(chat.contains("\"finish_reason\":\"tool_calls\""), "{chat}");
+    }
+
+    #[test]
+    fn a_stream_that_does_not_keep_the_complete_response_holds_no_text() {
+        for protocol in [Protocol::ChatCompletions, Protocol::Anthropic] {
+            let mut p = ResponseParser::new(&ParserConfig {
+                tool_parser: Some("qwen".into()),
+                reasoning_parser: Some("qwen3".into()),
+                tools: Some(vec![ToolSpec {
+                    name: "f".into(),
+                    parameters: None,
+                }]),
+                ..Default::default()
+            })
+            .unwrap();
+            let mut r = StreamRunner::new(RunnerOptions::default());
+            let mut e = Encoder::new(protocol, StreamMeta::default(), 0);
+            e.keep_complete(false);
+            assert!(!e.keeps_complete());
+            let mut sse = Vec::new();
+            let items = r.step(&mut p, TEXT, None, None, Some("stop")).unwrap();
+            e.deltas_sse(&items, &mut sse);
+            let sent = String::from_utf8(sse).unwrap();
+            assert!(
+                sent.contains("plan") && sent.contains("\\\"a\\\": 1"),
+                "{sent}"
+            );
+            let usage = r.usage(&p, None, None);
+            let kept = e.complete("stop", &usage).to_string();
+            assert!(
+                !kept.contains("plan") && !kept.contains("\\\"a\\\""),
+                "{kept}"
+            );
+        }
+        let mut e = Encoder::new(Protocol::Responses, StreamMeta::default(), 0);
+        e.keep_complete(false);
+        assert!(
+            e.keeps_complete(),
+            "Responses needs the output for its last event"
+        );
     }
 
     #[test]
