@@ -442,3 +442,53 @@ def test_memory_100mb_argument(benchmark: Any) -> None:
         calls=len(head) + count + 1,
     )
     benchmark.pedantic(run, rounds=1, iterations=1)
+
+
+def test_memory_100mb_argument_serve(benchmark: Any) -> None:
+    """The same 100 MB argument through `ChatCompletionStream.feed_sse` (a stream keeps
+    only what the wire needs unless `keep_complete=True`)."""
+    head, unit, tail = _memory_stream()
+    count = MEMORY_ARG_BYTES // len(unit)
+    want = hashlib.sha256()
+    want.update(f'{{"path": "{wl.PATH}", "content": "'.encode())
+    for _ in range(count):
+        want.update(unit.encode())
+    want.update(b'"}')
+
+    def run() -> dict[str, Any]:
+        p = rp.ResponseParser(tool_parser="qwen", reasoning_parser="qwen3", tools=wl.TOOLS)
+        stream = openai.ChatCompletionStream(p, model="m")
+        got = hashlib.sha256()
+        base = peak = _rss()
+
+        def take(sse: bytes) -> None:
+            for line in sse.split(b"\n"):
+                if not line.startswith(b"data: {"):
+                    continue
+                for choice in json.loads(line[6:])["choices"]:
+                    for tc in choice["delta"].get("tool_calls", ()):
+                        got.update(tc["function"].get("arguments", "").encode())
+
+        for c in head:
+            take(stream.feed_sse(c))
+        for i in range(count):
+            take(stream.feed_sse(unit))
+            if i % 1024 == 0:
+                peak = max(peak, _rss())
+        take(stream.feed_sse(tail, finish_reason="stop"))
+        take(stream.finish_sse())
+        peak = max(peak, _rss())
+        return {"growth": peak - base, "args": got.digest()}
+
+    first = run()
+    assert first["args"] == want.digest(), "100 MB argument reconstruction from SSE differs"
+
+    benchmark.group = "memory"
+    benchmark.extra_info.update(
+        kind="memory",
+        what="feed_sse",
+        arg_mb=count * len(unit) / 2**20,
+        rss_growth_mb=first["growth"] / 2**20,
+        calls=len(head) + count + 2,
+    )
+    benchmark.pedantic(run, rounds=1, iterations=1)

@@ -113,8 +113,9 @@ def pytest_terminal_summary(terminalreporter: Any, config: Any) -> None:
             w(f"  {d:14} {v * 1e9:8.0f} ns{vs}")
     for m in memory:
         w("")
+        via = "ChatCompletionStream.feed_sse" if m.get("what") == "feed_sse" else "stream_chunk"
         w(
-            f"memory: {m['arg_mb']:.0f} MB string argument in 1 KB chunks: "
+            f"memory: {m['arg_mb']:.0f} MB string argument in 1 KB chunks through {via}: "
             f"RSS grew {m['rss_growth_mb']:.1f} MB"
         )
 
