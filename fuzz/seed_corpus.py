@@ -96,6 +96,8 @@ def main() -> None:
         "dsml": (DSML_DIALECTS, DSML_FIXTURES),
         "kimi": (KIMI_DIALECTS, KIMI_FIXTURES),
         "response": (ALL_DIALECTS, JSON_FIXTURES + XML_FIXTURES + DSML_FIXTURES + KIMI_FIXTURES),
+        # The wire encoders read the same input format over every dialect.
+        "wire": (ALL_DIALECTS, JSON_FIXTURES + XML_FIXTURES + DSML_FIXTURES + KIMI_FIXTURES),
     }
     for target, (dialects, fixtures) in families.items():
         entries = []

@@ -102,6 +102,8 @@ TARGETS = {
 TARGETS["response"] = sorted(
     {w for t in ("json_envelope", "xml", "dsml", "kimi") for w in TARGETS[t]}
 )
+# The wire encoders read the response target's inputs.
+TARGETS["wire"] = TARGETS["response"]
 
 
 def escape(word: str) -> str:

@@ -27,6 +27,11 @@
 //!   no Harmony tag and no tools is content, verbatim.
 //!
 //! An even chunking byte also ends the stream with an empty final chunk.
+//!
+//! The `wire` target streams the same inputs through the stream runner and the three
+//! wire encoders (Chat Completions, Responses, Anthropic) and checks: no panic, every
+//! SSE `data:` line is one JSON object, and the SSE written directly (typed per-token
+//! events) equals the SSE of the event values, through `finish` and `complete`.
 
 use replyparse::{
     DeltaMessage, ParsedResponse, ParserConfig, ResponseParser, StreamItem, ToolChoice, ToolSpec,
@@ -621,14 +626,105 @@ pub fn check_harmony(data: &[u8]) {
 pub type Check = fn(&[u8]);
 
 /// Every target by name, for the replay test and tools.
-pub const TARGETS: [(&str, Check); 6] = [
+pub const TARGETS: [(&str, Check); 7] = [
     ("json_envelope", check_json_envelope),
     ("xml", check_xml),
     ("dsml", check_dsml),
     ("kimi", check_kimi),
     ("harmony", check_harmony),
     ("response", check_response),
+    ("wire", check_wire),
 ];
+
+/// Item ids (`rs_`, `msg_`, `fc_` and 24 random characters) replaced by their order of
+/// appearance, so two encoders' streams can be compared.
+fn stable_ids(sse: &[u8]) -> String {
+    let text = String::from_utf8(sse.to_vec()).expect("SSE is UTF-8");
+    let mut out = String::new();
+    let mut seen: Vec<String> = Vec::new();
+    let mut rest = text.as_str();
+    while let Some(q) = rest.find('"') {
+        out.push_str(&rest[..=q]);
+        rest = &rest[q + 1..];
+        let prefix = ["rs_", "msg_", "fc_"].into_iter().find(|p| {
+            rest.len() >= p.len() + 24
+                && rest.starts_with(p)
+                && rest.as_bytes()[p.len()..p.len() + 24]
+                    .iter()
+                    .all(u8::is_ascii_alphanumeric)
+        });
+        if let Some(p) = prefix {
+            let id = &rest[..p.len() + 24];
+            let n = seen.iter().position(|s| s == id).unwrap_or_else(|| {
+                seen.push(id.to_owned());
+                seen.len() - 1
+            });
+            out.push_str(&format!("{p}#{n}"));
+            rest = &rest[id.len()..];
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// `wire` target: see the module docs.
+pub fn check_wire(data: &[u8]) {
+    use replyparse::runner::{RunnerOptions, StreamRunner};
+    use replyparse::wire::{Encoder, Protocol, StreamMeta};
+    let (c, k, text) = split_input(data);
+    let (config, _) = composed_config(&ALL_DIALECTS, c);
+    let pieces = chunks(&text, k);
+    for protocol in [
+        Protocol::ChatCompletions,
+        Protocol::Responses,
+        Protocol::Anthropic,
+    ] {
+        let meta = StreamMeta {
+            id: Some("id-1".into()),
+            model: "m".into(),
+            created: Some(1),
+            include_usage: true,
+            ..Default::default()
+        };
+        let mut parser = ResponseParser::new(&config).expect("a valid config");
+        let mut runner = StreamRunner::new(RunnerOptions::default());
+        let mut direct_enc = Encoder::new(protocol, meta.clone(), 3);
+        let mut value_enc = Encoder::new(protocol, meta, 3);
+        let (mut direct, mut via_values) = (Vec::new(), Vec::new());
+        for (i, piece) in pieces.iter().enumerate() {
+            let last = i + 1 == pieces.len();
+            let items = runner
+                .step(&mut parser, piece, Some(&[1]), None, last.then_some("stop"))
+                .expect("a fresh parser accepts every chunk");
+            direct_enc.deltas_sse(&items, &mut direct);
+            let mut events = Vec::new();
+            value_enc.deltas(&items, &mut events);
+            value_enc.sse(&events, false, &mut via_values);
+        }
+        let usage = runner.usage(&parser, Some(3), None);
+        let reason = runner.finish_reason().unwrap_or("stop").to_owned();
+        for (enc, buf) in [
+            (&mut direct_enc, &mut direct),
+            (&mut value_enc, &mut via_values),
+        ] {
+            let mut events = Vec::new();
+            enc.finish(&reason, &usage, &mut events);
+            enc.sse(&events, true, buf);
+            let complete = enc.complete(&reason, &usage);
+            assert!(complete.is_object(), "{protocol:?}: complete is {complete}");
+        }
+        let (d, v) = (stable_ids(&direct), stable_ids(&via_values));
+        assert_eq!(d, v, "{protocol:?}: direct SSE differs for {text:?}");
+        for line in d.lines().filter_map(|l| l.strip_prefix("data: ")) {
+            if line == "[DONE]" {
+                continue;
+            }
+            let ev: Value = serde_json::from_str(line)
+                .unwrap_or_else(|e| panic!("{protocol:?}: SSE data is not JSON ({e}): {line}"));
+            assert!(ev.is_object(), "{protocol:?}: {line}");
+        }
+    }
+}
 
 #[cfg(test)]
 mod tests {
