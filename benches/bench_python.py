@@ -397,14 +397,20 @@ def _memory_stream() -> tuple[list[str], str, str]:
     return [head[i : i + 1024] for i in range(0, len(head), 1024)], unit, tail
 
 
-def test_memory_100mb_argument(benchmark: Any) -> None:
-    head, unit, tail = _memory_stream()
-    count = MEMORY_ARG_BYTES // len(unit)
+def _memory_arguments_digest(unit: str, count: int) -> bytes:
+    """SHA-256 of the arguments the memory stream's call must produce."""
     want = hashlib.sha256()
     want.update(f'{{"path": "{wl.PATH}", "content": "'.encode())
     for _ in range(count):
         want.update(unit.encode())
     want.update(b'"}')
+    return want.digest()
+
+
+def test_memory_100mb_argument(benchmark: Any) -> None:
+    head, unit, tail = _memory_stream()
+    count = MEMORY_ARG_BYTES // len(unit)
+    want = _memory_arguments_digest(unit, count)
 
     def run() -> dict[str, Any]:
         p = rp.ResponseParser(tool_parser="qwen", reasoning_parser="qwen3", tools=wl.TOOLS)
@@ -431,7 +437,7 @@ def test_memory_100mb_argument(benchmark: Any) -> None:
         return {"growth": peak - base, "args": got.digest(), "content": "".join(content)}
 
     first = run()  # checked (and measured for memory) before timing
-    assert first["args"] == want.digest(), "100 MB argument reconstruction differs"
+    assert first["args"] == want, "100 MB argument reconstruction differs"
     assert first["content"] == "\n\nWriting.\n", first["content"]
 
     benchmark.group = "memory"
@@ -449,11 +455,7 @@ def test_memory_100mb_argument_serve(benchmark: Any) -> None:
     only what the wire needs unless `keep_complete=True`)."""
     head, unit, tail = _memory_stream()
     count = MEMORY_ARG_BYTES // len(unit)
-    want = hashlib.sha256()
-    want.update(f'{{"path": "{wl.PATH}", "content": "'.encode())
-    for _ in range(count):
-        want.update(unit.encode())
-    want.update(b'"}')
+    want = _memory_arguments_digest(unit, count)
 
     def run() -> dict[str, Any]:
         p = rp.ResponseParser(tool_parser="qwen", reasoning_parser="qwen3", tools=wl.TOOLS)
@@ -481,7 +483,7 @@ def test_memory_100mb_argument_serve(benchmark: Any) -> None:
         return {"growth": peak - base, "args": got.digest()}
 
     first = run()
-    assert first["args"] == want.digest(), "100 MB argument reconstruction from SSE differs"
+    assert first["args"] == want, "100 MB argument reconstruction from SSE differs"
 
     benchmark.group = "memory"
     benchmark.extra_info.update(

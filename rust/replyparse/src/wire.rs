@@ -1104,8 +1104,9 @@ mod tests {
     use crate::response::{ParserConfig, ResponseParser};
     use crate::runner::{RunnerOptions, StreamRunner};
 
-    fn run(protocol: Protocol, text: &str) -> (Vec<Value>, Value) {
-        let mut p = ResponseParser::new(&ParserConfig {
+    /// A qwen / qwen3 parser that may call `f`.
+    fn parser() -> ResponseParser {
+        ResponseParser::new(&ParserConfig {
             tool_parser: Some("qwen".into()),
             reasoning_parser: Some("qwen3".into()),
             tools: Some(vec![ToolSpec {
@@ -1114,7 +1115,11 @@ mod tests {
             }]),
             ..Default::default()
         })
-        .unwrap();
+        .unwrap()
+    }
+
+    fn run(protocol: Protocol, text: &str) -> (Vec<Value>, Value) {
+        let mut p = parser();
         let mut r = StreamRunner::new(RunnerOptions::default());
         let meta = StreamMeta {
             model: "m".into(),
@@ -1144,15 +1149,6 @@ mod tests {
     /// for two encoders fed the same steps (with token ids, logprobs in both accepted
     /// shapes, and a finish reason).
     fn sse_both_ways(protocol: Protocol, text: &str) -> (Vec<u8>, Vec<u8>) {
-        let config = ParserConfig {
-            tool_parser: Some("qwen".into()),
-            reasoning_parser: Some("qwen3".into()),
-            tools: Some(vec![ToolSpec {
-                name: "f".into(),
-                parameters: None,
-            }]),
-            ..Default::default()
-        };
         let meta = StreamMeta {
             id: Some("chatcmpl-1".into()),
             model: "m".into(),
@@ -1163,7 +1159,7 @@ mod tests {
         let mut via_values = Vec::new();
         let mut e1 = Encoder::new(protocol, meta.clone(), 3);
         let mut e2 = Encoder::new(protocol, meta, 3);
-        let mut p = ResponseParser::new(&config).unwrap();
+        let mut p = parser();
         let mut r = StreamRunner::new(RunnerOptions::default());
         let pieces: Vec<&str> = text
             .as_bytes()
@@ -1243,16 +1239,7 @@ mod tests {
     #[test]
     fn a_stream_that_does_not_keep_the_complete_response_holds_no_text() {
         for protocol in [Protocol::ChatCompletions, Protocol::Anthropic] {
-            let mut p = ResponseParser::new(&ParserConfig {
-                tool_parser: Some("qwen".into()),
-                reasoning_parser: Some("qwen3".into()),
-                tools: Some(vec![ToolSpec {
-                    name: "f".into(),
-                    parameters: None,
-                }]),
-                ..Default::default()
-            })
-            .unwrap();
+            let mut p = parser();
             let mut r = StreamRunner::new(RunnerOptions::default());
             let mut e = Encoder::new(protocol, StreamMeta::default(), 0);
             e.keep_complete(false);
