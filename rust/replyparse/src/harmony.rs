@@ -82,7 +82,7 @@
 use std::sync::Arc;
 
 use crate::calls::{AllowedNames, CallEmitter, RejectedCall};
-use crate::delta::{Channel, DeltaSink, ParsedResponse, StreamItem};
+use crate::delta::{Channel, DeltaSink, StreamItem};
 use crate::error::{Error, Result};
 use crate::prefix::TagSet;
 use crate::request::ToolPolicy;
@@ -223,21 +223,9 @@ impl HarmonyParser {
         }
     }
 
-    /// Feeds one engine chunk; see the module docs for how `token_ids` align with
-    /// `text`.
-    pub fn stream_chunk(
-        &mut self,
-        text: &str,
-        token_ids: Option<&[u32]>,
-        final_: bool,
-    ) -> Result<Vec<StreamItem>> {
-        let mut items = Vec::new();
-        self.stream_chunk_into(text, token_ids, final_, &mut items)?;
-        Ok(items)
-    }
-
-    /// [`Self::stream_chunk`], appending to `out` (see
-    /// [`crate::ResponseParser::stream_chunk_into`]).
+    /// Feeds one engine chunk, appending its deltas to `out`; see the module docs for
+    /// how `token_ids` align with `text`. Servers drive it through
+    /// [`crate::ResponseParser`], which also gives `stream_chunk` and `parse_complete`.
     pub fn stream_chunk_into(
         &mut self,
         text: &str,
@@ -257,16 +245,6 @@ impl HarmonyParser {
             self.finish(&mut sink);
         }
         Ok(())
-    }
-
-    /// The whole response at once: `stream_chunk(text, final=True)` plus aggregation.
-    pub fn parse_complete(
-        &mut self,
-        text: &str,
-        token_ids: Option<&[u32]>,
-    ) -> Result<ParsedResponse> {
-        let items = self.stream_chunk(text, token_ids, true)?;
-        Ok(ParsedResponse::from_deltas(items.iter().map(|(d, _)| d)))
     }
 
     /// Ordinary tokens of analysis bodies, once token ids have been given.
@@ -576,7 +554,37 @@ fn parse_header<'a>(tags: &TagSet, raw: &'a str) -> HeaderInfo<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::delta::ParsedResponse;
     use crate::request::{ToolChoice, ToolSpec};
+
+    /// The façade's conveniences, for driving the parser directly in these tests.
+    trait Drive {
+        fn stream_chunk(
+            &mut self,
+            text: &str,
+            ids: Option<&[u32]>,
+            final_: bool,
+        ) -> Result<Vec<StreamItem>>;
+        fn parse_complete(&mut self, text: &str, ids: Option<&[u32]>) -> Result<ParsedResponse>;
+    }
+
+    impl Drive for HarmonyParser {
+        fn stream_chunk(
+            &mut self,
+            text: &str,
+            ids: Option<&[u32]>,
+            final_: bool,
+        ) -> Result<Vec<StreamItem>> {
+            let mut items = Vec::new();
+            self.stream_chunk_into(text, ids, final_, &mut items)?;
+            Ok(items)
+        }
+
+        fn parse_complete(&mut self, text: &str, ids: Option<&[u32]>) -> Result<ParsedResponse> {
+            let items = self.stream_chunk(text, ids, true)?;
+            Ok(ParsedResponse::from_deltas(items.iter().map(|(d, _)| d)))
+        }
+    }
 
     fn policy(names: &[&str], choice: ToolChoice) -> ToolPolicy {
         let tools = names
