@@ -288,6 +288,75 @@ def test_batch(benchmark: Any, dialect: str, mode: str) -> None:
     benchmark.pedantic(run, setup=setup, rounds=5, warmup_rounds=1)
 
 
+# The same steps for serve streams (Chat Completions SSE bytes out): one `serve_many`
+# call per step, or one `feed_sse` call per stream and step (plus `finish_sse` at the end).
+ServeBatch = list[tuple[Any, str, str | None]]
+
+
+def serve_steps(w: wl.Workload, n: int) -> list[ServeBatch]:
+    streams = [openai.ChatCompletionStream(make_parser(w), model="m") for _ in range(n)]
+    return [[(s, c, "stop" if f else None) for s, c, f in step] for step in batch_steps(w, streams)]
+
+
+def collect_serve(steps: list[ServeBatch], mode: str) -> dict[int, list[bytes]]:
+    out: dict[int, list[bytes]] = {}
+    for step in steps:
+        if mode == "serve_many":
+            results = rp.serve_many(step)
+        else:
+            results = [
+                s.feed_sse(c, finish_reason=r) + (s.finish_sse() if r else b"") for s, c, r in step
+            ]
+        for (s, _, _), r in zip(step, results, strict=True):
+            assert isinstance(r, bytes), r  # serve_many returns exceptions in place
+            out.setdefault(id(s), []).append(r)
+    return out
+
+
+def run_serve_many(steps: list[ServeBatch]) -> None:
+    many = rp.serve_many
+    gc.disable()
+    try:
+        for step in steps:
+            many(step)
+    finally:
+        gc.enable()
+
+
+def run_serve_per_stream(steps: list[ServeBatch]) -> None:
+    gc.disable()
+    try:
+        for step in steps:
+            for s, c, r in step:
+                s.feed_sse(c, finish_reason=r)
+                if r:
+                    s.finish_sse()
+    finally:
+        gc.enable()
+
+
+@pytest.mark.parametrize("mode", ["serve_many", "per_stream"])
+@pytest.mark.parametrize("dialect", ["qwen", "qwen3coder"])
+def test_serve_batch(benchmark: Any, dialect: str, mode: str) -> None:
+    w = wl.workload(dialect, "2KB")
+    run = run_serve_many if mode == "serve_many" else run_serve_per_stream
+    steps = serve_steps(w, N_STREAMS)
+    per_stream = collect_serve(steps, mode)
+    assert len(per_stream) == N_STREAMS
+    for frames in per_stream.values():
+        w.check(*sse_reconstruct(frames))
+    calls = sum(len(s) for s in steps)
+    del steps, per_stream
+
+    benchmark.group = "serve_many"
+    benchmark.extra_info.update(
+        kind="serve_batch", dialect=dialect, mode=mode, streams=N_STREAMS, calls=calls
+    )
+    benchmark.pedantic(
+        run, setup=lambda: ((serve_steps(w, N_STREAMS),), {}), rounds=5, warmup_rounds=1
+    )
+
+
 # ---------------------------------------------------------------------------------------
 # Two threads vs one on 256-character chunks (each thread with its own parsers)
 # ---------------------------------------------------------------------------------------
@@ -313,8 +382,27 @@ def step_group(group: Group) -> None:
     many([(p, "", True) for p in parsers])
 
 
+def serve_group(group: Group) -> None:
+    """`step_group` for serve streams: one `serve_many` call per engine step, SSE out."""
+    many = rp.serve_many
+    streams = [s for s, _ in group]
+    for c in group[0][1]:
+        many([(s, c) for s in streams])
+    many([(s, "", "stop") for s in streams])
+
+
 def collect_group(group: Group, mode: str, outs: dict[int, list[Any]]) -> None:
-    """The same work as `feed_group` / `step_group`, keeping the output for checking."""
+    """The same work as `feed_group` / `step_group` / `serve_group`, keeping the output
+    for checking."""
+    if mode == "serve_many":
+        streams = [s for s, _ in group]
+        for s in streams:
+            outs[id(s)] = []
+        for k, c in enumerate([*group[0][1], ""]):
+            step = [(s, c, "stop" if k == len(group[0][1]) else None) for s in streams]
+            for s, frame in zip(streams, rp.serve_many(step), strict=True):
+                outs[id(s)].append(frame)
+        return
     if mode == "calls":
         for p, cs in group:
             outs[id(p)] = collect(p, cs)
@@ -338,14 +426,19 @@ def run_threads(groups: list[Group], target: Callable[[Group], None]) -> None:
 
 
 @pytest.mark.parametrize("threads", [1, 2])
-@pytest.mark.parametrize("mode", ["calls", "stream_many"])
+@pytest.mark.parametrize("mode", ["calls", "stream_many", "serve_many"])
 @pytest.mark.parametrize("dialect", ["qwen", "qwen3coder"])
 def test_threads(benchmark: Any, dialect: str, mode: str, threads: int) -> None:
     w = wl.workload(dialect, "32KB")
     chunks = wl.chunks(w, "256")
 
+    def one() -> Any:
+        if mode == "serve_many":
+            return openai.ChatCompletionStream(make_parser(w), model="m")
+        return make_parser(w)
+
     def setup() -> tuple[tuple[list[Group]], dict[str, Any]]:
-        streams = [(make_parser(w), chunks) for _ in range(THREAD_STREAMS)]
+        streams = [(one(), chunks) for _ in range(THREAD_STREAMS)]
         return ([streams[i::threads] for i in range(threads)],), {}
 
     # The same streams through the threaded runner, checked.
@@ -354,9 +447,9 @@ def test_threads(benchmark: Any, dialect: str, mode: str, threads: int) -> None:
     run_threads(groups, lambda g: collect_group(g, mode, outs))
     assert len(outs) == THREAD_STREAMS
     for items in outs.values():
-        w.check(*wl.reconstruct(items))
+        w.check(*(sse_reconstruct(items) if mode == "serve_many" else wl.reconstruct(items)))
 
-    target = feed_group if mode == "calls" else step_group
+    target = {"calls": feed_group, "stream_many": step_group, "serve_many": serve_group}[mode]
     benchmark.group = "threads"
     benchmark.extra_info.update(
         kind="threads",

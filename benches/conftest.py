@@ -28,6 +28,7 @@ def pytest_terminal_summary(terminalreporter: Any, config: Any) -> None:
     noop: dict[str, float] = {}
     complete: dict[tuple[str, str], float] = {}
     batch: dict[tuple[str, str], float] = {}
+    serve_batch: dict[tuple[str, str], float] = {}
     threads: dict[tuple[str, str, int], float] = {}
     memory: list[dict[str, Any]] = []
     serve: dict[str, float] = {}
@@ -45,6 +46,8 @@ def pytest_terminal_summary(terminalreporter: Any, config: Any) -> None:
             complete[(x["dialect"], x["size"])] = x["bytes"] / t / 1e6
         elif kind == "batch":
             batch[(x["dialect"], x["mode"])] = t
+        elif kind == "serve_batch":
+            serve_batch[(x["dialect"], x["mode"])] = t
         elif kind == "threads":
             threads[(x["dialect"], x.get("mode", "calls"), x["threads"])] = t
         elif kind == "memory":
@@ -92,11 +95,22 @@ def pytest_terminal_summary(terminalreporter: Any, config: Any) -> None:
                     f"  {d:14} per-stream {per * 1e3:8.1f} ms  stream_many {many * 1e3:8.1f} ms"
                     f"  throughput x{per / many:.2f}"
                 )
+    if serve_batch:
+        w("")
+        w("serve_many vs per-stream feed_sse (256 Chat Completions streams, 1-4 char chunks)")
+        for d in sorted({k[0] for k in serve_batch}):
+            many, per = serve_batch.get((d, "serve_many")), serve_batch.get((d, "per_stream"))
+            if many and per:
+                w(
+                    f"  {d:14} per-stream {per * 1e3:8.1f} ms  serve_many {many * 1e3:8.1f} ms"
+                    f"  throughput x{per / many:.2f}"
+                )
     if threads:
         w("")
         w("two threads vs one (128 streams of 32 KB, 256-char chunks, own parsers)")
         w("  calls: one stream_chunk per chunk; stream_many: one call per step for the")
-        w("  thread's streams")
+        w("  thread's parsers; serve_many: one call per step for the thread's Chat")
+        w("  Completions streams (SSE bytes out)")
         for d, mode in sorted({k[:2] for k in threads}):
             one, two = threads.get((d, mode, 1)), threads.get((d, mode, 2))
             if one and two:

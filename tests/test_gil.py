@@ -73,3 +73,16 @@ def test_a_batch_step_over_many_streams_releases_the_gil() -> None:
     step = [(p, piece, True) for p in parsers]
     assert ran_in_the_middle_of(lambda: results.extend(rp.stream_many(step)))
     assert all("".join(d.content for d, _ in r) == piece for r in results)
+
+
+def test_a_serve_many_step_releases_the_gil() -> None:
+    from replyparse import openai
+
+    streams = [
+        openai.ChatCompletionStream(rp.ResponseParser(tool_parser="qwen"), "m") for _ in range(8)
+    ]
+    piece = BIG[: len(BIG) // 8]
+    results: list = []
+    step = [(s, piece) for s in streams]
+    assert ran_in_the_middle_of(lambda: results.extend(rp.serve_many(step)))
+    assert all(isinstance(r, bytes) and len(r) > len(piece) for r in results)

@@ -37,6 +37,7 @@ from ._native import (
     UnknownParserError,
     reasoning_parsers,
     response_parsers,
+    serve_many,
     stream_many,
     tool_parsers,
 )
@@ -69,6 +70,7 @@ __all__ = [
     "register_reasoning_parser",
     "register_tool_parser",
     "response_parsers",
+    "serve_many",
     "stream_many",
     "tool_dialects",
     "tool_parsers",

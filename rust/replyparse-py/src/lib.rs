@@ -1225,6 +1225,119 @@ enum StepOut {
     Sse(Vec<u8>),
 }
 
+/// What one serve step is fed.
+struct StepInput<'a> {
+    text: &'a str,
+    token_ids: Option<&'a [u32]>,
+    logprobs: Option<serde_json::Value>,
+    finish_reason: Option<&'a str>,
+}
+
+/// A second use of a locked parser slot (or of the error met locking it).
+fn reborrow<'a>(slot: &'a mut Result<&mut Slot, PyErr>) -> Result<&'a mut Slot, PyErr> {
+    match slot {
+        Ok(s) => Ok(&mut **s),
+        Err(e) => Err(Python::attach(|py| e.clone_ref(py))),
+    }
+}
+
+impl ServeState {
+    /// One step on a locked stream and its parser's slot (`slot` is the error met
+    /// locking it, which becomes the stream's error event like any parser error).
+    /// Runs with or without the GIL.
+    fn step(
+        &mut self,
+        slot: &mut Result<&mut Slot, PyErr>,
+        raise_errors: bool,
+        input: StepInput<'_>,
+        out: &mut StepOut,
+    ) -> PyResult<()> {
+        if self.encoder.is_finished() {
+            return Ok(());
+        }
+        let runner = &mut self.runner;
+        let StepInput {
+            text,
+            token_ids,
+            logprobs,
+            finish_reason,
+        } = input;
+        let r = reborrow(slot).and_then(|slot| {
+            slot.engine(|p, _| runner.step(p, text, token_ids, logprobs, finish_reason))?
+                .map_err(to_py_err)
+        });
+        match (r, &mut *out) {
+            (Ok(items), StepOut::Events(ev)) => self.encoder.deltas(&items, ev),
+            (Ok(items), StepOut::Sse(buf)) => self.encoder.deltas_sse(&items, buf),
+            (Err(e), _) if raise_errors => return Err(e),
+            (Err(e), out) => {
+                let msg = Python::attach(|py| e.value(py).to_string());
+                let mut ev = Vec::new();
+                self.encoder.error(&msg, &mut ev);
+                match out {
+                    StepOut::Events(v) => v.extend(ev),
+                    StepOut::Sse(buf) => self.encoder.sse(&ev, false, buf),
+                }
+                self.error = Some(msg);
+            }
+        }
+        Ok(())
+    }
+
+    /// The closing events on a locked stream: a last step with `finish_reason` (default
+    /// `stop`) unless the runner already had one, then the protocol's closing events.
+    fn finish(
+        &mut self,
+        slot: &mut Result<&mut Slot, PyErr>,
+        raise_errors: bool,
+        finish_reason: Option<&str>,
+        prompt_tokens: Option<usize>,
+        completion_tokens: Option<usize>,
+    ) -> PyResult<Vec<serde_json::Value>> {
+        let mut out = StepOut::Events(Vec::new());
+        if !self.runner.is_finished() {
+            let reason = finish_reason.unwrap_or("stop");
+            let input = StepInput {
+                text: "",
+                token_ids: None,
+                logprobs: None,
+                finish_reason: Some(reason),
+            };
+            self.step(slot, raise_errors, input, &mut out)?;
+        }
+        let StepOut::Events(mut out) = out else {
+            unreachable!("asked for events")
+        };
+        if self.encoder.is_finished() {
+            return Ok(out);
+        }
+        if prompt_tokens.is_some() {
+            self.prompt_tokens = prompt_tokens;
+        }
+        if completion_tokens.is_some() {
+            self.completion_tokens = completion_tokens;
+        }
+        let usage = self.usage(reborrow(slot)?)?;
+        let reason = self.runner.finish_reason().unwrap_or("stop").to_owned();
+        self.encoder.finish(&reason, &usage, &mut out);
+        Ok(out)
+    }
+
+    fn usage(&self, parser: &engine::ResponseParser) -> PyResult<engine::Usage> {
+        Ok(self
+            .runner
+            .usage(parser, self.prompt_tokens, self.completion_tokens))
+    }
+
+    /// Appends the Chat Completions `data: [DONE]` terminator once the stream is over
+    /// (once per stream).
+    fn sse_done(&mut self, buf: &mut Vec<u8>) {
+        let done = self.encoder.is_finished() && !self.done_sent;
+        self.done_sent |= done;
+        self.encoder.sse(&[], done, buf);
+    }
+}
+
 impl NativeServeStream {
     /// One step: parse, encode, and on a final step (finish reason) nothing more; the
     /// closing events come from `finish`. The GIL rule is `stream_chunk`'s.
@@ -1237,41 +1350,19 @@ impl NativeServeStream {
         finish_reason: Option<String>,
         out: &mut StepOut,
     ) -> PyResult<()> {
-        let held = lock(&self.parser.get().inner).map_or(0, |p| p.buffered_bytes());
+        let mut st = lock(&self.state)?;
+        let mut slot = lock(&self.parser.get().inner);
+        let held = slot.as_ref().map_or(0, |p| p.buffered_bytes());
+        let mut slot = slot.as_deref_mut().map_err(|e| e.clone_ref(py));
+        let st = &mut *st;
         maybe_detach(py, text.len() + held, || {
-            let mut st = lock(&self.state)?;
-            if st.encoder.is_finished() {
-                return Ok(());
-            }
-            let st = &mut *st;
-            let r = lock(&self.parser.get().inner).and_then(|mut p| {
-                p.engine(|p, _| {
-                    st.runner.step(
-                        p,
-                        text,
-                        token_ids.as_deref(),
-                        logprobs,
-                        finish_reason.as_deref(),
-                    )
-                })?
-                .map_err(to_py_err)
-            });
-            match (r, &mut *out) {
-                (Ok(items), StepOut::Events(ev)) => st.encoder.deltas(&items, ev),
-                (Ok(items), StepOut::Sse(buf)) => st.encoder.deltas_sse(&items, buf),
-                (Err(e), _) if self.raise_errors => return Err(e),
-                (Err(e), out) => {
-                    let msg = Python::attach(|py| e.value(py).to_string());
-                    let mut ev = Vec::new();
-                    st.encoder.error(&msg, &mut ev);
-                    match out {
-                        StepOut::Events(v) => v.extend(ev),
-                        StepOut::Sse(buf) => st.encoder.sse(&ev, false, buf),
-                    }
-                    st.error = Some(msg);
-                }
-            }
-            Ok(())
+            let input = StepInput {
+                text,
+                token_ids: token_ids.as_deref(),
+                logprobs,
+                finish_reason: finish_reason.as_deref(),
+            };
+            st.step(&mut slot, self.raise_errors, input, out)
         })
     }
 
@@ -1299,32 +1390,24 @@ impl NativeServeStream {
         prompt_tokens: Option<usize>,
         completion_tokens: Option<usize>,
     ) -> PyResult<Vec<serde_json::Value>> {
-        let finished_runner = lock(&self.state)?.runner.is_finished();
-        let mut out = if finished_runner {
-            Vec::new()
-        } else {
-            let reason = finish_reason.unwrap_or_else(|| "stop".to_owned());
-            self.step_events(py, "", None, None, Some(reason))?
-        };
         let mut st = lock(&self.state)?;
-        if st.encoder.is_finished() {
-            return Ok(out);
-        }
-        if prompt_tokens.is_some() {
-            st.prompt_tokens = prompt_tokens;
-        }
-        if completion_tokens.is_some() {
-            st.completion_tokens = completion_tokens;
-        }
-        let usage = self.usage_of(&st)?;
-        let reason = st.runner.finish_reason().unwrap_or("stop").to_owned();
-        st.encoder.finish(&reason, &usage, &mut out);
-        Ok(out)
+        let mut slot = lock(&self.parser.get().inner);
+        let held = slot.as_ref().map_or(0, |p| p.buffered_bytes());
+        let mut slot = slot.as_deref_mut().map_err(|e| e.clone_ref(py));
+        let st = &mut *st;
+        maybe_detach(py, held, || {
+            st.finish(
+                &mut slot,
+                self.raise_errors,
+                finish_reason.as_deref(),
+                prompt_tokens,
+                completion_tokens,
+            )
+        })
     }
 
     fn usage_of(&self, st: &ServeState) -> PyResult<engine::Usage> {
-        let p = lock(&self.parser.get().inner)?;
-        Ok(st.runner.usage(&p, st.prompt_tokens, st.completion_tokens))
+        st.usage(&**lock(&self.parser.get().inner)?)
     }
 
     fn sse_bytes<'py>(
@@ -1333,19 +1416,10 @@ impl NativeServeStream {
         events: &[serde_json::Value],
     ) -> PyResult<Bound<'py, pyo3::types::PyBytes>> {
         let mut buf = Vec::new();
-        lock(&self.state)?.encoder.sse(events, false, &mut buf);
-        self.sse_done(&mut buf)?;
-        Ok(pyo3::types::PyBytes::new(py, &buf))
-    }
-
-    /// Appends the Chat Completions `data: [DONE]` terminator once the stream is over
-    /// (once per stream).
-    fn sse_done(&self, buf: &mut Vec<u8>) -> PyResult<()> {
         let mut st = lock(&self.state)?;
-        let done = st.encoder.is_finished() && !st.done_sent;
-        st.done_sent |= done;
-        st.encoder.sse(&[], done, buf);
-        Ok(())
+        st.encoder.sse(events, false, &mut buf);
+        st.sse_done(&mut buf);
+        Ok(pyo3::types::PyBytes::new(py, &buf))
     }
 }
 
@@ -1467,7 +1541,7 @@ impl NativeServeStream {
         let StepOut::Sse(mut buf) = out else {
             unreachable!("asked for bytes")
         };
-        self.sse_done(&mut buf)?;
+        lock(&self.state)?.sse_done(&mut buf);
         Ok(pyo3::types::PyBytes::new(py, &buf))
     }
 
@@ -1579,6 +1653,152 @@ impl NativeServeStream {
     }
 }
 
+/// One engine step for many serve streams: `[(stream, text[, finish_reason[,
+/// token_ids]]), ...]` -> one SSE `bytes` per item, in order (what `feed_sse` returns,
+/// plus, when the item has a finish reason, what `finish_sse()` returns: the last step
+/// and the closing events). Every stream is locked first with the GIL held, then the
+/// whole step runs under one GIL release when its work is worth it
+/// ([`GIL_RELEASE_MIN_BYTES`]). A stream that cannot be stepped (in use elsewhere,
+/// listed twice, or a `raise_errors` stream whose parser failed) gets its exception in
+/// its place; the other streams are stepped.
+#[pyfunction]
+fn serve_many<'py>(
+    py: Python<'py>,
+    batch: Vec<Bound<'py, PyTuple>>,
+) -> PyResult<Bound<'py, PyList>> {
+    let bad_item = || {
+        pyo3::exceptions::PyTypeError::new_err(
+            "serve_many takes (stream, text), (stream, text, finish_reason) or \
+             (stream, text, finish_reason, token_ids) tuples, with a replyparse serve stream \
+             (ChatCompletionStream, ResponsesStream, MessageStream) and a str",
+        )
+    };
+    type Item<'py> = (
+        Bound<'py, NativeServeStream>,
+        Bound<'py, PyString>,
+        Option<String>,
+        Option<Vec<u32>>,
+    );
+    let mut items: Vec<Item<'py>> = Vec::with_capacity(batch.len());
+    for item in &batch {
+        let n = item.len();
+        if !(2..=4).contains(&n) {
+            return Err(bad_item());
+        }
+        let stream = item.get_item(0)?.cast_into().map_err(|_| bad_item())?;
+        let text = item.get_item(1)?.cast_into().map_err(|_| bad_item())?;
+        let finish = match n {
+            3.. => item.get_borrowed_item(2)?.extract()?,
+            _ => None,
+        };
+        let ids = match n {
+            4 => item.get_borrowed_item(3)?.extract()?,
+            _ => None,
+        };
+        items.push((stream, text, finish, ids));
+    }
+    struct Job<'a> {
+        stream: &'a NativeServeStream,
+        text: &'a str,
+        finish: Option<&'a str>,
+        ids: Option<&'a [u32]>,
+    }
+    let jobs = items
+        .iter()
+        .map(|(stream, text, finish, ids)| {
+            Ok(Job {
+                stream: stream.get(),
+                text: text.to_str()?,
+                finish: finish.as_deref(),
+                ids: ids.as_deref(),
+            })
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    // Lock every stream and its parser first, with the GIL held (`try_lock` never
+    // waits), so the step can run without it.
+    let mut locked = Vec::with_capacity(jobs.len());
+    for (i, job) in jobs.iter().enumerate() {
+        let state = lock(&job.stream.state).map_err(|e| {
+            if jobs[..i].iter().any(|j| std::ptr::eq(j.stream, job.stream)) {
+                ConcurrentUseError::new_err(
+                    "this stream appears more than once in one serve_many step; \
+                     feed a response one chunk per step",
+                )
+            } else {
+                e
+            }
+        });
+        let slot = state
+            .as_ref()
+            .ok()
+            .map(|_| lock(&job.stream.parser.get().inner));
+        locked.push((state, slot));
+    }
+    let work: usize = locked
+        .iter()
+        .zip(&jobs)
+        .map(|((_, slot), j)| {
+            j.text.len()
+                + slot
+                    .as_ref()
+                    .and_then(|s| s.as_ref().ok())
+                    .map_or(0, |s| s.buffered_bytes())
+        })
+        .sum();
+    let mut runs: Vec<_> = locked
+        .iter_mut()
+        .zip(&jobs)
+        .filter_map(|((state, slot), job)| {
+            let st = &mut **state.as_mut().ok()?;
+            let slot = match slot.as_mut().expect("locked with its stream") {
+                Ok(s) => Ok(&mut **s),
+                Err(e) => Err(e.clone_ref(py)),
+            };
+            Some((st, slot, job))
+        })
+        .collect();
+    let results: Vec<PyResult<Vec<u8>>> = maybe_detach(py, work, || {
+        runs.iter_mut()
+            .map(|(st, slot, job)| {
+                let raise = job.stream.raise_errors;
+                let mut out = StepOut::Sse(Vec::new());
+                let input = StepInput {
+                    text: job.text,
+                    token_ids: job.ids,
+                    logprobs: None,
+                    finish_reason: job.finish,
+                };
+                st.step(slot, raise, input, &mut out)?;
+                let StepOut::Sse(mut buf) = out else {
+                    unreachable!("asked for bytes")
+                };
+                if job.finish.is_some() {
+                    let ev = st.finish(slot, raise, job.finish, None, None)?;
+                    st.encoder.sse(&ev, false, &mut buf);
+                }
+                st.sse_done(&mut buf);
+                Ok(buf)
+            })
+            .collect()
+    });
+    drop(runs);
+    let mut results = results.into_iter();
+    let entries = locked
+        .iter()
+        .map(|(state, _)| -> Bound<'py, PyAny> {
+            let r = match state {
+                Ok(_) => results.next().expect("one result per locked stream"),
+                Err(e) => Err(e.clone_ref(py)),
+            };
+            match r {
+                Ok(buf) => pyo3::types::PyBytes::new(py, &buf).into_any(),
+                Err(e) => e.into_value(py).into_bound(py).into_any(),
+            }
+        })
+        .collect::<Vec<_>>();
+    PyList::new(py, entries)
+}
+
 /// `tool_use.input` for raw argument text: the object, or `{"_raw_arguments": raw}`.
 #[pyfunction]
 fn anthropic_tool_input<'py>(py: Python<'py>, raw: &str) -> PyResult<Bound<'py, PyAny>> {
@@ -1612,6 +1832,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(register_tool_dialect, m)?)?;
     m.add_function(wrap_pyfunction!(register_reasoning_dialect, m)?)?;
     m.add_function(wrap_pyfunction!(stream_many, m)?)?;
+    m.add_function(wrap_pyfunction!(serve_many, m)?)?;
     m.add_function(wrap_pyfunction!(_noop_chunk, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_in_engine_for_tests, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_in_parser_for_tests, m)?)?;
