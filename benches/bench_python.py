@@ -361,7 +361,7 @@ def test_serve_batch(benchmark: Any, dialect: str, mode: str) -> None:
 # Two threads vs one on 256-character chunks (each thread with its own parsers)
 # ---------------------------------------------------------------------------------------
 
-THREAD_STREAMS = 128
+THREAD_STREAMS = 256
 Group = list[tuple[rp.ResponseParser, Sequence[str]]]
 
 
@@ -459,7 +459,7 @@ def test_threads(benchmark: Any, dialect: str, mode: str, threads: int) -> None:
         calls=THREAD_STREAMS * (len(chunks) + 1),
     )
     benchmark.pedantic(
-        lambda groups: run_threads(groups, target), setup=setup, rounds=15, warmup_rounds=2
+        lambda groups: run_threads(groups, target), setup=setup, rounds=25, warmup_rounds=2
     )
 
 

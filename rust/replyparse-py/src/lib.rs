@@ -1195,6 +1195,11 @@ fn values_to_py<'py>(
 
 struct ServeState {
     runner: engine::StreamRunner,
+    /// The current step's deltas (kept, so a step allocates no vector for them).
+    deltas: Vec<engine::RunnerDelta>,
+    /// The current step's SSE bytes, until they are copied into the returned `bytes`
+    /// (kept, so a token step allocates no buffer).
+    sse: Vec<u8>,
     encoder: engine::wire::Encoder,
     prompt_tokens: Option<usize>,
     completion_tokens: Option<usize>,
@@ -1224,6 +1229,16 @@ enum StepOut {
     Events(Vec<serde_json::Value>),
     Sse(Vec<u8>),
 }
+
+/// A step's SSE buffer size: one event's envelope (id, model, choice; ~200 bytes) and
+/// the text with room for some escapes, so a token step's bytes are written into one
+/// allocation instead of growing it through several.
+fn sse_capacity(text: &str) -> usize {
+    320 + text.len() + text.len() / 2
+}
+
+/// The largest SSE buffer a stream keeps between steps.
+const SSE_KEEP_BYTES: usize = 16 * 1024;
 
 /// What one serve step is fed.
 struct StepInput<'a> {
@@ -1262,13 +1277,16 @@ impl ServeState {
             logprobs,
             finish_reason,
         } = input;
+        let items = &mut self.deltas;
         let r = reborrow(slot).and_then(|slot| {
-            slot.engine(|p, _| runner.step(p, text, token_ids, logprobs, finish_reason))?
-                .map_err(to_py_err)
+            slot.engine(|p, _| {
+                runner.step_into(p, text, token_ids, logprobs, finish_reason, items)
+            })?
+            .map_err(to_py_err)
         });
         match (r, &mut *out) {
-            (Ok(items), StepOut::Events(ev)) => self.encoder.deltas(&items, ev),
-            (Ok(items), StepOut::Sse(buf)) => self.encoder.deltas_sse(&items, buf),
+            (Ok(()), StepOut::Events(ev)) => self.encoder.deltas(&self.deltas, ev),
+            (Ok(()), StepOut::Sse(buf)) => self.encoder.deltas_sse(&self.deltas, buf),
             (Err(e), _) if raise_errors => return Err(e),
             (Err(e), out) => {
                 let msg = Python::attach(|py| e.value(py).to_string());
@@ -1281,6 +1299,8 @@ impl ServeState {
                 self.error = Some(msg);
             }
         }
+        // Sent: the deltas' text is not kept past its step (the vector's room is).
+        self.deltas.clear();
         Ok(())
     }
 
@@ -1327,6 +1347,23 @@ impl ServeState {
         Ok(self
             .runner
             .usage(parser, self.prompt_tokens, self.completion_tokens))
+    }
+
+    /// The stream's SSE buffer, empty, with room for a step over `text`.
+    fn take_sse(&mut self, text: &str) -> Vec<u8> {
+        let mut buf = std::mem::take(&mut self.sse);
+        buf.clear();
+        buf.reserve(sse_capacity(text));
+        buf
+    }
+
+    /// Empties the SSE buffer once its bytes were copied out; a buffer a long step grew
+    /// is freed rather than kept for the rest of the stream.
+    fn release_sse(&mut self) {
+        self.sse.clear();
+        if self.sse.capacity() > SSE_KEEP_BYTES {
+            self.sse = Vec::new();
+        }
     }
 
     /// Appends the Chat Completions `data: [DONE]` terminator once the stream is over
@@ -1486,6 +1523,8 @@ impl NativeServeStream {
             parser,
             state: Mutex::new(ServeState {
                 runner: engine::StreamRunner::new(options),
+                deltas: Vec::new(),
+                sse: Vec::new(),
                 encoder: {
                     let mut e =
                         engine::wire::Encoder::new(protocol, meta, prompt_tokens.unwrap_or(0));
@@ -1536,13 +1575,17 @@ impl NativeServeStream {
         finish_reason: Option<String>,
     ) -> PyResult<Bound<'py, pyo3::types::PyBytes>> {
         let lp = opt_value(logprobs)?;
-        let mut out = StepOut::Sse(Vec::new());
+        let mut out = StepOut::Sse(lock(&self.state)?.take_sse(text));
         self.step(py, text, token_ids, lp, finish_reason, &mut out)?;
         let StepOut::Sse(mut buf) = out else {
             unreachable!("asked for bytes")
         };
-        lock(&self.state)?.sse_done(&mut buf);
-        Ok(pyo3::types::PyBytes::new(py, &buf))
+        let mut st = lock(&self.state)?;
+        st.sse_done(&mut buf);
+        let b = pyo3::types::PyBytes::new(py, &buf);
+        st.sse = buf;
+        st.release_sse();
+        Ok(b)
     }
 
     /// Closing events. Without a prior finish reason the response ends with
@@ -1757,11 +1800,11 @@ fn serve_many<'py>(
             Some((st, slot, job))
         })
         .collect();
-    let results: Vec<PyResult<Vec<u8>>> = maybe_detach(py, work, || {
+    let results: Vec<PyResult<()>> = maybe_detach(py, work, || {
         runs.iter_mut()
             .map(|(st, slot, job)| {
                 let raise = job.stream.raise_errors;
-                let mut out = StepOut::Sse(Vec::new());
+                let mut out = StepOut::Sse(st.take_sse(job.text));
                 let input = StepInput {
                     text: job.text,
                     token_ids: job.ids,
@@ -1777,21 +1820,29 @@ fn serve_many<'py>(
                     st.encoder.sse(&ev, false, &mut buf);
                 }
                 st.sse_done(&mut buf);
-                Ok(buf)
+                st.sse = buf;
+                Ok(())
             })
             .collect()
     });
     drop(runs);
     let mut results = results.into_iter();
     let entries = locked
-        .iter()
+        .iter_mut()
         .map(|(state, _)| -> Bound<'py, PyAny> {
             let r = match state {
-                Ok(_) => results.next().expect("one result per locked stream"),
+                Ok(st) => results
+                    .next()
+                    .expect("one result per locked stream")
+                    .map(|()| {
+                        let b = pyo3::types::PyBytes::new(py, &st.sse);
+                        st.release_sse();
+                        b
+                    }),
                 Err(e) => Err(e.clone_ref(py)),
             };
             match r {
-                Ok(buf) => pyo3::types::PyBytes::new(py, &buf).into_any(),
+                Ok(b) => b.into_any(),
                 Err(e) => e.into_value(py).into_bound(py).into_any(),
             }
         })

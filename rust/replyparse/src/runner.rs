@@ -20,7 +20,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::delta::DeltaMessage;
+use crate::delta::{DeltaMessage, StreamItem};
 use crate::error::Result;
 use crate::response::ResponseParser;
 
@@ -80,6 +80,8 @@ pub struct StreamRunner {
     emitted_tool_call: bool,
     tokens_fed: usize,
     finish_reason: Option<String>,
+    /// The parser's deltas of the current step (kept, so a step allocates no vector).
+    items: Vec<StreamItem>,
 }
 
 impl StreamRunner {
@@ -100,13 +102,36 @@ impl StreamRunner {
         logprobs: Option<Value>,
         finish_reason: Option<&str>,
     ) -> Result<Vec<RunnerDelta>> {
+        let mut out = Vec::new();
+        self.step_into(parser, text, token_ids, logprobs, finish_reason, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`step`](Self::step) into `out`, which is cleared first: a caller that keeps the
+    /// vector (one per stream) spends no allocation on it per step. On an error `out` is
+    /// left empty.
+    pub fn step_into(
+        &mut self,
+        parser: &mut ResponseParser,
+        text: &str,
+        token_ids: Option<&[u32]>,
+        logprobs: Option<Value>,
+        finish_reason: Option<&str>,
+        out: &mut Vec<RunnerDelta>,
+    ) -> Result<()> {
+        out.clear();
         let final_ = finish_reason.is_some();
-        let items = parser.stream_chunk(text, token_ids, final_)?;
+        let mut items = std::mem::take(&mut self.items);
+        let parsed = parser.stream_chunk_into(text, token_ids, final_, &mut items);
+        if let Err(e) = parsed {
+            items.clear();
+            self.items = items;
+            return Err(e);
+        }
         if let Some(ids) = token_ids {
             self.tokens_fed += ids.len();
         }
-        let mut out: Vec<RunnerDelta> = Vec::with_capacity(items.len() + 1);
-        for (mut delta, flag) in items {
+        for (mut delta, flag) in items.drain(..) {
             if flag && !self.options.parallel_tool_calls {
                 delta.tool_calls.retain(|t| t.index == 0);
                 if delta.tool_calls.is_empty() {
@@ -120,6 +145,7 @@ impl StreamRunner {
                 ..Default::default()
             });
         }
+        self.items = items;
         let finish = finish_reason.map(|r| self.rewrite(r));
         if let Some(f) = &finish {
             self.finish_reason = Some(f.clone());
@@ -139,7 +165,7 @@ impl StreamRunner {
             last.logprobs = logprobs;
             last.finish_reason = finish;
         }
-        Ok(out)
+        Ok(())
     }
 
     /// `stop` -> `tool_calls` once a call reached the client (and the request allows

@@ -98,6 +98,13 @@ trait EventSink {
     /// A typed event; `event_type` names it on the SSE `event:` line of the typed
     /// protocols (Chat Completions has none).
     fn typed<T: Serialize>(&mut self, event_type: &str, ev: &T);
+    /// A Chat Completions delta chunk. `head` is the chunk's constant start, serialised
+    /// once per stream (`{"id":…,"object":…,"created":…,"model":…,"choices":[`): of a
+    /// token's frame it is most of the bytes and more than half of the serialising.
+    fn chat_chunk(&mut self, head: &[u8], chunk: &ChatChunk<'_>) {
+        let _ = head;
+        self.typed("", chunk);
+    }
 }
 
 impl EventSink for Vec<Value> {
@@ -133,6 +140,13 @@ impl EventSink for SseSink<'_> {
         let _ = serde_json::to_writer(&mut *self.buf, ev);
         self.buf.extend_from_slice(b"\n\n");
     }
+
+    fn chat_chunk(&mut self, head: &[u8], chunk: &ChatChunk<'_>) {
+        self.buf.extend_from_slice(b"data: ");
+        self.buf.extend_from_slice(head);
+        let _ = serde_json::to_writer(&mut *self.buf, &chunk.choices[0]);
+        self.buf.extend_from_slice(b"]}\n\n");
+    }
 }
 
 /// `[]`, lent where an event has an empty list.
@@ -152,6 +166,8 @@ struct Chat {
     /// The message so far, for `complete` (the joined text, not every delta).
     message: ResponseAccumulator,
     logprobs: Vec<Value>,
+    /// [`EventSink::chat_chunk`]'s head, made on the first delta.
+    head: Vec<u8>,
 }
 
 impl Chat {
@@ -166,10 +182,30 @@ impl Chat {
     }
 
     fn deltas(&mut self, meta: &StreamMeta, items: &[RunnerDelta], out: &mut impl EventSink) {
+        if self.head.is_empty() && !items.is_empty() {
+            self.head = self.chunk_head(meta);
+        }
         for it in items {
             let role = self.record(it);
-            out.typed("", &self.delta_chunk(meta, it, role));
+            out.chat_chunk(&self.head, &self.delta_chunk(meta, it, role));
         }
+    }
+
+    /// A delta chunk's bytes before its choice: the chunk serialised with no choice,
+    /// cut before the empty list's `]}`, so it is byte for byte what serialising a whole
+    /// chunk writes there.
+    fn chunk_head(&self, meta: &StreamMeta) -> Vec<u8> {
+        let head = ChatChunkHead {
+            id: &self.id,
+            object: "chat.completion.chunk",
+            created: self.created,
+            model: &meta.model,
+            choices: [],
+        };
+        let mut b = serde_json::to_vec(&head).unwrap_or_default();
+        debug_assert!(b.ends_with(b"[]}"));
+        b.truncate(b.len().saturating_sub(2));
+        b
     }
 
     /// The stream's bookkeeping for one delta (logprobs and deltas kept for the complete
@@ -262,6 +298,17 @@ struct ChatChunk<'a> {
     created: u64,
     model: &'a str,
     choices: [ChatChoice<'a>; 1],
+}
+
+/// [`ChatChunk`] without its choice: the same fields in the same order, so its bytes up
+/// to `[` are those of every delta chunk of the stream.
+#[derive(Serialize)]
+struct ChatChunkHead<'a> {
+    id: &'a str,
+    object: &'static str,
+    created: u64,
+    model: &'a str,
+    choices: [(); 0],
 }
 
 #[derive(Serialize)]
@@ -919,6 +966,7 @@ impl Encoder {
                 keep: true,
                 message: ResponseAccumulator::default(),
                 logprobs: Vec::new(),
+                head: Vec::new(),
             }),
             Protocol::Responses => State::Responses(Responses {
                 id: id.unwrap_or_else(|| new_id("resp_", &mut rng)),
