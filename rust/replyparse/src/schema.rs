@@ -160,31 +160,50 @@ pub fn convert(raw: &str, types: &[Ty]) -> String {
 
 /// Appends `text` escaped for the inside of a JSON string. Non-ASCII is kept as is
 /// (clients want readable arguments, and JSON allows it).
+///
+/// Token-sized text is the usual input, so the loop is one table load per byte and the
+/// escapes are written as bytes, not formatted: this runs on every argument fragment.
 pub fn escape_json_into(out: &mut String, text: &str) {
     let bytes = text.as_bytes();
     let mut start = 0;
     for (i, &b) in bytes.iter().enumerate() {
-        let esc: &str = match b {
-            b'"' => "\\\"",
-            b'\\' => "\\\\",
-            b'\n' => "\\n",
-            b'\r' => "\\r",
-            b'\t' => "\\t",
-            0x08 => "\\b",
-            0x0c => "\\f",
-            0..=0x1f => "",
-            _ => continue,
-        };
+        let e = ESCAPE[b as usize];
+        if e == 0 {
+            continue;
+        }
+        // Escapes are ASCII, so `start..i` are char boundaries.
         out.push_str(&text[start..i]);
-        if esc.is_empty() {
-            out.push_str(&format!("\\u{b:04x}"));
-        } else {
-            out.push_str(esc);
+        out.push('\\');
+        out.push(e as char);
+        if e == b'u' {
+            const HEX: &[u8; 16] = b"0123456789abcdef";
+            out.push_str("00");
+            out.push(HEX[usize::from(b >> 4)] as char);
+            out.push(HEX[usize::from(b & 0xf)] as char);
         }
         start = i + 1;
     }
     out.push_str(&text[start..]);
 }
+
+/// For each byte, the letter after the backslash of its JSON escape (`u` for `\u00XX`),
+/// or 0 when it is written as is.
+static ESCAPE: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut b = 0;
+    while b < 0x20 {
+        t[b] = b'u';
+        b += 1;
+    }
+    t[0x08] = b'b';
+    t[0x09] = b't';
+    t[0x0a] = b'n';
+    t[0x0c] = b'f';
+    t[0x0d] = b'r';
+    t[b'"' as usize] = b'"';
+    t[b'\\' as usize] = b'\\';
+    t
+};
 
 #[cfg(test)]
 mod tests {
