@@ -107,7 +107,7 @@ def pytest_terminal_summary(terminalreporter: Any, config: Any) -> None:
                 )
     if threads:
         w("")
-        w("two threads vs one (128 streams of 32 KB, 256-char chunks, own parsers)")
+        w("two threads vs one (256 streams of 32 KB, 256-char chunks, own parsers)")
         w("  calls: one stream_chunk per chunk; stream_many: one call per step for the")
         w("  thread's parsers; serve_many: one call per step for the thread's Chat")
         w("  Completions streams (SSE bytes out)")
