@@ -238,24 +238,26 @@ def collect_per_stream(steps: list[Batch]) -> list[list[Any]]:
 # The timed loops drop each step's output, as a server does once it has sent it, and
 # run with the cyclic GC off: the 256 streams' prepared steps are ~200k live tuples,
 # and collections triggered by the deltas' allocations would time the GC walking them.
-def run_many(steps: list[Batch]) -> None:
-    many = rp.stream_many
+def run_steps(one_step: Callable[[Any], Any], steps: Sequence[Any]) -> None:
     gc.disable()
     try:
         for step in steps:
-            many(step)
+            one_step(step)
     finally:
         gc.enable()
+
+
+def per_stream_step(step: Batch) -> None:
+    for p, c, f in step:
+        p.stream_chunk(c, final=f)
+
+
+def run_many(steps: list[Batch]) -> None:
+    run_steps(rp.stream_many, steps)
 
 
 def run_per_stream(steps: list[Batch]) -> None:
-    gc.disable()
-    try:
-        for step in steps:
-            for p, c, f in step:
-                p.stream_chunk(c, final=f)
-    finally:
-        gc.enable()
+    run_steps(per_stream_step, steps)
 
 
 @pytest.mark.parametrize("mode", ["stream_many", "per_stream"])
@@ -313,26 +315,19 @@ def collect_serve(steps: list[ServeBatch], mode: str) -> dict[int, list[bytes]]:
     return out
 
 
+def serve_per_stream_step(step: ServeBatch) -> None:
+    for s, c, r in step:
+        s.feed_sse(c, finish_reason=r)
+        if r:
+            s.finish_sse()
+
+
 def run_serve_many(steps: list[ServeBatch]) -> None:
-    many = rp.serve_many
-    gc.disable()
-    try:
-        for step in steps:
-            many(step)
-    finally:
-        gc.enable()
+    run_steps(rp.serve_many, steps)
 
 
 def run_serve_per_stream(steps: list[ServeBatch]) -> None:
-    gc.disable()
-    try:
-        for step in steps:
-            for s, c, r in step:
-                s.feed_sse(c, finish_reason=r)
-                if r:
-                    s.finish_sse()
-    finally:
-        gc.enable()
+    run_steps(serve_per_stream_step, steps)
 
 
 @pytest.mark.parametrize("mode", ["serve_many", "per_stream"])

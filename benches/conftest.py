@@ -85,24 +85,23 @@ def pytest_terminal_summary(terminalreporter: Any, config: Any) -> None:
         w("parse_complete throughput (MB/s)")
         for (d, s), v in sorted(complete.items(), key=lambda kv: (list_index(kv[0][0]), kv[0][1])):
             w(f"  {d:14} {s:>5} {v:10.1f}")
-    if batch:
+    for title, data, mode in (
+        ("stream_many vs per-stream calls (256 streams, 1-4 char chunks)", batch, "stream_many"),
+        (
+            "serve_many vs per-stream feed_sse (256 Chat Completions streams, 1-4 char chunks)",
+            serve_batch,
+            "serve_many",
+        ),
+    ):
+        if not data:
+            continue
         w("")
-        w("stream_many vs per-stream calls (256 streams, 1-4 char chunks)")
-        for d in sorted({k[0] for k in batch}):
-            many, per = batch.get((d, "stream_many")), batch.get((d, "per_stream"))
+        w(title)
+        for d in sorted({k[0] for k in data}):
+            many, per = data.get((d, mode)), data.get((d, "per_stream"))
             if many and per:
                 w(
-                    f"  {d:14} per-stream {per * 1e3:8.1f} ms  stream_many {many * 1e3:8.1f} ms"
-                    f"  throughput x{per / many:.2f}"
-                )
-    if serve_batch:
-        w("")
-        w("serve_many vs per-stream feed_sse (256 Chat Completions streams, 1-4 char chunks)")
-        for d in sorted({k[0] for k in serve_batch}):
-            many, per = serve_batch.get((d, "serve_many")), serve_batch.get((d, "per_stream"))
-            if many and per:
-                w(
-                    f"  {d:14} per-stream {per * 1e3:8.1f} ms  serve_many {many * 1e3:8.1f} ms"
+                    f"  {d:14} per-stream {per * 1e3:8.1f} ms  {mode} {many * 1e3:8.1f} ms"
                     f"  throughput x{per / many:.2f}"
                 )
     if threads:

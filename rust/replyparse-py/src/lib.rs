@@ -942,6 +942,42 @@ fn register_reasoning_dialect(declaration_json: &str, replace: bool) -> PyResult
 // Batch entry point
 // ---------------------------------------------------------------------------------
 
+/// A batch item's parts, held (so nothing another thread does to the caller's list can
+/// free them while a step runs without the GIL): its parser or stream, its text, its
+/// third element (read by `third`; absent in a `min_len`-2 item) and its token ids
+/// (the optional fourth element). A malformed item is a `TypeError` for the call.
+type BatchItem<'py, T, M> = (Bound<'py, T>, Bound<'py, PyString>, M, Option<Vec<u32>>);
+
+fn batch_items<'py, T: pyo3::PyClass, M>(
+    batch: &[Bound<'py, PyTuple>],
+    min_len: usize,
+    third: impl Fn(Option<Bound<'py, PyAny>>) -> PyResult<M>,
+    usage: &'static str,
+) -> PyResult<Vec<BatchItem<'py, T, M>>> {
+    let bad_item = || pyo3::exceptions::PyTypeError::new_err(usage);
+    let mut items = Vec::with_capacity(batch.len());
+    for item in batch {
+        let n = item.len();
+        if !(min_len..=4).contains(&n) {
+            return Err(bad_item());
+        }
+        let target = item.get_item(0)?.cast_into().map_err(|_| bad_item())?;
+        let text = item.get_item(1)?.cast_into().map_err(|_| bad_item())?;
+        let mid = third(if n >= 3 {
+            Some(item.get_item(2)?)
+        } else {
+            None
+        })?;
+        let ids = if n == 4 {
+            item.get_item(3)?.extract()?
+        } else {
+            None
+        };
+        items.push((target, text, mid, ids));
+    }
+    Ok(items)
+}
+
 /// One engine step for many responses: `[(parser, text, final), ...]` (a 4th element,
 /// token ids, is optional). The whole step is one boundary crossing: the items are
 /// read, every parser runs (with the GIL released once when the step's work is worth it,
@@ -957,35 +993,15 @@ fn stream_many<'py>(
     py: Python<'py>,
     batch: Vec<Bound<'py, PyTuple>>,
 ) -> PyResult<Bound<'py, PyList>> {
-    let bad_item = || {
-        pyo3::exceptions::PyTypeError::new_err(
-            "stream_many takes (parser, text, final) or (parser, text, final, token_ids) \
-             tuples, with a ResponseParser and a str",
-        )
-    };
     // The items' parsers and texts, held (so nothing another thread does to the caller's
     // list can free them while the step runs without the GIL).
-    type Item<'py> = (
-        Bound<'py, NativeResponseParser>,
-        Bound<'py, PyString>,
-        bool,
-        Option<Vec<u32>>,
-    );
-    let mut items: Vec<Item<'py>> = Vec::with_capacity(batch.len());
-    for item in &batch {
-        let n = item.len();
-        if !(3..=4).contains(&n) {
-            return Err(bad_item());
-        }
-        let parser = item.get_item(0)?.cast_into().map_err(|_| bad_item())?;
-        let text = item.get_item(1)?.cast_into().map_err(|_| bad_item())?;
-        let final_ = item.get_borrowed_item(2)?.is_truthy()?;
-        let ids = match n {
-            4 => item.get_borrowed_item(3)?.extract()?,
-            _ => None,
-        };
-        items.push((parser, text, final_, ids));
-    }
+    let items = batch_items::<NativeResponseParser, bool>(
+        &batch,
+        3,
+        |third| third.map_or(Ok(false), |f| f.is_truthy()),
+        "stream_many takes (parser, text, final) or (parser, text, final, token_ids) \
+         tuples, with a ResponseParser and a str",
+    )?;
     struct Job<'a> {
         parser: &'a NativeResponseParser,
         text: &'a str,
@@ -1709,37 +1725,14 @@ fn serve_many<'py>(
     py: Python<'py>,
     batch: Vec<Bound<'py, PyTuple>>,
 ) -> PyResult<Bound<'py, PyList>> {
-    let bad_item = || {
-        pyo3::exceptions::PyTypeError::new_err(
-            "serve_many takes (stream, text), (stream, text, finish_reason) or \
-             (stream, text, finish_reason, token_ids) tuples, with a replyparse serve stream \
-             (ChatCompletionStream, ResponsesStream, MessageStream) and a str",
-        )
-    };
-    type Item<'py> = (
-        Bound<'py, NativeServeStream>,
-        Bound<'py, PyString>,
-        Option<String>,
-        Option<Vec<u32>>,
-    );
-    let mut items: Vec<Item<'py>> = Vec::with_capacity(batch.len());
-    for item in &batch {
-        let n = item.len();
-        if !(2..=4).contains(&n) {
-            return Err(bad_item());
-        }
-        let stream = item.get_item(0)?.cast_into().map_err(|_| bad_item())?;
-        let text = item.get_item(1)?.cast_into().map_err(|_| bad_item())?;
-        let finish = match n {
-            3.. => item.get_borrowed_item(2)?.extract()?,
-            _ => None,
-        };
-        let ids = match n {
-            4 => item.get_borrowed_item(3)?.extract()?,
-            _ => None,
-        };
-        items.push((stream, text, finish, ids));
-    }
+    let items = batch_items::<NativeServeStream, Option<String>>(
+        &batch,
+        2,
+        |third| third.map_or(Ok(None), |f| f.extract()),
+        "serve_many takes (stream, text), (stream, text, finish_reason) or \
+         (stream, text, finish_reason, token_ids) tuples, with a replyparse serve stream \
+         (ChatCompletionStream, ResponsesStream, MessageStream) and a str",
+    )?;
     struct Job<'a> {
         stream: &'a NativeServeStream,
         text: &'a str,
