@@ -1353,16 +1353,15 @@ impl ServeState {
         if completion_tokens.is_some() {
             self.completion_tokens = completion_tokens;
         }
-        let usage = self.usage(reborrow(slot)?)?;
+        let usage = self.usage(reborrow(slot)?);
         let reason = self.runner.finish_reason().unwrap_or("stop").to_owned();
         self.encoder.finish(&reason, &usage, &mut out);
         Ok(out)
     }
 
-    fn usage(&self, parser: &engine::ResponseParser) -> PyResult<engine::Usage> {
-        Ok(self
-            .runner
-            .usage(parser, self.prompt_tokens, self.completion_tokens))
+    fn usage(&self, parser: &engine::ResponseParser) -> engine::Usage {
+        self.runner
+            .usage(parser, self.prompt_tokens, self.completion_tokens)
     }
 
     /// The stream's SSE buffer, empty, with room for a step over `text`.
@@ -1460,7 +1459,7 @@ impl NativeServeStream {
     }
 
     fn usage_of(&self, st: &ServeState) -> PyResult<engine::Usage> {
-        st.usage(&**lock(&self.parser.get().inner)?)
+        Ok(st.usage(&**lock(&self.parser.get().inner)?))
     }
 
     fn sse_bytes<'py>(
