@@ -271,6 +271,12 @@ impl HarmonyParser {
         self.pending.len() + self.header.len()
     }
 
+    /// Everything the parser holds for the response (what the buffer limit bounds):
+    /// here, what it holds back.
+    pub(crate) fn buffered_bytes(&self) -> usize {
+        self.pending_len()
+    }
+
     pub fn is_finished(&self) -> bool {
         self.finished
     }

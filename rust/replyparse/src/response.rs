@@ -383,6 +383,11 @@ impl Composed {
         self.pending.len() + self.tool.as_ref().map_or(0, |t| t.buffered_bytes())
     }
 
+    /// Refuses further chunks after an error the caller must see (buffer limit).
+    fn finish_after_error(&mut self) {
+        self.finished = true;
+    }
+
     pub fn is_finished(&self) -> bool {
         self.finished
     }
@@ -405,6 +410,17 @@ pub struct ResponseParser {
 enum Inner {
     Composed(Composed),
     Harmony(HarmonyParser),
+}
+
+/// `expr` on whichever parser the façade holds (both have the same inherent methods;
+/// a match, not a trait object, so the per-chunk call stays direct).
+macro_rules! each {
+    ($inner:expr, $p:ident => $e:expr) => {
+        match $inner {
+            Inner::Composed($p) => $e,
+            Inner::Harmony($p) => $e,
+        }
+    };
 }
 
 impl ResponseParser {
@@ -477,14 +493,8 @@ impl ResponseParser {
         out: &mut Vec<StreamItem>,
     ) -> Result<()> {
         let start = out.len();
-        match &mut self.inner {
-            Inner::Composed(p) => p.stream_chunk_into(text, token_ids, final_, out),
-            Inner::Harmony(p) => p.stream_chunk_into(text, token_ids, final_, out),
-        }?;
-        let buffered = match &self.inner {
-            Inner::Composed(p) => p.buffered_bytes(),
-            Inner::Harmony(p) => p.pending_len(),
-        };
+        each!(&mut self.inner, p => p.stream_chunk_into(text, token_ids, final_, out))?;
+        let buffered = each!(&self.inner, p => p.buffered_bytes());
         self.buffered = buffered;
         if buffered > self.max_buffered {
             // The response cannot continue within its bound: end it here, loudly.
@@ -506,10 +516,7 @@ impl ResponseParser {
 
     /// Marks the parser finished after an error, so later chunks are refused.
     fn poison(&mut self) {
-        match &mut self.inner {
-            Inner::Composed(p) => p.finished = true,
-            Inner::Harmony(p) => p.finish_after_error(),
-        }
+        each!(&mut self.inner, p => p.finish_after_error())
     }
 
     /// The whole response at once: `stream_chunk(text, final=True)` plus aggregation.
@@ -525,49 +532,31 @@ impl ResponseParser {
     /// Reasoning tokens counted from token ids (`default`: when the tag ids were given;
     /// `gpt-oss`: once any ids were given).
     pub fn reasoning_tokens(&self) -> Option<usize> {
-        match &self.inner {
-            Inner::Composed(p) => p.reasoning_tokens(),
-            Inner::Harmony(p) => p.reasoning_tokens(),
-        }
+        each!(&self.inner, p => p.reasoning_tokens())
     }
 
     /// Calls and block text that did not reach the client, in order.
     pub fn rejected_calls(&self) -> &[RejectedCall] {
-        match &self.inner {
-            Inner::Composed(p) => p.rejected_calls(),
-            Inner::Harmony(p) => p.rejected_calls(),
-        }
+        each!(&self.inner, p => p.rejected_calls())
     }
 
     /// Number of tool calls emitted so far.
     pub fn emitted_tool_calls(&self) -> usize {
-        match &self.inner {
-            Inner::Composed(p) => p.emitted_tool_calls(),
-            Inner::Harmony(p) => p.emitted_tool_calls(),
-        }
+        each!(&self.inner, p => p.emitted_tool_calls())
     }
 
     /// The final chunk arrived while a tool block (or call message) was still open.
     pub fn ended_in_tool_block(&self) -> bool {
-        match &self.inner {
-            Inner::Composed(p) => p.ended_in_tool_block(),
-            Inner::Harmony(p) => p.ended_in_tool_block(),
-        }
+        each!(&self.inner, p => p.ended_in_tool_block())
     }
 
     /// Bytes currently held back.
     pub fn pending_len(&self) -> usize {
-        match &self.inner {
-            Inner::Composed(p) => p.pending_len(),
-            Inner::Harmony(p) => p.pending_len(),
-        }
+        each!(&self.inner, p => p.pending_len())
     }
 
     pub fn is_finished(&self) -> bool {
-        match &self.inner {
-            Inner::Composed(p) => p.is_finished(),
-            Inner::Harmony(p) => p.is_finished(),
-        }
+        each!(&self.inner, p => p.is_finished())
     }
 }
 
