@@ -561,134 +561,32 @@ fn parse_header<'a>(tags: &TagSet, raw: &'a str) -> HeaderInfo<'a> {
 mod tests {
     use super::*;
     use crate::delta::ParsedResponse;
-    use crate::request::{ToolChoice, ToolSpec};
+    use crate::request::ToolChoice;
+    use crate::response::ResponseParser;
+    use crate::testutil::{calls, check_stream, chunking_invariant_rejected, tool_specs};
 
-    /// The façade's conveniences, for driving the parser directly in these tests.
-    trait Drive {
-        fn stream_chunk(
-            &mut self,
-            text: &str,
-            ids: Option<&[u32]>,
-            final_: bool,
-        ) -> Result<Vec<StreamItem>>;
-        fn parse_complete(&mut self, text: &str, ids: Option<&[u32]>) -> Result<ParsedResponse>;
-    }
-
-    impl Drive for HarmonyParser {
-        fn stream_chunk(
-            &mut self,
-            text: &str,
-            ids: Option<&[u32]>,
-            final_: bool,
-        ) -> Result<Vec<StreamItem>> {
-            let mut items = Vec::new();
-            self.stream_chunk_into(text, ids, final_, &mut items)?;
-            Ok(items)
-        }
-
-        fn parse_complete(&mut self, text: &str, ids: Option<&[u32]>) -> Result<ParsedResponse> {
-            let items = self.stream_chunk(text, ids, true)?;
-            Ok(ParsedResponse::from_deltas(items.iter().map(|(d, _)| d)))
+    /// The `gpt-oss` response parser for a request with these tools and choice.
+    fn policy(names: &[&str], choice: ToolChoice) -> ParserConfig {
+        ParserConfig {
+            response_parser: Some("gpt-oss".into()),
+            tools: (!names.is_empty()).then(|| tool_specs(names)),
+            tool_choice: choice,
+            ..Default::default()
         }
     }
 
-    fn policy(names: &[&str], choice: ToolChoice) -> ToolPolicy {
-        let tools = names
-            .iter()
-            .map(|n| ToolSpec {
-                name: n.to_string(),
-                parameters: None,
-            })
-            .collect::<Vec<_>>();
-        ToolPolicy::new((!tools.is_empty()).then_some(tools), choice).unwrap()
-    }
-
-    fn tools() -> ToolPolicy {
+    fn tools() -> ParserConfig {
         policy(&["get_weather", "search", "noop"], ToolChoice::Auto)
     }
 
-    fn strip_ids(mut r: ParsedResponse) -> ParsedResponse {
-        for c in &mut r.tool_calls {
-            c.id.clear();
-        }
-        r
+    fn parser(cfg: &ParserConfig) -> ResponseParser {
+        ResponseParser::new(cfg).unwrap()
     }
 
-    fn run_chunks(p: &ToolPolicy, chunks: &[&str]) -> (ParsedResponse, HarmonyParser) {
-        let mut parser = HarmonyParser::for_policy(p);
-        let mut items = Vec::new();
-        for c in chunks {
-            items.extend(parser.stream_chunk(c, None, false).unwrap());
-        }
-        items.extend(parser.stream_chunk("", None, true).unwrap());
-        check_stream(&items);
-        let r = ParsedResponse::from_deltas(items.iter().map(|(d, _)| d));
-        (strip_ids(r), parser)
-    }
-
-    /// One channel per delta, flag == tool delta, identity first, no empty text.
-    fn check_stream(items: &[StreamItem]) {
-        let mut seen = 0;
-        for (d, flag) in items {
-            assert_eq!(*flag, !d.tool_calls.is_empty());
-            assert!(d.content.as_deref() != Some(""));
-            assert!(d.reasoning_content.as_deref() != Some(""));
-            for tc in &d.tool_calls {
-                if tc.index == seen {
-                    assert!(tc.id.is_some() && tc.function.name.is_some(), "{tc:?}");
-                    seen += 1;
-                } else {
-                    assert!(tc.index < seen && tc.id.is_none() && tc.function.name.is_none());
-                }
-            }
-        }
-    }
-
-    fn boundaries(text: &str) -> Vec<usize> {
-        (1..text.len())
-            .filter(|&i| text.is_char_boundary(i))
-            .collect()
-    }
-
-    /// Whole, every character, and every single and double cut give the same result
-    /// and the same rejected records.
-    fn invariant(p: &ToolPolicy, text: &str) -> (ParsedResponse, Vec<RejectedCall>) {
-        let mut whole = HarmonyParser::for_policy(p);
-        let expected = strip_ids(whole.parse_complete(text, None).unwrap());
-        let rejected = whole.rejected_calls().to_vec();
-        let b = boundaries(text);
-        let chars: Vec<&str> = {
-            let mut v = Vec::new();
-            let mut last = 0;
-            for &c in &b {
-                v.push(&text[last..c]);
-                last = c;
-            }
-            v.push(&text[last..]);
-            v
-        };
-        let (r, parser) = run_chunks(p, &chars);
-        assert_eq!(r, expected, "every char: {text:?}");
-        assert_eq!(parser.rejected_calls(), &rejected[..]);
-        for &c in &b {
-            let (r, parser) = run_chunks(p, &[&text[..c], &text[c..]]);
-            assert_eq!(r, expected, "cut at {c}: {text:?}");
-            assert_eq!(parser.rejected_calls(), &rejected[..], "cut at {c}");
-        }
-        for (i, &c) in b.iter().enumerate().step_by(3) {
-            for &d in b[i..].iter().step_by(5) {
-                let (r, _) = run_chunks(p, &[&text[..c], &text[c..d], &text[d..]]);
-                assert_eq!(r, expected, "cuts at {c},{d}: {text:?}");
-            }
-        }
-        (expected, rejected)
-    }
-
-    fn calls(r: &ParsedResponse) -> Vec<(&str, &str)> {
-        r.tool_calls
-            .iter()
-            .map(|c| (c.function.name.as_str(), c.function.arguments.as_str()))
-            .collect()
+    /// Whole, every character, every single cut and a sample of double cuts give the same
+    /// result and the same rejected records (the shared check every grammar uses).
+    fn invariant(cfg: &ParserConfig, text: &str) -> (ParsedResponse, Vec<RejectedCall>) {
+        chunking_invariant_rejected(cfg, text, false)
     }
 
     const REASON_THEN_CALL: &str = "<|channel|>analysis<|message|>Need the weather.<|end|><|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{\"city\": \"北京\"}<|call|>";
@@ -741,7 +639,7 @@ mod tests {
     #[test]
     fn unknown_names_recorded_with_contiguous_indices() {
         let text = "<|channel|>commentary to=functions.nope<|message|>{\"a\": 1}<|call|><|start|>assistant<|channel|>commentary to=functions.search<|message|>{}<|call|><|start|>assistant<|channel|>commentary to=functions.<|message|>{\"b\"}<|call|>";
-        let mut p = HarmonyParser::for_policy(&tools());
+        let mut p = parser(&tools());
         let items = p.stream_chunk(text, None, true).unwrap();
         assert!(items
             .iter()
@@ -780,7 +678,7 @@ mod tests {
     fn truncated_body_and_missing_end() {
         let text =
             "<|channel|>commentary to=functions.search <|constrain|>json<|message|>{\"q\": \"ab";
-        let mut p = HarmonyParser::for_policy(&tools());
+        let mut p = parser(&tools());
         let r = p.parse_complete(text, None).unwrap();
         assert!(p.ended_in_tool_block());
         assert_eq!(calls(&r), [("search", "{\"q\": \"ab")]);
@@ -872,17 +770,24 @@ mod tests {
         }
     }
 
-    /// Feeds (text, ids) chunks and returns the result and reasoning-token count.
-    fn run_ids(p: &ToolPolicy, chunks: &[(String, Vec<u32>)]) -> (ParsedResponse, Option<usize>) {
-        let mut parser = HarmonyParser::for_policy(p);
+    /// Feeds (text, ids) chunks and returns the result (call ids cleared) and the
+    /// reasoning-token count.
+    fn run_ids(
+        cfg: &ParserConfig,
+        chunks: &[(String, Vec<u32>)],
+    ) -> (ParsedResponse, Option<usize>) {
+        let mut p = parser(cfg);
         let mut items = Vec::new();
         for (i, (t, ids)) in chunks.iter().enumerate() {
             let last = i + 1 == chunks.len();
-            items.extend(parser.stream_chunk(t, Some(ids), last).unwrap());
+            items.extend(p.stream_chunk(t, Some(ids), last).unwrap());
         }
         check_stream(&items);
-        let r = ParsedResponse::from_deltas(items.iter().map(|(d, _)| d));
-        (strip_ids(r), parser.reasoning_tokens())
+        let mut r = ParsedResponse::from_deltas(items.iter().map(|(d, _)| d));
+        for c in &mut r.tool_calls {
+            c.id.clear();
+        }
+        (r, p.reasoning_tokens())
     }
 
     /// A toy tokenization of REASON_THEN_CALL: specials by id, words as ordinary ids.
@@ -985,14 +890,10 @@ mod tests {
 
     #[test]
     fn through_the_response_parser_facade() {
-        use crate::response::ResponseParser;
         for name in ["gpt-oss", "harmony", "OpenAI", "gpt_oss"] {
             let cfg = ParserConfig {
                 response_parser: Some(name.into()),
-                tools: Some(vec![ToolSpec {
-                    name: "get_weather".into(),
-                    parameters: None,
-                }]),
+                tools: Some(tool_specs(&["get_weather"])),
                 ..Default::default()
             };
             let mut p = ResponseParser::new(&cfg).unwrap();
@@ -1022,7 +923,7 @@ mod tests {
 
     #[test]
     fn pending_is_bounded_while_a_body_streams() {
-        let mut p = HarmonyParser::for_policy(&tools());
+        let mut p = parser(&tools());
         p.stream_chunk(
             "<|channel|>commentary to=functions.search<|message|>{\"q\": \"",
             None,
@@ -1037,7 +938,7 @@ mod tests {
         }
         assert!(max < 16, "{max}");
         // Plain text outside the format is bounded by the header limit.
-        let mut p = HarmonyParser::for_policy(&tools());
+        let mut p = parser(&tools());
         for _ in 0..10_000 {
             p.stream_chunk("word ", None, false).unwrap();
             assert!(p.pending_len() <= MAX_HEADER_BYTES + 5);
@@ -1055,7 +956,7 @@ mod tests {
             HarmonyParser::new(&cfg),
             Err(Error::InvalidDialect(_))
         ));
-        let mut p = HarmonyParser::for_policy(&tools());
+        let mut p = parser(&tools());
         p.stream_chunk("", None, true).unwrap();
         assert_eq!(
             p.stream_chunk("x", None, false).unwrap_err(),

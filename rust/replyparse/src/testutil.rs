@@ -1,6 +1,7 @@
 //! Helpers shared by the engine's unit tests: feeding a text under a chunking, and the
 //! chunking-invariance check every grammar's tests are built on.
 
+use crate::calls::RejectedCall;
 use crate::delta::{ParsedResponse, StreamItem};
 use crate::request::ToolSpec;
 use crate::response::{ParserConfig, ResponseParser};
@@ -18,6 +19,14 @@ pub fn tool_specs(names: &[&str]) -> Vec<ToolSpec> {
 
 /// Feeds `text` to a fresh parser, split at the byte offsets `cuts`, the last chunk final.
 pub fn feed(cfg: &ParserConfig, text: &str, cuts: &[usize]) -> Vec<StreamItem> {
+    feed_parser(cfg, text, cuts).0
+}
+
+fn feed_parser(
+    cfg: &ParserConfig,
+    text: &str,
+    cuts: &[usize],
+) -> (Vec<StreamItem>, ResponseParser) {
     let mut p = ResponseParser::new(cfg).unwrap();
     let mut items = Vec::new();
     let mut last = 0;
@@ -26,24 +35,55 @@ pub fn feed(cfg: &ParserConfig, text: &str, cuts: &[usize]) -> Vec<StreamItem> {
         last = c;
     }
     items.extend(p.stream_chunk(&text[last..], None, true).unwrap());
-    items
+    check_stream(&items);
+    (items, p)
 }
 
-/// The aggregated result of [`feed`]; generated call ids are cleared unless `keep_ids`
-/// (a dialect whose ids are the model's own).
-pub fn run(cfg: &ParserConfig, text: &str, cuts: &[usize], keep_ids: bool) -> ParsedResponse {
-    let items = feed(cfg, text, cuts);
+/// The shape every parser's stream has: the flag says the delta carries calls, no
+/// delta carries empty text, and a call's first fragment carries its id and name
+/// (identity first) while later fragments carry neither.
+pub fn check_stream(items: &[StreamItem]) {
+    let mut seen = 0;
+    for (d, flag) in items {
+        assert_eq!(*flag, !d.tool_calls.is_empty());
+        assert!(d.content.as_deref() != Some(""));
+        assert!(d.reasoning_content.as_deref() != Some(""));
+        for tc in &d.tool_calls {
+            if tc.index == seen {
+                assert!(tc.id.is_some() && tc.function.name.is_some(), "{tc:?}");
+                seen += 1;
+            } else {
+                assert!(tc.index < seen && tc.id.is_none() && tc.function.name.is_none());
+            }
+        }
+    }
+}
+
+/// The aggregated result of [`feed`] and the parser's rejected calls; generated call ids
+/// are cleared unless `keep_ids` (a dialect whose ids are the model's own).
+fn run(
+    cfg: &ParserConfig,
+    text: &str,
+    cuts: &[usize],
+    keep_ids: bool,
+) -> (ParsedResponse, Vec<RejectedCall>) {
+    let (items, p) = feed_parser(cfg, text, cuts);
     let mut r = ParsedResponse::from_deltas(items.iter().map(|(d, _)| d));
     if !keep_ids {
         for c in &mut r.tool_calls {
             c.id.clear();
         }
     }
-    r
+    (r, p.rejected_calls().to_vec())
 }
 
-/// Whole, every character, and every single cut point give the same result; returns it.
-pub fn chunking_invariant(cfg: &ParserConfig, text: &str, keep_ids: bool) -> ParsedResponse {
+/// Whole, every character, every single cut point and a sample of double cuts give the
+/// same result and the same rejected records; returns them.
+pub fn chunking_invariant_rejected(
+    cfg: &ParserConfig,
+    text: &str,
+    keep_ids: bool,
+) -> (ParsedResponse, Vec<RejectedCall>) {
     let whole = run(cfg, text, &[], keep_ids);
     let b: Vec<usize> = (1..text.len())
         .filter(|&i| text.is_char_boundary(i))
@@ -56,7 +96,18 @@ pub fn chunking_invariant(cfg: &ParserConfig, text: &str, keep_ids: bool) -> Par
             "cut at {c}: {text:?}"
         );
     }
+    for (i, &c) in b.iter().enumerate().step_by(3) {
+        for &d in b[i + 1..].iter().step_by(5) {
+            let r = run(cfg, text, &[c, d], keep_ids);
+            assert_eq!(r, whole, "cuts at {c},{d}: {text:?}");
+        }
+    }
     whole
+}
+
+/// [`chunking_invariant_rejected`]'s result alone.
+pub fn chunking_invariant(cfg: &ParserConfig, text: &str, keep_ids: bool) -> ParsedResponse {
+    chunking_invariant_rejected(cfg, text, keep_ids).0
 }
 
 /// `(name, arguments)` of each call.
