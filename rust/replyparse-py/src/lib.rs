@@ -978,6 +978,54 @@ fn batch_items<'py, T: pyo3::PyClass, M>(
     Ok(items)
 }
 
+/// A batch item borrowed for its step: its parser or stream, its text (as UTF-8), its
+/// third element and its token ids.
+struct Job<'a, T, M> {
+    target: &'a T,
+    text: &'a str,
+    mid: &'a M,
+    ids: Option<&'a [u32]>,
+}
+
+fn batch_jobs<'a, 'py, T, M>(items: &'a [BatchItem<'py, T, M>]) -> PyResult<Vec<Job<'a, T, M>>>
+where
+    T: pyo3::PyClass<Frozen = pyo3::pyclass::boolean_struct::True> + Sync,
+{
+    items
+        .iter()
+        .map(|(target, text, mid, ids)| {
+            Ok(Job {
+                target: target.get(),
+                text: text.to_str()?,
+                mid,
+                ids: ids.as_deref(),
+            })
+        })
+        .collect()
+}
+
+/// Locks `m`, the lock of `job`'s target, for one batch step. A target already listed
+/// earlier in the step (`before`) is named as such: it is the caller's mistake, not
+/// another thread's.
+fn lock_in_step<'a, T, X, M>(
+    m: &'a Mutex<X>,
+    before: &[Job<'_, T, M>],
+    job: &Job<'_, T, M>,
+    what: &str,
+    call: &str,
+) -> PyResult<std::sync::MutexGuard<'a, X>> {
+    lock(m).map_err(|e| {
+        if before.iter().any(|j| std::ptr::eq(j.target, job.target)) {
+            ConcurrentUseError::new_err(format!(
+                "this {what} appears more than once in one {call} step; \
+                 feed a response one chunk per step"
+            ))
+        } else {
+            e
+        }
+    })
+}
+
 /// One engine step for many responses: `[(parser, text, final), ...]` (a 4th element,
 /// token ids, is optional). The whole step is one boundary crossing: the items are
 /// read, every parser runs (with the GIL released once when the step's work is worth it,
@@ -1002,38 +1050,12 @@ fn stream_many<'py>(
         "stream_many takes (parser, text, final) or (parser, text, final, token_ids) \
          tuples, with a ResponseParser and a str",
     )?;
-    struct Job<'a> {
-        parser: &'a NativeResponseParser,
-        text: &'a str,
-        final_: bool,
-        ids: Option<&'a [u32]>,
-    }
-    let jobs = items
-        .iter()
-        .map(|(parser, text, final_, ids)| {
-            Ok(Job {
-                parser: parser.get(),
-                text: text.to_str()?,
-                final_: *final_,
-                ids: ids.as_deref(),
-            })
-        })
-        .collect::<PyResult<Vec<_>>>()?;
+    let jobs = batch_jobs(&items)?;
     // Lock every parser first (with the GIL held: `try_lock` never waits), so the step
     // can run without the GIL and the deltas be drained after it returns.
     let mut slots: Vec<PyResult<std::sync::MutexGuard<'_, Slot>>> = Vec::with_capacity(jobs.len());
     for (i, job) in jobs.iter().enumerate() {
-        let slot = lock(&job.parser.inner).map_err(|e| {
-            let twice = jobs[..i].iter().any(|j| std::ptr::eq(j.parser, job.parser));
-            if twice {
-                ConcurrentUseError::new_err(
-                    "this parser appears more than once in one stream_many step; \
-                     feed a response one chunk per step",
-                )
-            } else {
-                e
-            }
-        });
+        let slot = lock_in_step(&job.target.inner, &jobs[..i], job, "parser", "stream_many");
         slots.push(slot);
     }
     let work: usize = slots
@@ -1041,7 +1063,7 @@ fn stream_many<'py>(
         .zip(&jobs)
         .map(|(s, j)| s.as_ref().map_or(0, |s| s.buffered_bytes()) + j.text.len())
         .sum();
-    let mut runs: Vec<(&mut Slot, &Job<'_>)> = slots
+    let mut runs: Vec<(&mut Slot, &Job<'_, NativeResponseParser, bool>)> = slots
         .iter_mut()
         .zip(&jobs)
         .filter_map(|(s, j)| s.as_mut().ok().map(|s| (&mut **s, j)))
@@ -1049,7 +1071,7 @@ fn stream_many<'py>(
     let results: Vec<PyResult<()>> = maybe_detach(py, work, || {
         runs.iter_mut()
             .map(|(slot, job)| {
-                slot.engine(|p, out| p.stream_chunk_into(job.text, job.ids, job.final_, out))
+                slot.engine(|p, out| p.stream_chunk_into(job.text, job.ids, *job.mid, out))
                     .and_then(|r| r.map_err(to_py_err))
             })
             .collect()
@@ -1732,41 +1754,16 @@ fn serve_many<'py>(
          (stream, text, finish_reason, token_ids) tuples, with a replyparse serve stream \
          (ChatCompletionStream, ResponsesStream, MessageStream) and a str",
     )?;
-    struct Job<'a> {
-        stream: &'a NativeServeStream,
-        text: &'a str,
-        finish: Option<&'a str>,
-        ids: Option<&'a [u32]>,
-    }
-    let jobs = items
-        .iter()
-        .map(|(stream, text, finish, ids)| {
-            Ok(Job {
-                stream: stream.get(),
-                text: text.to_str()?,
-                finish: finish.as_deref(),
-                ids: ids.as_deref(),
-            })
-        })
-        .collect::<PyResult<Vec<_>>>()?;
+    let jobs = batch_jobs(&items)?;
     // Lock every stream and its parser first, with the GIL held (`try_lock` never
     // waits), so the step can run without it.
     let mut locked = Vec::with_capacity(jobs.len());
     for (i, job) in jobs.iter().enumerate() {
-        let state = lock(&job.stream.state).map_err(|e| {
-            if jobs[..i].iter().any(|j| std::ptr::eq(j.stream, job.stream)) {
-                ConcurrentUseError::new_err(
-                    "this stream appears more than once in one serve_many step; \
-                     feed a response one chunk per step",
-                )
-            } else {
-                e
-            }
-        });
+        let state = lock_in_step(&job.target.state, &jobs[..i], job, "stream", "serve_many");
         let slot = state
             .as_ref()
             .ok()
-            .map(|_| lock(&job.stream.parser.get().inner));
+            .map(|_| lock(&job.target.parser.get().inner));
         locked.push((state, slot));
     }
     let work: usize = locked
@@ -1795,20 +1792,21 @@ fn serve_many<'py>(
     let results: Vec<PyResult<()>> = maybe_detach(py, work, || {
         runs.iter_mut()
             .map(|(st, slot, job)| {
-                let raise = job.stream.raise_errors;
+                let raise = job.target.raise_errors;
+                let finish = job.mid.as_deref();
                 let mut out = StepOut::Sse(st.take_sse(job.text));
                 let input = StepInput {
                     text: job.text,
                     token_ids: job.ids,
                     logprobs: None,
-                    finish_reason: job.finish,
+                    finish_reason: finish,
                 };
                 st.step(slot, raise, input, &mut out)?;
                 let StepOut::Sse(mut buf) = out else {
                     unreachable!("asked for bytes")
                 };
-                if job.finish.is_some() {
-                    let ev = st.finish(slot, raise, job.finish, None, None)?;
+                if finish.is_some() {
+                    let ev = st.finish(slot, raise, finish, None, None)?;
                     st.encoder.sse(&ev, false, &mut buf);
                 }
                 st.sse_done(&mut buf);
