@@ -636,41 +636,10 @@ pub const TARGETS: [(&str, Check); 7] = [
     ("wire", check_wire),
 ];
 
-/// Item ids (`rs_`, `msg_`, `fc_` and 24 random characters) replaced by their order of
-/// appearance, so two encoders' streams can be compared.
-fn stable_ids(sse: &[u8]) -> String {
-    let text = String::from_utf8(sse.to_vec()).expect("SSE is UTF-8");
-    let mut out = String::new();
-    let mut seen: Vec<String> = Vec::new();
-    let mut rest = text.as_str();
-    while let Some(q) = rest.find('"') {
-        out.push_str(&rest[..=q]);
-        rest = &rest[q + 1..];
-        let prefix = ["rs_", "msg_", "fc_"].into_iter().find(|p| {
-            rest.len() >= p.len() + 24
-                && rest.starts_with(p)
-                && rest.as_bytes()[p.len()..p.len() + 24]
-                    .iter()
-                    .all(u8::is_ascii_alphanumeric)
-        });
-        if let Some(p) = prefix {
-            let id = &rest[..p.len() + 24];
-            let n = seen.iter().position(|s| s == id).unwrap_or_else(|| {
-                seen.push(id.to_owned());
-                seen.len() - 1
-            });
-            out.push_str(&format!("{p}#{n}"));
-            rest = &rest[id.len()..];
-        }
-    }
-    out.push_str(rest);
-    out
-}
-
 /// `wire` target: see the module docs.
 pub fn check_wire(data: &[u8]) {
     use replyparse::runner::{RunnerOptions, StreamRunner};
-    use replyparse::wire::{Encoder, Protocol, StreamMeta};
+    use replyparse::wire::{stable_item_ids, Encoder, Protocol, StreamMeta};
     let (c, k, text) = split_input(data);
     let (config, _) = composed_config(&ALL_DIALECTS, c);
     let pieces = chunks(&text, k);
@@ -713,7 +682,11 @@ pub fn check_wire(data: &[u8]) {
             let complete = enc.complete(&reason, &usage);
             assert!(complete.is_object(), "{protocol:?}: complete is {complete}");
         }
-        let (d, v) = (stable_ids(&direct), stable_ids(&via_values));
+        let utf8 = |b: &[u8]| String::from_utf8(b.to_vec()).expect("SSE is UTF-8");
+        let (d, v) = (
+            stable_item_ids(&utf8(&direct)),
+            stable_item_ids(&utf8(&via_values)),
+        );
         assert_eq!(d, v, "{protocol:?}: direct SSE differs for {text:?}");
         for line in d.lines().filter_map(|l| l.strip_prefix("data: ")) {
             if line == "[DONE]" {

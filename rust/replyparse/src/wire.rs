@@ -1145,6 +1145,39 @@ pub fn sse(protocol: Protocol, events: &[Value], done: bool, buf: &mut Vec<u8>) 
     }
 }
 
+/// `sse` (or any JSON text) with the Responses item ids an encoder makes up (`rs_`,
+/// `msg_`, `fc_` and 24 random alphanumerics, as a JSON string) replaced by `PREFIX#N`,
+/// N their order of first appearance: two encodings of one response then compare byte
+/// for byte. For tests and fuzzing; a server has no use for it.
+#[doc(hidden)]
+pub fn stable_item_ids(sse: &str) -> String {
+    let mut out = String::with_capacity(sse.len());
+    let mut seen: Vec<&str> = Vec::new();
+    let mut rest = sse;
+    while let Some(q) = rest.find('"') {
+        out.push_str(&rest[..=q]);
+        rest = &rest[q + 1..];
+        let prefix = ["rs_", "msg_", "fc_"].into_iter().find(|p| {
+            rest.starts_with(p)
+                && rest
+                    .as_bytes()
+                    .get(p.len()..p.len() + 24)
+                    .is_some_and(|id| id.iter().all(u8::is_ascii_alphanumeric))
+        });
+        if let Some(p) = prefix {
+            let id = &rest[..p.len() + 24];
+            let n = seen.iter().position(|s| *s == id).unwrap_or_else(|| {
+                seen.push(id);
+                seen.len() - 1
+            });
+            out.push_str(&format!("{p}#{n}"));
+            rest = &rest[id.len()..];
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1239,33 +1272,6 @@ mod tests {
         (direct, via_values)
     }
 
-    /// Item ids (`rs_`, `msg_`, `fc_` and 24 random characters) replaced by their order
-    /// of appearance, so two encoders' streams can be compared.
-    fn stable_ids(sse: Vec<u8>) -> String {
-        let text = String::from_utf8(sse).unwrap();
-        let mut out = String::new();
-        let mut seen: Vec<String> = Vec::new();
-        let mut rest = text.as_str();
-        while let Some(q) = rest.find('"') {
-            out.push_str(&rest[..=q]);
-            rest = &rest[q + 1..];
-            let prefix = ["rs_", "msg_", "fc_"]
-                .into_iter()
-                .find(|p| rest.starts_with(p));
-            if let Some(p) = prefix {
-                let id = &rest[..p.len() + 24];
-                let n = seen.iter().position(|s| s == id).unwrap_or_else(|| {
-                    seen.push(id.to_owned());
-                    seen.len() - 1
-                });
-                out.push_str(&format!("{p}#{n}"));
-                rest = &rest[id.len()..];
-            }
-        }
-        out.push_str(rest);
-        out
-    }
-
     #[test]
     fn sse_written_directly_equals_sse_of_the_events() {
         for protocol in [
@@ -1274,9 +1280,13 @@ mod tests {
             Protocol::Anthropic,
         ] {
             let (direct, via_values) = sse_both_ways(protocol, TEXT);
-            let direct = stable_ids(direct);
+            let direct = stable_item_ids(&String::from_utf8(direct).unwrap());
             assert!(direct.contains("tool"), "{protocol:?}: {direct}");
-            assert_eq!(direct, stable_ids(via_values), "{protocol:?}");
+            assert_eq!(
+                direct,
+                stable_item_ids(&String::from_utf8(via_values).unwrap()),
+                "{protocol:?}"
+            );
         }
         let (chat, _) = sse_both_ways(Protocol::ChatCompletions, TEXT);
         let chat = String::from_utf8(chat).unwrap();
