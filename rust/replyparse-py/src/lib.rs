@@ -1424,20 +1424,31 @@ impl NativeServeStream {
         finish_reason: Option<String>,
         out: &mut StepOut,
     ) -> PyResult<()> {
-        let mut st = lock(&self.state)?;
-        let mut slot = lock(&self.parser.get().inner);
-        let held = slot.as_ref().map_or(0, |p| p.buffered_bytes());
-        let mut slot = slot.as_deref_mut().map_err(|e| e.clone_ref(py));
-        let st = &mut *st;
-        maybe_detach(py, text.len() + held, || {
+        self.locked(py, text.len(), |st, slot| {
             let input = StepInput {
                 text,
                 token_ids: token_ids.as_deref(),
                 logprobs,
                 finish_reason: finish_reason.as_deref(),
             };
-            st.step(&mut slot, self.raise_errors, input, out)
+            st.step(slot, self.raise_errors, input, out)
         })
+    }
+
+    /// Runs `f` on the locked stream state and its parser's slot (or the error met
+    /// locking it), under the GIL rule for `text_len` bytes plus what the parser holds.
+    fn locked<T: Send>(
+        &self,
+        py: Python<'_>,
+        text_len: usize,
+        f: impl FnOnce(&mut ServeState, &mut Result<&mut Slot, PyErr>) -> PyResult<T> + Send,
+    ) -> PyResult<T> {
+        let mut st = lock(&self.state)?;
+        let mut slot = lock(&self.parser.get().inner);
+        let held = slot.as_ref().map_or(0, |p| p.buffered_bytes());
+        let mut slot = slot.as_deref_mut().map_err(|e| e.clone_ref(py));
+        let st = &mut *st;
+        maybe_detach(py, text_len + held, || f(st, &mut slot))
     }
 
     /// A step's events as values.
@@ -1464,14 +1475,9 @@ impl NativeServeStream {
         prompt_tokens: Option<usize>,
         completion_tokens: Option<usize>,
     ) -> PyResult<Vec<serde_json::Value>> {
-        let mut st = lock(&self.state)?;
-        let mut slot = lock(&self.parser.get().inner);
-        let held = slot.as_ref().map_or(0, |p| p.buffered_bytes());
-        let mut slot = slot.as_deref_mut().map_err(|e| e.clone_ref(py));
-        let st = &mut *st;
-        maybe_detach(py, held, || {
+        self.locked(py, 0, |st, slot| {
             st.finish(
-                &mut slot,
+                slot,
                 self.raise_errors,
                 finish_reason.as_deref(),
                 prompt_tokens,
