@@ -6,7 +6,8 @@
 //! repeats the whole output in `response.completed`; the non-streaming responses are the
 //! stream accumulated). It lives in the engine crate, not in Python, because it is
 //! per-chunk work: a server can go from engine text to wire bytes in one call per step
-//! ([`Encoder::sse`]), serialised with serde_json.
+//! ([`Encoder::sse`]), serialised with serde_json; the events written once per token
+//! are laid out by hand to the same bytes (`token_json`, where the reason is).
 //!
 //! The encoders never reorder the model's channels: reasoning -> tool -> reasoning is
 //! three Anthropic content blocks and three Responses output items, as the model wrote
@@ -18,6 +19,9 @@ use serde_json::{json, Map, Value};
 
 use crate::delta::{DeltaMessage, ResponseAccumulator};
 use crate::runner::{RunnerDelta, Usage};
+
+mod token_json;
+use token_json::TokenJson;
 
 /// Key under which Anthropic `tool_use.input` keeps arguments that are not a JSON
 /// object (truncated or malformed model output), so nothing the model wrote is dropped.
@@ -97,14 +101,11 @@ trait EventSink {
     fn value(&mut self, ev: Value);
     /// A typed event; `event_type` names it on the SSE `event:` line of the typed
     /// protocols (Chat Completions has none).
-    fn typed<T: Serialize>(&mut self, event_type: &str, ev: &T);
+    fn typed<T: TokenJson>(&mut self, event_type: &str, ev: &T);
     /// A Chat Completions delta chunk. `head` is the chunk's constant start, serialised
     /// once per stream (`{"id":…,"object":…,"created":…,"model":…,"choices":[`): of a
     /// token's frame it is most of the bytes and more than half of the serialising.
-    fn chat_chunk(&mut self, head: &[u8], chunk: &ChatChunk<'_>) {
-        let _ = head;
-        self.typed("", chunk);
-    }
+    fn chat_chunk(&mut self, head: &[u8], chunk: &ChatChunk<'_>);
 }
 
 impl EventSink for Vec<Value> {
@@ -112,9 +113,13 @@ impl EventSink for Vec<Value> {
         self.push(ev);
     }
 
-    fn typed<T: Serialize>(&mut self, _event_type: &str, ev: &T) {
+    fn typed<T: TokenJson>(&mut self, _event_type: &str, ev: &T) {
         // Strings, numbers and values only: serialising cannot fail.
         self.push(serde_json::to_value(ev).unwrap_or_default());
+    }
+
+    fn chat_chunk(&mut self, _head: &[u8], chunk: &ChatChunk<'_>) {
+        self.push(serde_json::to_value(chunk).unwrap_or_default());
     }
 }
 
@@ -129,22 +134,27 @@ impl EventSink for SseSink<'_> {
         sse(self.protocol, std::slice::from_ref(&ev), false, self.buf);
     }
 
-    fn typed<T: Serialize>(&mut self, event_type: &str, ev: &T) {
+    fn typed<T: TokenJson>(&mut self, event_type: &str, ev: &T) {
         if self.protocol != Protocol::ChatCompletions {
             self.buf.extend_from_slice(b"event: ");
             self.buf.extend_from_slice(event_type.as_bytes());
             self.buf.push(b'\n');
         }
         self.buf.extend_from_slice(b"data: ");
-        // Writing into a Vec cannot fail.
-        let _ = serde_json::to_writer(&mut *self.buf, ev);
+        if !ev.write_json(self.buf) {
+            // Writing into a Vec cannot fail.
+            let _ = serde_json::to_writer(&mut *self.buf, ev);
+        }
         self.buf.extend_from_slice(b"\n\n");
     }
 
     fn chat_chunk(&mut self, head: &[u8], chunk: &ChatChunk<'_>) {
         self.buf.extend_from_slice(b"data: ");
         self.buf.extend_from_slice(head);
-        let _ = serde_json::to_writer(&mut *self.buf, &chunk.choices[0]);
+        let choice = &chunk.choices[0];
+        if !choice.write_json(self.buf) {
+            let _ = serde_json::to_writer(&mut *self.buf, choice);
+        }
         self.buf.extend_from_slice(b"]}\n\n");
     }
 }
@@ -1242,10 +1252,12 @@ mod tests {
         let mut e2 = Encoder::new(protocol, meta, 3);
         let mut p = parser();
         let mut r = StreamRunner::new(RunnerOptions::default());
-        let pieces: Vec<&str> = text
-            .as_bytes()
-            .chunks(3)
-            .map(|c| std::str::from_utf8(c).unwrap())
+        // Three characters a step.
+        let cuts: Vec<usize> = text.char_indices().map(|(i, _)| i).step_by(3).collect();
+        let pieces: Vec<&str> = cuts
+            .iter()
+            .zip(cuts.iter().skip(1).chain([&text.len()]))
+            .map(|(&a, &b)| &text[a..b])
             .collect();
         for (i, s) in pieces.iter().enumerate() {
             let last = i + 1 == pieces.len();
@@ -1254,9 +1266,11 @@ mod tests {
                 1 => Some(json!([{"token": s, "logprob": -0.5}])),
                 _ => Some(json!({"content": [{"token": s, "logprob": -1.0}]})),
             };
-            let items = r
-                .step(&mut p, s, Some(&[i as u32]), lp, last.then_some("stop"))
-                .unwrap();
+            // Token ids on most steps, not all: a chunk without them is the laid-out
+            // common case, one with them has its `token_ids` written too.
+            let ids = [i as u32];
+            let ids = (i % 4 != 3).then_some(&ids[..]);
+            let items = r.step(&mut p, s, ids, lp, last.then_some("stop")).unwrap();
             e1.deltas_sse(&items, &mut direct);
             let mut events = Vec::new();
             e2.deltas(&items, &mut events);
@@ -1272,6 +1286,12 @@ mod tests {
         (direct, via_values)
     }
 
+    /// Every character class JSON escapes, in reasoning, content and arguments, with
+    /// a call in content and one inside reasoning.
+    const ESCAPES: &str = "a\"b\\c\n\t\r\u{1}\u{8}\u{c}\u{1f}\u{7f}/é中🌧<tool_call>{\"name\": \"f\", \
+        \"arguments\": {\"s\": \"q\\\"\\n\\u0001\", \"x\": \"\u{2028}é\"}}</tool_call>\
+        </think>c\"\\\u{0}\u{1b}x\t<tool_call>{\"name\": \"f\", \"arguments\": {}}</tool_call>\"end\n";
+
     #[test]
     fn sse_written_directly_equals_sse_of_the_events() {
         for protocol in [
@@ -1279,14 +1299,22 @@ mod tests {
             Protocol::Responses,
             Protocol::Anthropic,
         ] {
-            let (direct, via_values) = sse_both_ways(protocol, TEXT);
-            let direct = stable_item_ids(&String::from_utf8(direct).unwrap());
-            assert!(direct.contains("tool"), "{protocol:?}: {direct}");
-            assert_eq!(
-                direct,
-                stable_item_ids(&String::from_utf8(via_values).unwrap()),
-                "{protocol:?}"
-            );
+            for text in [TEXT, ESCAPES] {
+                let (direct, via_values) = sse_both_ways(protocol, text);
+                let direct = stable_item_ids(&String::from_utf8(direct).unwrap());
+                assert!(direct.contains("tool"), "{protocol:?}: {direct}");
+                if text == ESCAPES {
+                    assert!(
+                        direct.contains(r"\u0001") && direct.contains(r"\u001f"),
+                        "{direct}"
+                    );
+                }
+                assert_eq!(
+                    direct,
+                    stable_item_ids(&String::from_utf8(via_values).unwrap()),
+                    "{protocol:?}"
+                );
+            }
         }
         let (chat, _) = sse_both_ways(Protocol::ChatCompletions, TEXT);
         let chat = String::from_utf8(chat).unwrap();
