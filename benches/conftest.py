@@ -29,7 +29,7 @@ def pytest_terminal_summary(terminalreporter: Any, config: Any) -> None:
     complete: dict[tuple[str, str], float] = {}
     batch: dict[tuple[str, str], float] = {}
     serve_batch: dict[tuple[str, str], float] = {}
-    threads: dict[tuple[str, str, int], float] = {}
+    threads: dict[tuple[str, str], dict[str, Any]] = {}
     memory: list[dict[str, Any]] = []
     serve: dict[str, float] = {}
     for b in session.benchmarks:
@@ -49,7 +49,7 @@ def pytest_terminal_summary(terminalreporter: Any, config: Any) -> None:
         elif kind == "serve_batch":
             serve_batch[(x["dialect"], x["mode"])] = t
         elif kind == "threads":
-            threads[(x["dialect"], x.get("mode", "calls"), x["threads"])] = t
+            threads[(x["dialect"], x["mode"])] = x
         elif kind == "memory":
             memory.append(x)
         elif kind == "serve":
@@ -106,17 +106,17 @@ def pytest_terminal_summary(terminalreporter: Any, config: Any) -> None:
                 )
     if threads:
         w("")
-        w("two threads vs one (256 streams of 32 KB, 256-char chunks, own parsers)")
+        w("two threads vs one (256 streams of 32 KB, 256-char chunks, own parsers; both timed")
+        w("  in each round, the speedup is the median of the rounds' ratios [quartiles])")
         w("  calls: one stream_chunk per chunk; stream_many: one call per step for the")
         w("  thread's parsers; serve_many: one call per step for the thread's Chat")
         w("  Completions streams (SSE bytes out)")
-        for d, mode in sorted({k[:2] for k in threads}):
-            one, two = threads.get((d, mode, 1)), threads.get((d, mode, 2))
-            if one and two:
-                w(
-                    f"  {d:12} {mode:11} 1 thread {one * 1e3:7.1f} ms  2 threads"
-                    f" {two * 1e3:7.1f} ms  speedup x{one / two:.2f}"
-                )
+        for (d, mode), x in sorted(threads.items()):
+            w(
+                f"  {d:12} {mode:11} 1 thread {x['one_thread_s'] * 1e3:7.1f} ms  2 threads"
+                f" {x['two_threads_s'] * 1e3:7.1f} ms  speedup x{x['speedup_median']:.2f}"
+                f" [{x['speedup_q1']:.2f}-{x['speedup_q3']:.2f}]"
+            )
     if serve:
         w("")
         w("serving: ChatCompletionStream.feed_sse per token chunk (parse + runner + SSE bytes)")
