@@ -18,46 +18,27 @@
 
 use memchr::memchr2;
 
+use crate::swar;
+
 /// The next quote or backslash.
 ///
 /// In code strings an escape comes every dozen bytes or so (`\n`, `\"`), and token-sized
 /// chunks are the common case while streaming; for such short distances entering the
 /// vectorised search costs more than the search. So the first `HEAD` bytes are checked
-/// a word (8 bytes) at a time, and only a longer run goes to `memchr2`.
+/// a word at a time (`swar`), and only a longer run goes to `memchr2`.
 #[inline]
 fn find_quote_or_backslash(hay: &[u8]) -> Option<usize> {
     const HEAD: usize = 32;
     let head = &hay[..hay.len().min(HEAD)];
-    let mut words = head.chunks_exact(8);
-    let mut at = 0;
-    for w in &mut words {
-        let m = word_match(u64::from_le_bytes(w.try_into().expect("8 bytes")));
-        if m != 0 {
-            return Some(at + (m.trailing_zeros() / 8) as usize);
-        }
-        at += 8;
-    }
-    if let Some(p) = words
-        .remainder()
-        .iter()
-        .position(|&b| b == b'"' || b == b'\\')
-    {
-        return Some(at + p);
-    }
-    if hay.len() <= HEAD {
-        return None;
+    let found = swar::find(
+        head,
+        |x| swar::eq(x, b'"') | swar::eq(x, b'\\'),
+        |b| b == b'"' || b == b'\\',
+    );
+    if found.is_some() || hay.len() <= HEAD {
+        return found;
     }
     memchr2(b'"', b'\\', &hay[HEAD..]).map(|p| p + HEAD)
-}
-
-/// A word's bytes equal to `"` or `\`, as their high bits. Only the lowest flagged byte
-/// is certain (a borrow can flag a byte above a real match), which is the one wanted.
-#[inline]
-fn word_match(x: u64) -> u64 {
-    const LO: u64 = 0x0101_0101_0101_0101;
-    const HI: u64 = 0x8080_8080_8080_8080;
-    let zero_byte = |y: u64| y.wrapping_sub(LO) & !y & HI;
-    zero_byte(x ^ (LO * u64::from(b'"'))) | zero_byte(x ^ (LO * u64::from(b'\\')))
 }
 
 /// Outcome of feeding one slice.
@@ -256,32 +237,6 @@ impl JsonValueScanner {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// The word-at-a-time search finds the first quote or backslash wherever it is
-    /// (each lane of a word, the word tail, past the head, absent), next to the bytes
-    /// that could fool it: `!`/`#`/`[`/`]` (one off `"` and `\`), 0x00/0x01 above a
-    /// match (a borrow), and bytes with the high bit set.
-    #[test]
-    fn quote_or_backslash_search_equals_a_plain_loop() {
-        let alphabet = [
-            b'a', b'"', b'\\', b'!', b'#', b'[', b']', 0, 1, 0x80, 0xa2, 0xdc, 0xff,
-        ];
-        let mut rng = fastrand::Rng::with_seed(7);
-        for _ in 0..20_000 {
-            let len = rng.usize(0..80);
-            let hay: Vec<u8> = (0..len)
-                .map(|_| {
-                    if rng.u8(..) < 230 {
-                        alphabet[rng.usize(3..alphabet.len())]
-                    } else {
-                        alphabet[rng.usize(..alphabet.len())]
-                    }
-                })
-                .collect();
-            let want = hay.iter().position(|&b| b == b'"' || b == b'\\');
-            assert_eq!(find_quote_or_backslash(&hay), want, "{hay:?}");
-        }
-    }
 
     /// Feeds `text` in chunks of `size` and returns (end offset, status).
     fn scan_chunked(text: &str, size: usize) -> (usize, ScanStatus) {

@@ -46,6 +46,7 @@ pub mod request;
 pub mod response;
 pub mod runner;
 pub mod schema;
+mod swar;
 pub mod tool;
 pub mod wire;
 pub mod xml;
