@@ -150,6 +150,23 @@ impl TokenJson for ContentBlockDelta<'_> {
     }
 }
 
+/// The start every Responses delta event shares: `{"type":…,"item_id":…,"output_index":…`.
+fn responses_head(out: &mut Vec<u8>, kind: &str, item_id: &str, output_index: usize) {
+    out.extend_from_slice(br#"{"type":"#);
+    string(out, kind);
+    out.extend_from_slice(br#","item_id":"#);
+    string(out, item_id);
+    out.extend_from_slice(br#","output_index":"#);
+    uint(out, output_index);
+}
+
+/// The end every Responses event shares: `,"sequence_number":…}`.
+fn responses_end(out: &mut Vec<u8>, sequence_number: u64) {
+    out.extend_from_slice(br#","sequence_number":"#);
+    uint(out, sequence_number);
+    out.push(b'}');
+}
+
 impl TokenJson for ResponsesTextDelta<'_> {
     fn write_json(&self, out: &mut Vec<u8>) -> bool {
         let empty_logprobs = match self.logprobs {
@@ -157,12 +174,7 @@ impl TokenJson for ResponsesTextDelta<'_> {
             Some(Value::Array(a)) if a.is_empty() => true,
             Some(_) => return false,
         };
-        out.extend_from_slice(br#"{"type":"#);
-        string(out, self.kind);
-        out.extend_from_slice(br#","item_id":"#);
-        string(out, self.item_id);
-        out.extend_from_slice(br#","output_index":"#);
-        uint(out, self.output_index);
+        responses_head(out, self.kind, self.item_id, self.output_index);
         out.extend_from_slice(br#","content_index":"#);
         uint(out, self.content_index);
         out.extend_from_slice(br#","delta":"#);
@@ -170,26 +182,17 @@ impl TokenJson for ResponsesTextDelta<'_> {
         if empty_logprobs {
             out.extend_from_slice(br#","logprobs":[]"#);
         }
-        out.extend_from_slice(br#","sequence_number":"#);
-        uint(out, self.sequence_number);
-        out.push(b'}');
+        responses_end(out, self.sequence_number);
         true
     }
 }
 
 impl TokenJson for ResponsesArgsDelta<'_> {
     fn write_json(&self, out: &mut Vec<u8>) -> bool {
-        out.extend_from_slice(br#"{"type":"#);
-        string(out, self.kind);
-        out.extend_from_slice(br#","item_id":"#);
-        string(out, self.item_id);
-        out.extend_from_slice(br#","output_index":"#);
-        uint(out, self.output_index);
+        responses_head(out, self.kind, self.item_id, self.output_index);
         out.extend_from_slice(br#","delta":"#);
         string(out, self.delta);
-        out.extend_from_slice(br#","sequence_number":"#);
-        uint(out, self.sequence_number);
-        out.push(b'}');
+        responses_end(out, self.sequence_number);
         true
     }
 }
