@@ -275,6 +275,51 @@ def test_malformed_tools_raise_value_error(tools):
     assert isinstance(e.value, ValueError)
 
 
+# The native reader of the tools' JSON (what `ResponseParser` hands the engine after
+# pydantic) keeps only each tool's name and parameter schema; an odd spelling is read,
+# or refused, as the general JSON reader does.
+_N_SCHEMA = {"type": "object", "properties": {"n": {"type": "integer"}}}
+
+
+@pytest.mark.parametrize(
+    "tools",
+    [
+        [
+            {
+                "type": "function",
+                "function": {"name": "f", "description": "d", "parameters": _N_SCHEMA},
+            }
+        ],
+        [{"name": "f", "parameters": _N_SCHEMA}],
+        [{"type": 5, "function": {"name": "f", "parameters": _N_SCHEMA, "strict": True}}],
+        [{"function": {"name": "g"}}, {"function": {"name": "f", "parameters": _N_SCHEMA}}],
+    ],
+    ids=["openai", "bare", "non-string-type", "two"],
+)
+def test_native_tools_reader_keeps_name_and_schema(tools):
+    p = rp._native.ResponseParser("qwen3coder", None, json.dumps(tools))
+    msg = p.parse_complete(
+        "<tool_call>\n<function=f>\n<parameter=n>\n5\n</parameter>\n</function>\n</tool_call>"
+    )
+    assert [(c.function.name, c.function.arguments) for c in msg.tool_calls] == [("f", '{"n": 5}')]
+
+
+@pytest.mark.parametrize(
+    "tools_json, message",
+    [
+        ('[{"type": "function", "function": null, "name": "f"}]', "no function name"),
+        ('[{"type": "function", "function": {"name": 7}}]', "no function name"),
+        ('[{"type": "tool", "function": {"name": "f"}}]', "not supported"),
+        ('{"name": "f"}', "must be a list"),
+        ("[{", "not valid JSON"),
+    ],
+    ids=["null-function", "int-name", "wrong-type", "not-a-list", "bad-json"],
+)
+def test_native_tools_reader_refuses_as_the_general_reader(tools_json, message):
+    with pytest.raises(rp.InvalidToolsError, match=message):
+        rp._native.ResponseParser("qwen3coder", None, tools_json)
+
+
 @pytest.mark.parametrize(
     "choice",
     [

@@ -499,10 +499,71 @@ impl From<engine::ParsedResponse> for ParsedResponse {
 // Parsers
 // ---------------------------------------------------------------------------------
 
+/// One tool as the request spells it: an OpenAI tool or a bare function. Only what a
+/// parser keeps is built (the name and the parameter schema); descriptions and the rest
+/// are skipped, not parsed into values and copied.
+#[derive(serde::Deserialize)]
+struct ToolIn {
+    #[serde(rename = "type")]
+    kind: Option<String>,
+    /// Present (`Some`), even as `null` (`Some(None)`), or absent: a present `function`
+    /// is where the name must be, as for `ToolSpec::from_json`.
+    #[serde(default, deserialize_with = "present")]
+    function: Option<Option<FunctionIn>>,
+    name: Option<String>,
+    parameters: Option<serde_json::Value>,
+}
+
+#[derive(serde::Deserialize)]
+struct FunctionIn {
+    name: Option<String>,
+    parameters: Option<serde_json::Value>,
+}
+
+fn present<'de, D, T>(d: D) -> Result<Option<Option<T>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: serde::Deserialize<'de>,
+{
+    serde::Deserialize::deserialize(d).map(Some)
+}
+
+impl ToolIn {
+    /// The tool, or None where `ToolSpec::from_json` would refuse it (it then says why).
+    fn into_spec(self) -> Option<engine::ToolSpec> {
+        if self.kind.as_deref().is_some_and(|k| k != "function") {
+            return None;
+        }
+        let (name, parameters) = match self.function {
+            Some(f) => {
+                let f = f?;
+                (f.name, f.parameters)
+            }
+            None => (self.name, self.parameters),
+        };
+        Some(engine::ToolSpec {
+            name: name.filter(|n| !n.is_empty())?,
+            parameters,
+        })
+    }
+}
+
 fn parse_tools(tools_json: Option<&str>) -> PyResult<Option<Vec<engine::ToolSpec>>> {
     let Some(src) = tools_json else {
         return Ok(None);
     };
+    let typed = serde_json::from_str::<Vec<ToolIn>>(src)
+        .ok()
+        .and_then(|tools| {
+            tools
+                .into_iter()
+                .map(ToolIn::into_spec)
+                .collect::<Option<Vec<_>>>()
+        });
+    if let Some(tools) = typed {
+        return Ok(Some(tools));
+    }
+    // Something is wrong with the tools: the general reader finds it and says what.
     let v: serde_json::Value = serde_json::from_str(src)
         .map_err(|e| InvalidToolsError::new_err(format!("tools are not valid JSON: {e}")))?;
     let arr = v

@@ -197,7 +197,8 @@ impl HarmonyParser {
                  channels itself; leave tool_parser and reasoning_parser unset"
             )));
         }
-        let policy = ToolPolicy::new(config.tools.clone(), config.tool_choice.clone())?;
+        // Harmony arguments are the model's JSON as written: no schemas needed.
+        let policy = ToolPolicy::names_only(config.tools.as_deref(), config.tool_choice.clone())?;
         Ok(Self::for_policy(&policy))
     }
 

@@ -32,6 +32,15 @@ pub enum Family {
     Kimi,
 }
 
+impl Family {
+    /// Whether the family's grammar converts values by the request's parameter schemas
+    /// (XML values are text; JSON families stream the model's JSON as written). Only
+    /// then does a parser take a copy of the schemas.
+    pub fn uses_schemas(self) -> bool {
+        matches!(self, Family::Xml)
+    }
+}
+
 /// A tool-call dialect: outer tags and grammar metadata.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -82,6 +82,16 @@ impl ToolChoice {
 /// Parameter schemas of the request's functions, by name.
 pub type Schemas = Arc<HashMap<String, Value>>;
 
+/// The parameter schemas of `tools` by function name (a copy the grammar keeps).
+pub fn schemas_of(tools: &[ToolSpec]) -> Schemas {
+    Arc::new(
+        tools
+            .iter()
+            .filter_map(|t| t.parameters.clone().map(|p| (t.name.clone(), p)))
+            .collect(),
+    )
+}
+
 /// Resolved tool policy of one request.
 #[derive(Debug, Clone)]
 pub struct ToolPolicy {
@@ -107,6 +117,21 @@ impl ToolPolicy {
         Ok(ToolPolicy { tools, choice })
     }
 
+    /// [`new`](Self::new) with the tools' names only: what a parser needs to accept
+    /// calls, without a copy of the parameter schemas (often most of a request's tools).
+    pub fn names_only(tools: Option<&[ToolSpec]>, choice: ToolChoice) -> Result<Self> {
+        let names = tools.map(|tools| {
+            tools
+                .iter()
+                .map(|t| ToolSpec {
+                    name: t.name.clone(),
+                    parameters: None,
+                })
+                .collect()
+        });
+        Self::new(names, choice)
+    }
+
     /// Tool open tags are armed only when a call could be accepted: with no tools, or
     /// `tool_choice="none"`, tool markup stays text the client sees.
     pub fn armed(&self) -> bool {
@@ -115,12 +140,7 @@ impl ToolPolicy {
 
     /// Parameter schemas by function name, for grammars that convert values by type.
     pub fn schemas(&self) -> Schemas {
-        Arc::new(
-            self.tools
-                .iter()
-                .filter_map(|t| t.parameters.clone().map(|p| (t.name.clone(), p)))
-                .collect(),
-        )
+        schemas_of(&self.tools)
     }
 
     pub fn allowed(&self) -> AllowedNames {

@@ -101,9 +101,15 @@ pub struct ToolParser {
 }
 
 impl ToolParser {
-    /// A tool parser for a request: its allowed names and parameter schemas.
+    /// A tool parser for a request: its allowed names and, for a family that converts
+    /// values by type, the parameter schemas.
     pub fn for_request(dialect: Arc<ToolDialect>, policy: &ToolPolicy) -> Self {
-        Self::with_schemas(dialect, policy.allowed(), policy.schemas())
+        let schemas = if dialect.family.uses_schemas() {
+            policy.schemas()
+        } else {
+            Schemas::default()
+        };
+        Self::with_schemas(dialect, policy.allowed(), schemas)
     }
 
     /// A tool parser with no parameter schemas (values are kept as strings).
