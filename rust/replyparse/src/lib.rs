@@ -36,6 +36,7 @@ pub mod delta;
 pub mod dsml;
 pub mod envelope;
 pub mod error;
+pub mod escape;
 pub mod harmony;
 pub mod json_scan;
 pub mod kimi;

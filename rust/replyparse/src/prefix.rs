@@ -11,6 +11,7 @@
 //! cost per chunk is O(tag length), never O(text already seen).
 
 use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use aho_corasick::{AhoCorasick, MatchKind};
@@ -150,15 +151,31 @@ impl TagSet {
     /// The set for these tags, built once per process and shared. Building the search
     /// automaton costs far more than parsing a typical response, and every parser of a
     /// dialect arms the same few tags.
+    ///
+    /// The lookup borrows the tags (their hash, then a comparison in the hash's
+    /// bucket): every parser built looks up several sets, and building an owned key per
+    /// lookup was a measurable part of making a parser.
     pub fn shared<S: AsRef<str>>(tags: &[S]) -> Arc<TagSet> {
-        static CACHE: OnceLock<Mutex<HashMap<Vec<String>, Arc<TagSet>>>> = OnceLock::new();
-        let key: Vec<String> = tags.iter().map(|t| t.as_ref().to_owned()).collect();
+        type Bucket = Vec<(Box<[String]>, Arc<TagSet>)>;
+        static CACHE: OnceLock<Mutex<HashMap<u64, Bucket>>> = OnceLock::new();
+        let mut h = std::hash::DefaultHasher::new();
+        for t in tags {
+            t.as_ref().hash(&mut h);
+        }
         let cache = CACHE.get_or_init(Default::default);
         // The map is only ever inserted into whole, so a poisoned lock is consistent.
         let mut map = cache.lock().unwrap_or_else(|e| e.into_inner());
-        map.entry(key)
-            .or_insert_with_key(|k| Arc::new(TagSet::new(k)))
-            .clone()
+        let bucket = map.entry(h.finish()).or_default();
+        let same = |key: &[String]| {
+            key.len() == tags.len() && key.iter().zip(tags).all(|(k, t)| k == t.as_ref())
+        };
+        if let Some((_, set)) = bucket.iter().find(|(key, _)| same(key)) {
+            return set.clone();
+        }
+        let set = Arc::new(TagSet::new(tags));
+        let key = tags.iter().map(|t| t.as_ref().to_owned()).collect();
+        bucket.push((key, set.clone()));
+        set
     }
 
     pub fn is_empty(&self) -> bool {
@@ -203,6 +220,25 @@ impl TagSet {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// One set per tag list, looked up with borrowed tags; lists that differ only in
+    /// order, in how they are cut, or by an empty tag are other lists.
+    #[test]
+    fn shared_sets_are_one_per_tag_list() {
+        let a = TagSet::shared(&["<a>", "</a>"]);
+        let owned = [String::from("<a>"), String::from("</a>")];
+        assert!(Arc::ptr_eq(&a, &TagSet::shared(&owned)));
+        for other in [
+            &["</a>", "<a>"][..],
+            &["<a></a>"][..],
+            &["<a>", "</a>", ""][..],
+            &["<a>"][..],
+        ] {
+            let o = TagSet::shared(other);
+            assert!(!Arc::ptr_eq(&a, &o), "{other:?}");
+            assert!(Arc::ptr_eq(&o, &TagSet::shared(other)), "{other:?}");
+        }
+    }
 
     fn naive_held(tags: &[&str], hay: &str) -> usize {
         let mut best = 0;

@@ -11,8 +11,6 @@
 
 use serde_json::Value;
 
-use crate::swar;
-
 /// A JSON type a value may be converted to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Ty {
@@ -160,56 +158,7 @@ pub fn convert(raw: &str, types: &[Ty]) -> String {
     s
 }
 
-/// Appends `text` escaped for the inside of a JSON string, as serde_json escapes it.
-/// Non-ASCII is kept as is (clients want readable arguments, and JSON allows it).
-///
-/// This runs on every argument fragment of the XML-like and DSML dialects. Runs that
-/// need no escape are found a word at a time (`swar`: code has an escape every line or
-/// so) and copied whole; each escape is written as bytes, not formatted.
-pub fn escape_json_into(out: &mut String, text: &str) {
-    let bytes = text.as_bytes();
-    let mut start = 0;
-    while let Some(off) = swar::find(
-        &bytes[start..],
-        |x| swar::below(x, 0x20) | swar::eq(x, b'"') | swar::eq(x, b'\\'),
-        |b| ESCAPE[usize::from(b)] != 0,
-    ) {
-        let i = start + off;
-        let b = bytes[i];
-        let e = ESCAPE[usize::from(b)];
-        // Escapes are ASCII, so `start..i` are char boundaries.
-        out.push_str(&text[start..i]);
-        out.push('\\');
-        out.push(e as char);
-        if e == b'u' {
-            const HEX: &[u8; 16] = b"0123456789abcdef";
-            out.push_str("00");
-            out.push(HEX[usize::from(b >> 4)] as char);
-            out.push(HEX[usize::from(b & 0xf)] as char);
-        }
-        start = i + 1;
-    }
-    out.push_str(&text[start..]);
-}
-
-/// For each byte, the letter after the backslash of its JSON escape (`u` for `\u00XX`),
-/// or 0 when it is written as is.
-static ESCAPE: [u8; 256] = {
-    let mut t = [0u8; 256];
-    let mut b = 0;
-    while b < 0x20 {
-        t[b] = b'u';
-        b += 1;
-    }
-    t[0x08] = b'b';
-    t[0x09] = b't';
-    t[0x0a] = b'n';
-    t[0x0c] = b'f';
-    t[0x0d] = b'r';
-    t[b'"' as usize] = b'"';
-    t[b'\\' as usize] = b'\\';
-    t
-};
+pub use crate::escape::escape_json_into;
 
 #[cfg(test)]
 mod tests {
@@ -286,49 +235,5 @@ mod tests {
                 "invalid JSON {got}"
             );
         }
-    }
-
-    /// Byte for byte what serde_json writes inside a string, on random text made of
-    /// every escape class, plain ASCII, and 2-, 3- and 4-byte characters.
-    #[test]
-    fn escaping_equals_serde_json() {
-        let pieces = [
-            "a",
-            "bc",
-            "\"",
-            "\\",
-            "\n",
-            "\t",
-            "\r",
-            "\u{1}",
-            "\u{8}",
-            "\u{c}",
-            "\u{1f}",
-            " ",
-            "\u{7f}",
-            "é",
-            "☃",
-            "😀",
-            "/",
-            "<",
-            "0123456789abcdef",
-        ];
-        let mut rng = fastrand::Rng::with_seed(11);
-        for _ in 0..5_000 {
-            let text: String = (0..rng.usize(0..40))
-                .map(|_| pieces[rng.usize(..pieces.len())])
-                .collect();
-            let mut got = String::from("\"");
-            escape_json_into(&mut got, &text);
-            got.push('"');
-            assert_eq!(got, serde_json::to_string(&text).unwrap(), "{text:?}");
-        }
-    }
-
-    #[test]
-    fn escaping_controls_and_unicode() {
-        let mut s = String::new();
-        escape_json_into(&mut s, "a\u{1}b\u{8}\u{c}é☃");
-        assert_eq!(s, "a\\u0001b\\b\\fé☃");
     }
 }

@@ -1239,7 +1239,7 @@ mod tests {
     /// The SSE bytes of every step, written directly and through the event values,
     /// for two encoders fed the same steps (with token ids, logprobs in both accepted
     /// shapes, and a finish reason).
-    fn sse_both_ways(protocol: Protocol, text: &str) -> (Vec<u8>, Vec<u8>) {
+    fn sse_both_ways(protocol: Protocol, text: &str, step_chars: usize) -> (Vec<u8>, Vec<u8>) {
         let meta = StreamMeta {
             id: Some("chatcmpl-1".into()),
             model: "m".into(),
@@ -1252,8 +1252,11 @@ mod tests {
         let mut e2 = Encoder::new(protocol, meta, 3);
         let mut p = parser();
         let mut r = StreamRunner::new(RunnerOptions::default());
-        // Three characters a step.
-        let cuts: Vec<usize> = text.char_indices().map(|(i, _)| i).step_by(3).collect();
+        let cuts: Vec<usize> = text
+            .char_indices()
+            .map(|(i, _)| i)
+            .step_by(step_chars)
+            .collect();
         let pieces: Vec<&str> = cuts
             .iter()
             .zip(cuts.iter().skip(1).chain([&text.len()]))
@@ -1266,10 +1269,9 @@ mod tests {
                 1 => Some(json!([{"token": s, "logprob": -0.5}])),
                 _ => Some(json!({"content": [{"token": s, "logprob": -1.0}]})),
             };
-            // Token ids on most steps, not all: a chunk without them is the laid-out
-            // common case, one with them has its `token_ids` written too.
-            let ids = [i as u32];
-            let ids = (i % 4 != 3).then_some(&ids[..]);
+            // None to three token ids a step: each shape of `token_ids` is laid out.
+            let ids: Vec<u32> = (0..(i % 4) as u32).map(|k| 10 * i as u32 + k).collect();
+            let ids = (!ids.is_empty()).then_some(&ids[..]);
             let items = r.step(&mut p, s, ids, lp, last.then_some("stop")).unwrap();
             e1.deltas_sse(&items, &mut direct);
             let mut events = Vec::new();
@@ -1292,6 +1294,15 @@ mod tests {
         \"arguments\": {\"s\": \"q\\\"\\n\\u0001\", \"x\": \"\u{2028}é\"}}</tool_call>\
         </think>c\"\\\u{0}\u{1b}x\t<tool_call>{\"name\": \"f\", \"arguments\": {}}</tool_call>\"end\n";
 
+    /// Two calls back to back: in one step they are one delta with two calls, each with
+    /// its name and arguments in one fragment.
+    const TWO_CALLS: &str =
+        "<tool_call>{\"name\": \"f\", \"arguments\": {\"a\": \"x\\\"y\"}}</tool_call>\n\
+        <tool_call>{\"name\": \"f\", \"arguments\": {}}</tool_call>";
+
+    /// Every delta shape the per-token layout writes (`token_json`), from small steps
+    /// (one channel, arguments alone) to big ones (name and arguments in one fragment,
+    /// several calls in one delta), with none to three token ids.
     #[test]
     fn sse_written_directly_equals_sse_of_the_events() {
         for protocol in [
@@ -1299,8 +1310,11 @@ mod tests {
             Protocol::Responses,
             Protocol::Anthropic,
         ] {
-            for text in [TEXT, ESCAPES] {
-                let (direct, via_values) = sse_both_ways(protocol, text);
+            for (text, step) in [TEXT, ESCAPES, TWO_CALLS]
+                .into_iter()
+                .flat_map(|t| [(t, 3), (t, 40), (t, usize::MAX)])
+            {
+                let (direct, via_values) = sse_both_ways(protocol, text, step.min(text.len()));
                 let direct = stable_item_ids(&String::from_utf8(direct).unwrap());
                 assert!(direct.contains("tool"), "{protocol:?}: {direct}");
                 if text == ESCAPES {
@@ -1316,10 +1330,17 @@ mod tests {
                 );
             }
         }
-        let (chat, _) = sse_both_ways(Protocol::ChatCompletions, TEXT);
+        let (chat, _) = sse_both_ways(Protocol::ChatCompletions, TEXT, 3);
         let chat = String::from_utf8(chat).unwrap();
         assert!(chat.contains("\"logprobs\":{\"content\""), "{chat}");
         assert!(chat.contains("\"finish_reason\":\"tool_calls\""), "{chat}");
+        let (both, _) = sse_both_ways(Protocol::ChatCompletions, TWO_CALLS, TWO_CALLS.len());
+        let both = String::from_utf8(both).unwrap();
+        assert!(
+            both.contains(r#""name":"f","arguments":"{\"a\""#) && both.contains("}},{\"index\":1,"),
+            "{both}"
+        );
+        assert!(chat.contains("\"token_ids\":[20,21]"), "{chat}");
     }
 
     #[test]

@@ -5,8 +5,8 @@
 //! own write into the buffer. For a 1-4 character token that was ~1,000 instructions of
 //! a Chat Completions step that costs ~3,300 in all (callgrind), more than the parse.
 //! The few events written once per token are therefore laid out here from constant
-//! pieces, with the model's strings escaped by `json_escape_simd` (SIMD, and also faster
-//! than serde_json's byte loop on long code arguments).
+//! pieces, with the model's strings escaped by `crate::escape` (runs copied whole, found
+//! a word at a time).
 //!
 //! Invariant: what [`TokenJson::write_json`] writes is byte for byte what serde_json
 //! writes for the same value. The encoders' value path still goes through serde_json,
@@ -28,19 +28,9 @@ pub(super) trait TokenJson: Serialize {
     fn write_json(&self, out: &mut Vec<u8>) -> bool;
 }
 
-/// Strings longer than this go through serde_json: the SIMD escaper reserves six times
-/// its input up front, which is nothing for a token but too much for a huge chunk.
-const SIMD_ESCAPE_MAX: usize = 64 * 1024;
-
-/// A JSON string: quotes and escapes exactly as serde_json writes them (`\"`, `\\`,
-/// `\b \f \n \r \t`, other control bytes as lowercase `\u00xx`, everything else as is).
+/// A JSON string, quotes and escapes exactly as serde_json writes them.
 fn string(out: &mut Vec<u8>, s: &str) {
-    if s.len() <= SIMD_ESCAPE_MAX {
-        json_escape_simd::escape_into(s, out);
-    } else {
-        // Writing into a Vec cannot fail.
-        let _ = serde_json::to_writer(&mut *out, s);
-    }
+    crate::escape::json_string_into(out, s);
 }
 
 fn uint(out: &mut Vec<u8>, n: impl itoa::Integer) {
