@@ -28,8 +28,11 @@ impl JsonText for String {
     }
 
     fn push_ascii(&mut self, b: &[u8]) {
-        // Only ASCII is passed, which is UTF-8.
-        self.push_str(std::str::from_utf8(b).unwrap_or_default());
+        // A few bytes, pushed as chars: no UTF-8 check, no copy call.
+        for &c in b {
+            debug_assert!(c.is_ascii());
+            self.push(char::from(c));
+        }
     }
 
     fn reserve_text(&mut self, additional: usize) {
