@@ -277,7 +277,8 @@ def test_malformed_tools_raise_value_error(tools):
 
 # The native reader of the tools' JSON (what `ResponseParser` hands the engine after
 # pydantic) keeps only each tool's name and parameter schema; an odd spelling is read,
-# or refused, as the general JSON reader does.
+# or refused, as the general JSON reader does. Fields it does not use are skipped
+# unchecked (a description the engine never reads cannot fail a request).
 _N_SCHEMA = {"type": "object", "properties": {"n": {"type": "integer"}}}
 
 
@@ -312,12 +313,38 @@ def test_native_tools_reader_keeps_name_and_schema(tools):
         ('[{"type": "tool", "function": {"name": "f"}}]', "not supported"),
         ('{"name": "f"}', "must be a list"),
         ("[{", "not valid JSON"),
+        ('[["function", ["f", {}], null, null]]', "no function name"),
+        ('[{"type": "function", "function": ["f", {}]}]', "no function name"),
     ],
-    ids=["null-function", "int-name", "wrong-type", "not-a-list", "bad-json"],
+    ids=[
+        "null-function",
+        "int-name",
+        "wrong-type",
+        "not-a-list",
+        "bad-json",
+        "tool-as-array",
+        "function-as-array",
+    ],
 )
 def test_native_tools_reader_refuses_as_the_general_reader(tools_json, message):
     with pytest.raises(rp.InvalidToolsError, match=message):
         rp._native.ResponseParser("qwen3coder", None, tools_json)
+
+
+def test_native_tools_reader_details():
+    call = "<tool_call>\n<function=f>\n<parameter=n>\n5\n</parameter>\n</function>\n</tool_call>"
+    # A repeated name: the last definition's schema, here `null` (no schema), is the one
+    # used, as with the general reader; a repeated key likewise takes its last value.
+    twice = [{"name": "f", "parameters": _N_SCHEMA}, {"name": "f", "parameters": None}]
+    p = rp._native.ResponseParser("qwen3coder", None, json.dumps(twice))
+    assert p.parse_complete(call).tool_calls[0].function.arguments == '{"n": "5"}'
+    repeated = '[{"name": "f", "parameters": null, "parameters": ' + json.dumps(_N_SCHEMA) + "}]"
+    p = rp._native.ResponseParser("qwen3coder", None, repeated)
+    assert p.parse_complete(call).tool_calls[0].function.arguments == '{"n": 5}'
+    # An unused field is skipped unchecked.
+    odd = '[{"type": "function", "function": {"name": "f", "description": 1e400}}]'
+    p = rp._native.ResponseParser("qwen3coder", None, odd)
+    assert p.parse_complete(call).tool_calls[0].function.name == "f"
 
 
 @pytest.mark.parametrize(

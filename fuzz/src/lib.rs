@@ -664,7 +664,7 @@ pub fn check_wire(data: &[u8]) {
             let last = i + 1 == pieces.len();
             // None to three token ids a step: the per-token events are laid out by hand
             // (`wire::token_json`) for each shape, and every one must equal serde_json.
-            let ids: Vec<u32> = (0..(i % 4) as u32).collect();
+            let ids: Vec<u32> = (0..(i % 4) as u32).map(|k| 7 * i as u32 + k).collect();
             let ids = (!ids.is_empty()).then_some(&ids[..]);
             let items = runner
                 .step(&mut parser, piece, ids, None, last.then_some("stop"))

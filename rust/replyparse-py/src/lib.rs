@@ -500,32 +500,84 @@ impl From<engine::ParsedResponse> for ParsedResponse {
 // ---------------------------------------------------------------------------------
 
 /// One tool as the request spells it: an OpenAI tool or a bare function. Only what a
-/// parser keeps is built (the name and the parameter schema); descriptions and the rest
-/// are skipped, not parsed into values and copied.
-#[derive(serde::Deserialize)]
+/// parser keeps is built (the name and the parameter schema); descriptions and other
+/// fields are skipped (read, not built into values and copied, and not checked either:
+/// a description the engine does not use cannot make a request fail).
+///
+/// Read from a JSON object only, keys in any order, a repeated key's last value winning,
+/// as `ToolSpec::from_json` reads the general value; anything else makes the general
+/// reader decide (and say what is wrong).
+#[derive(Default)]
 struct ToolIn {
-    #[serde(rename = "type")]
     kind: Option<String>,
     /// Present (`Some`), even as `null` (`Some(None)`), or absent: a present `function`
-    /// is where the name must be, as for `ToolSpec::from_json`.
-    #[serde(default, deserialize_with = "present")]
+    /// is where the name must be.
     function: Option<Option<FunctionIn>>,
     name: Option<String>,
     parameters: Option<serde_json::Value>,
 }
 
-#[derive(serde::Deserialize)]
+#[derive(Default)]
 struct FunctionIn {
     name: Option<String>,
     parameters: Option<serde_json::Value>,
 }
 
-fn present<'de, D, T>(d: D) -> Result<Option<Option<T>>, D::Error>
-where
-    D: serde::Deserializer<'de>,
-    T: serde::Deserialize<'de>,
-{
-    serde::Deserialize::deserialize(d).map(Some)
+/// Reads the fields of a tool (`OUTER`) or of its `function` object from a JSON map.
+struct FieldsVisitor<T, const OUTER: bool>(std::marker::PhantomData<T>);
+
+impl<'de> serde::de::Visitor<'de> for FieldsVisitor<ToolIn, true> {
+    type Value = ToolIn;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a tool object")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut m: A) -> Result<ToolIn, A::Error> {
+        let mut t = ToolIn::default();
+        while let Some(k) = m.next_key::<Cow<'de, str>>()? {
+            match &*k {
+                "type" => t.kind = m.next_value()?,
+                "function" => t.function = Some(m.next_value()?),
+                "name" => t.name = m.next_value()?,
+                "parameters" => t.parameters = Some(m.next_value()?),
+                _ => drop(m.next_value::<serde::de::IgnoredAny>()?),
+            }
+        }
+        Ok(t)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for FieldsVisitor<FunctionIn, false> {
+    type Value = FunctionIn;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a function object")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut m: A) -> Result<FunctionIn, A::Error> {
+        let mut f = FunctionIn::default();
+        while let Some(k) = m.next_key::<Cow<'de, str>>()? {
+            match &*k {
+                "name" => f.name = m.next_value()?,
+                "parameters" => f.parameters = Some(m.next_value()?),
+                _ => drop(m.next_value::<serde::de::IgnoredAny>()?),
+            }
+        }
+        Ok(f)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for ToolIn {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_map(FieldsVisitor::<ToolIn, true>(std::marker::PhantomData))
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for FunctionIn {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_map(FieldsVisitor::<FunctionIn, false>(std::marker::PhantomData))
+    }
 }
 
 impl ToolIn {

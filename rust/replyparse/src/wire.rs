@@ -1269,8 +1269,11 @@ mod tests {
                 1 => Some(json!([{"token": s, "logprob": -0.5}])),
                 _ => Some(json!({"content": [{"token": s, "logprob": -1.0}]})),
             };
-            // None to three token ids a step: each shape of `token_ids` is laid out.
-            let ids: Vec<u32> = (0..(i % 4) as u32).map(|k| 10 * i as u32 + k).collect();
+            // None to three token ids a step (one on the first, so a whole-text step has
+            // them too): each shape of `token_ids` is laid out.
+            let ids: Vec<u32> = (0..((i + 1) % 4) as u32)
+                .map(|k| 10 * i as u32 + k)
+                .collect();
             let ids = (!ids.is_empty()).then_some(&ids[..]);
             let items = r.step(&mut p, s, ids, lp, last.then_some("stop")).unwrap();
             e1.deltas_sse(&items, &mut direct);
@@ -1340,7 +1343,8 @@ mod tests {
             both.contains(r#""name":"f","arguments":"{\"a\""#) && both.contains("}},{\"index\":1,"),
             "{both}"
         );
-        assert!(chat.contains("\"token_ids\":[20,21]"), "{chat}");
+        assert!(chat.contains("\"token_ids\":[20,21,22]"), "{chat}");
+        assert!(both.contains("\"token_ids\":[0]"), "{both}");
     }
 
     #[test]
