@@ -1,5 +1,6 @@
 //! What a parser needs from the request: the tools it may call and the tool choice.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
@@ -39,6 +40,139 @@ impl ToolSpec {
         Ok(ToolSpec {
             name: name.to_owned(),
             parameters: f.get("parameters").cloned(),
+        })
+    }
+}
+
+impl ToolSpec {
+    /// Reads a request's `tools` array from JSON text, as [`ToolSpec::from_json`] reads
+    /// each tool, without building the rest of each tool: only the name and the
+    /// parameter schema are kept (descriptions and other fields are skipped, unchecked).
+    /// A request whose tools are not well formed is read by the general reader, which
+    /// says what is wrong.
+    pub fn list_from_json(src: &str) -> Result<Vec<ToolSpec>> {
+        if let Some(tools) = read_tools(src) {
+            return Ok(tools);
+        }
+        let v: Value = serde_json::from_str(src)
+            .map_err(|e| Error::InvalidTools(format!("tools are not valid JSON: {e}")))?;
+        let arr = v
+            .as_array()
+            .ok_or_else(|| Error::InvalidTools("tools must be a list".into()))?;
+        arr.iter().map(ToolSpec::from_json).collect()
+    }
+}
+
+/// The fast path of [`ToolSpec::list_from_json`]: None where the general reader must
+/// decide.
+fn read_tools(src: &str) -> Option<Vec<ToolSpec>> {
+    let tools: Vec<ToolIn> = serde_json::from_str(src).ok()?;
+    tools.into_iter().map(ToolIn::into_spec).collect()
+}
+
+/// One tool as the request spells it: an OpenAI tool or a bare function. Only what a
+/// parser keeps is built (the name and the parameter schema); descriptions and other
+/// fields are skipped (read, not built into values and copied, and not checked either:
+/// a description the engine does not use cannot make a request fail).
+///
+/// Read from a JSON object only, keys in any order, a repeated key's last value winning,
+/// as [`ToolSpec::from_json`] reads the general value; anything else makes the general
+/// reader decide (and say what is wrong).
+#[derive(Default)]
+struct ToolIn {
+    kind: Option<String>,
+    /// Present (`Some`), even as `null` (`Some(None)`), or absent: a present `function`
+    /// is where the name must be.
+    function: Option<Option<FunctionIn>>,
+    name: Option<String>,
+    parameters: Option<Value>,
+}
+
+#[derive(Default)]
+struct FunctionIn {
+    name: Option<String>,
+    parameters: Option<Value>,
+}
+
+/// Reads the fields of a tool (`OUTER`) or of its `function` object from a JSON map.
+struct FieldsVisitor<T, const OUTER: bool>(std::marker::PhantomData<T>);
+
+impl<'de> serde::de::Visitor<'de> for FieldsVisitor<ToolIn, true> {
+    type Value = ToolIn;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a tool object")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(
+        self,
+        mut m: A,
+    ) -> std::result::Result<ToolIn, A::Error> {
+        let mut t = ToolIn::default();
+        while let Some(k) = m.next_key::<Cow<'de, str>>()? {
+            match &*k {
+                "type" => t.kind = m.next_value()?,
+                "function" => t.function = Some(m.next_value()?),
+                "name" => t.name = m.next_value()?,
+                "parameters" => t.parameters = Some(m.next_value()?),
+                _ => drop(m.next_value::<serde::de::IgnoredAny>()?),
+            }
+        }
+        Ok(t)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for FieldsVisitor<FunctionIn, false> {
+    type Value = FunctionIn;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a function object")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(
+        self,
+        mut m: A,
+    ) -> std::result::Result<FunctionIn, A::Error> {
+        let mut f = FunctionIn::default();
+        while let Some(k) = m.next_key::<Cow<'de, str>>()? {
+            match &*k {
+                "name" => f.name = m.next_value()?,
+                "parameters" => f.parameters = Some(m.next_value()?),
+                _ => drop(m.next_value::<serde::de::IgnoredAny>()?),
+            }
+        }
+        Ok(f)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for ToolIn {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        d.deserialize_map(FieldsVisitor::<ToolIn, true>(std::marker::PhantomData))
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for FunctionIn {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        d.deserialize_map(FieldsVisitor::<FunctionIn, false>(std::marker::PhantomData))
+    }
+}
+
+impl ToolIn {
+    /// The tool, or None where `ToolSpec::from_json` would refuse it (it then says why).
+    fn into_spec(self) -> Option<ToolSpec> {
+        if self.kind.as_deref().is_some_and(|k| k != "function") {
+            return None;
+        }
+        let (name, parameters) = match self.function {
+            Some(f) => {
+                let f = f?;
+                (f.name, f.parameters)
+            }
+            None => (self.name, self.parameters),
+        };
+        Some(ToolSpec {
+            name: name.filter(|n| !n.is_empty())?,
+            parameters,
         })
     }
 }
@@ -149,5 +283,100 @@ impl ToolPolicy {
             _ => self.tools.iter().map(|t| t.name.clone()).collect(),
         };
         AllowedNames::Only(Arc::new(names))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The general reader: every tool as a `Value`, through `ToolSpec::from_json`.
+    fn general(src: &str) -> Option<Vec<ToolSpec>> {
+        let v: Value = serde_json::from_str(src).ok()?;
+        v.as_array()?
+            .iter()
+            .map(ToolSpec::from_json)
+            .collect::<Result<_>>()
+            .ok()
+    }
+
+    /// Random JSON in the shapes a tools array takes and the ones it should not: every
+    /// field a tool has, repeated keys, nulls, wrong types, arrays in place of objects.
+    fn tools_json(rng: &mut fastrand::Rng) -> String {
+        fn any(rng: &mut fastrand::Rng, depth: u32) -> String {
+            match rng.u8(..if depth > 2 { 6 } else { 8 }) {
+                0 => "null".into(),
+                1 => "true".into(),
+                2 => "-1.5e3".into(),
+                3 => r#""f""#.into(),
+                4 => r#""""#.into(),
+                5 => r#""na\u006de é""#.into(),
+                6 => format!("[{}, {}]", any(rng, depth + 1), any(rng, depth + 1)),
+                _ => object(rng, depth + 1, &["type", "properties", "name", "x"]),
+            }
+        }
+        fn object(rng: &mut fastrand::Rng, depth: u32, keys: &[&str]) -> String {
+            let fields: Vec<String> = (0..rng.usize(0..5))
+                .map(|_| {
+                    let k = keys[rng.usize(..keys.len())];
+                    let v = match (k, rng.u8(..3)) {
+                        ("type", 0) => r#""function""#.into(),
+                        ("name", 0 | 1) => r#""get_weather""#.into(),
+                        ("function", 0 | 1) => {
+                            object(rng, depth + 1, &["name", "parameters", "description"])
+                        }
+                        ("parameters", 0) => {
+                            r#"{"type": "object", "properties": {"n": {"type": "integer"}}}"#.into()
+                        }
+                        _ => any(rng, depth),
+                    };
+                    format!("{k:?}: {v}")
+                })
+                .collect();
+            format!("{{{}}}", fields.join(", "))
+        }
+        let keys = ["type", "function", "name", "parameters", "description"];
+        let tools: Vec<String> = (0..rng.usize(0..3))
+            .map(|_| {
+                if rng.u8(..10) == 0 {
+                    any(rng, 1)
+                } else {
+                    object(rng, 0, &keys)
+                }
+            })
+            .collect();
+        format!("[{}]", tools.join(", "))
+    }
+
+    /// What the fast reader accepts, the general reader accepts too, as the same tools;
+    /// and it decides most well-formed requests itself.
+    #[test]
+    fn the_fast_tools_reader_agrees_with_the_general_one() {
+        let mut rng = fastrand::Rng::with_seed(5);
+        let (mut fast, mut accepted) = (0, 0);
+        for _ in 0..20_000 {
+            let src = tools_json(&mut rng);
+            let want = general(&src);
+            accepted += usize::from(want.is_some());
+            if let Some(got) = read_tools(&src) {
+                fast += 1;
+                assert_eq!(Some(got), want, "{src}");
+            }
+            assert_eq!(ToolSpec::list_from_json(&src).ok(), want, "{src}");
+        }
+        assert!(
+            accepted > 2_000 && fast * 10 >= accepted * 9,
+            "{fast} of {accepted}"
+        );
+    }
+
+    /// A field the parser does not use is skipped unchecked by the fast reader (a
+    /// decision: it cannot make a request fail), where the general one refuses it.
+    #[test]
+    fn unused_fields_are_not_checked() {
+        let src = r#"[{"type": "function", "function": {"name": "f", "description": 1e400}}]"#;
+        assert!(general(src).is_none());
+        let tools = ToolSpec::list_from_json(src).unwrap();
+        assert_eq!(tools[0].name, "f");
     }
 }
