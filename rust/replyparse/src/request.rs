@@ -84,8 +84,8 @@ struct ToolIn {
     /// Present (`Some`), even as `null` (`Some(None)`), or absent: a present `function`
     /// is where the name must be.
     function: Option<Option<FunctionIn>>,
-    name: Option<String>,
-    parameters: Option<Value>,
+    /// The name and parameters of a bare function definition.
+    bare: FunctionIn,
 }
 
 #[derive(Default)]
@@ -94,66 +94,83 @@ struct FunctionIn {
     parameters: Option<Value>,
 }
 
-/// Reads the fields of a tool (`OUTER`) or of its `function` object from a JSON map.
-struct FieldsVisitor<T, const OUTER: bool>(std::marker::PhantomData<T>);
+/// An object read field by field from a JSON map (a tool, or its `function`).
+trait Fields: Default {
+    const WHAT: &'static str;
+    /// Reads the value of `key` (skipping one that is not wanted).
+    fn field<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        key: &str,
+        map: &mut A,
+    ) -> std::result::Result<(), A::Error>;
+}
 
-impl<'de> serde::de::Visitor<'de> for FieldsVisitor<ToolIn, true> {
-    type Value = ToolIn;
+impl Fields for ToolIn {
+    const WHAT: &'static str = "a tool object";
+
+    fn field<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        key: &str,
+        map: &mut A,
+    ) -> std::result::Result<(), A::Error> {
+        match key {
+            "type" => self.kind = map.next_value()?,
+            "function" => self.function = Some(map.next_value()?),
+            _ => self.bare.field(key, map)?,
+        }
+        Ok(())
+    }
+}
+
+impl Fields for FunctionIn {
+    const WHAT: &'static str = "a function object";
+
+    fn field<'de, A: serde::de::MapAccess<'de>>(
+        &mut self,
+        key: &str,
+        map: &mut A,
+    ) -> std::result::Result<(), A::Error> {
+        match key {
+            "name" => self.name = map.next_value()?,
+            "parameters" => self.parameters = Some(map.next_value()?),
+            _ => drop(map.next_value::<serde::de::IgnoredAny>()?),
+        }
+        Ok(())
+    }
+}
+
+/// Reads a [`Fields`] object from a JSON map only (an array is refused; a repeated key's
+/// last value wins, as in a `Value`).
+struct FieldsVisitor<T>(std::marker::PhantomData<T>);
+
+impl<'de, T: Fields> serde::de::Visitor<'de> for FieldsVisitor<T> {
+    type Value = T;
 
     fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("a tool object")
+        f.write_str(T::WHAT)
     }
 
     fn visit_map<A: serde::de::MapAccess<'de>>(
         self,
-        mut m: A,
-    ) -> std::result::Result<ToolIn, A::Error> {
-        let mut t = ToolIn::default();
-        while let Some(k) = m.next_key::<Cow<'de, str>>()? {
-            match &*k {
-                "type" => t.kind = m.next_value()?,
-                "function" => t.function = Some(m.next_value()?),
-                "name" => t.name = m.next_value()?,
-                "parameters" => t.parameters = Some(m.next_value()?),
-                _ => drop(m.next_value::<serde::de::IgnoredAny>()?),
-            }
+        mut map: A,
+    ) -> std::result::Result<T, A::Error> {
+        let mut t = T::default();
+        while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+            t.field(&key, &mut map)?;
         }
         Ok(t)
     }
 }
 
-impl<'de> serde::de::Visitor<'de> for FieldsVisitor<FunctionIn, false> {
-    type Value = FunctionIn;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("a function object")
-    }
-
-    fn visit_map<A: serde::de::MapAccess<'de>>(
-        self,
-        mut m: A,
-    ) -> std::result::Result<FunctionIn, A::Error> {
-        let mut f = FunctionIn::default();
-        while let Some(k) = m.next_key::<Cow<'de, str>>()? {
-            match &*k {
-                "name" => f.name = m.next_value()?,
-                "parameters" => f.parameters = Some(m.next_value()?),
-                _ => drop(m.next_value::<serde::de::IgnoredAny>()?),
-            }
-        }
-        Ok(f)
-    }
-}
-
 impl<'de> serde::Deserialize<'de> for ToolIn {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        d.deserialize_map(FieldsVisitor::<ToolIn, true>(std::marker::PhantomData))
+        d.deserialize_map(FieldsVisitor(std::marker::PhantomData))
     }
 }
 
 impl<'de> serde::Deserialize<'de> for FunctionIn {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        d.deserialize_map(FieldsVisitor::<FunctionIn, false>(std::marker::PhantomData))
+        d.deserialize_map(FieldsVisitor(std::marker::PhantomData))
     }
 }
 
@@ -163,16 +180,13 @@ impl ToolIn {
         if self.kind.as_deref().is_some_and(|k| k != "function") {
             return None;
         }
-        let (name, parameters) = match self.function {
-            Some(f) => {
-                let f = f?;
-                (f.name, f.parameters)
-            }
-            None => (self.name, self.parameters),
+        let f = match self.function {
+            Some(f) => f?,
+            None => self.bare,
         };
         Some(ToolSpec {
-            name: name.filter(|n| !n.is_empty())?,
-            parameters,
+            name: f.name.filter(|n| !n.is_empty())?,
+            parameters: f.parameters,
         })
     }
 }
