@@ -23,7 +23,7 @@ use crate::error::{Error, Result};
 use crate::harmony::{self, HarmonyParser};
 use crate::prefix::TagSet;
 use crate::registry::{self, ReasoningDialect, ToolDialect};
-use crate::request::{schemas_of, Schemas, ToolChoice, ToolPolicy, ToolSpec};
+use crate::request::{ToolChoice, ToolPolicy, ToolSpec};
 use crate::tool::ToolParser;
 
 /// Everything a response parser is built from. Names are registry names or aliases.
@@ -130,21 +130,15 @@ impl Composed {
             Some(n) => Some(registry::reasoning_dialect(n)?),
             None => None,
         };
-        // The policy needs the tools' names; their schemas are copied once, below, and
-        // only for a grammar that uses them (copying the schemas dominated building a
-        // parser).
+        // The policy needs the tools' names; the tool parser copies their schemas from
+        // the request once, and only for a grammar that uses them (copying the schemas
+        // dominated building a parser).
         let policy = ToolPolicy::names_only(config.tools.as_deref(), config.tool_choice.clone())?;
-        let schemas = match &tool {
-            Some(d) if d.family.uses_schemas() && policy.armed() => {
-                schemas_of(config.tools.as_deref().unwrap_or_default())
-            }
-            _ => Schemas::default(),
-        };
         Ok(Self::build(
             tool,
             reasoning,
             &policy,
-            schemas,
+            config.tools.as_deref().unwrap_or_default(),
             config.enable_thinking,
             config.reasoning_tag_ids,
         ))
@@ -158,32 +152,28 @@ impl Composed {
         enable_thinking: Option<bool>,
         reasoning_tag_ids: Option<(u32, u32)>,
     ) -> Self {
-        let schemas = match &tool {
-            Some(d) if d.family.uses_schemas() && policy.armed() => policy.schemas(),
-            _ => Schemas::default(),
-        };
         Self::build(
             tool,
             reasoning,
             policy,
-            schemas,
+            &policy.tools,
             enable_thinking,
             reasoning_tag_ids,
         )
     }
 
-    /// `from_dialects` with the grammar's parameter schemas given.
+    /// `from_dialects` with the tools whose parameter schemas the grammar may use.
     fn build(
         tool: Option<Arc<ToolDialect>>,
         reasoning: Option<Arc<ReasoningDialect>>,
         policy: &ToolPolicy,
-        schemas: Schemas,
+        tools: &[ToolSpec],
         enable_thinking: Option<bool>,
         reasoning_tag_ids: Option<(u32, u32)>,
     ) -> Self {
         let tool = tool
             .filter(|_| policy.armed())
-            .map(|d| ToolParser::with_schemas(d, policy.allowed(), schemas));
+            .map(|d| ToolParser::for_tools(d, policy, tools));
         let tool_open = tool.as_ref().map(|t| t.dialect().open.clone());
         let r_open = reasoning.as_ref().map(|r| r.open.as_str());
         let r_close = reasoning.as_ref().map(|r| r.close.as_str());

@@ -22,7 +22,7 @@ use crate::kimi::KimiGrammar;
 use crate::lex::trim_ws;
 use crate::prefix::TagSet;
 use crate::registry::{Family, ToolDialect};
-use crate::request::{Schemas, ToolPolicy};
+use crate::request::{schemas_of, Schemas, ToolPolicy, ToolSpec};
 use crate::xml::XmlGrammar;
 
 /// A payload grammar: the inside of one tool block.
@@ -104,8 +104,14 @@ impl ToolParser {
     /// A tool parser for a request: its allowed names and, for a family that converts
     /// values by type, the parameter schemas.
     pub fn for_request(dialect: Arc<ToolDialect>, policy: &ToolPolicy) -> Self {
+        Self::for_tools(dialect, policy, &policy.tools)
+    }
+
+    /// [`for_request`](Self::for_request) with the schemas taken from `tools` (a policy
+    /// may keep names only): copied once, and only for a family that uses them.
+    pub fn for_tools(dialect: Arc<ToolDialect>, policy: &ToolPolicy, tools: &[ToolSpec]) -> Self {
         let schemas = if dialect.family.uses_schemas() {
-            policy.schemas()
+            schemas_of(tools)
         } else {
             Schemas::default()
         };
