@@ -112,14 +112,19 @@ def pytest_terminal_summary(terminalreporter: Any, config: Any) -> None:
         w("  thread's parsers; serve_many: one call per step for the thread's Chat")
         w("  Completions streams (SSE bytes out)")
         w("  balanced: the median over the rounds whose CPUs ran at one speed (a pinned")
-        w("  probe before and after the round, slowest/fastest CPU <= 1.10; see BALANCED)")
+        w("  probe before and after the round, slowest/fastest CPU <= 1.10, at least 5")
+        w("  such rounds; see BALANCED in bench_python.py)")
         for (d, mode), x in sorted(threads.items()):
             bal = x.get("speedup_balanced_median")
             w(
                 f"  {d:12} {mode:11} 1 thread {x['one_thread_s'] * 1e3:7.1f} ms  2 threads"
                 f" {x['two_threads_s'] * 1e3:7.1f} ms  speedup x{x['speedup_median']:.2f}"
                 f" [{x['speedup_q1']:.2f}-{x['speedup_q3']:.2f}]  balanced "
-                + (f"x{bal:.2f} ({x['balanced_rounds']} rounds)" if bal else "none")
+                + (
+                    f"x{bal:.2f} ({x['balanced_rounds']} rounds)"
+                    if bal is not None
+                    else f"too few rounds ({x['balanced_rounds']})"
+                )
             )
     if serve:
         w("")

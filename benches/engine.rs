@@ -5,9 +5,10 @@
 //!
 //!     cargo bench -p replyparse --bench engine
 
+mod engine_workloads;
+
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use replyparse::json_scan::{JsonValueScanner, ScanStatus};
-mod engine_workloads;
 
 use engine_workloads::{arguments, check, chunks, config, stream, workloads};
 
