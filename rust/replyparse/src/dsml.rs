@@ -397,14 +397,13 @@ impl PayloadGrammar for DsmlGrammar {
                     }
                     self.begin_param();
                 }
-                State::StrValue => match self.param_close.find(rest) {
-                    Some(m) => {
+                State::StrValue => match self.param_close.find_or_held(rest, false) {
+                    Ok(m) => {
                         self.push_escaped(&rest[..m.start], calls, out);
                         i += m.end;
                         self.end_param(calls, out);
                     }
-                    None => {
-                        let keep = self.param_close.held_suffix(rest);
+                    Err(keep) => {
                         self.push_escaped(&rest[..rest.len() - keep], calls, out);
                         i += rest.len() - keep;
                         break;
@@ -429,16 +428,15 @@ impl PayloadGrammar for DsmlGrammar {
                     }
                     self.state = State::JsonTail;
                 }
-                State::JsonTail => match self.param_close.find(rest) {
-                    Some(m) => {
+                State::JsonTail => match self.param_close.find_or_held(rest, false) {
+                    Ok(m) => {
                         if m.start > 0 {
                             self.push_value(&rest[..m.start], calls, out);
                         }
                         i += m.end;
                         self.end_param(calls, out);
                     }
-                    None => {
-                        let keep = self.param_close.held_suffix(rest);
+                    Err(keep) => {
                         if rest.len() > keep {
                             self.push_value(&rest[..rest.len() - keep], calls, out);
                         }

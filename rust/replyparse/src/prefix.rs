@@ -200,6 +200,21 @@ impl TagSet {
         })
     }
 
+    /// The leftmost whole tag in `hay`, or else the number of bytes at its end that must
+    /// be held ([`held_suffix`](Self::held_suffix); none when `final_`, as the input
+    /// ended). The same answers as the two calls, in one look at a token-sized haystack
+    /// without any tag's first byte (most chunks), which the two calls would each make.
+    pub fn find_or_held(&self, hay: &str, final_: bool) -> Result<TagMatch, usize> {
+        if hay.len() < 16 && !self.may_contain_tag_start(hay.as_bytes()) {
+            return Err(0);
+        }
+        match self.find(hay) {
+            Some(m) => Ok(m),
+            None if final_ => Err(0),
+            None => Err(self.held_suffix(hay)),
+        }
+    }
+
     /// Number of bytes at the end of `hay` that may be the start of a tag and must be
     /// held until more text arrives. Always a char boundary of `hay`: the held bytes
     /// equal the start of a tag, which begins with a whole character.
@@ -250,6 +265,33 @@ mod tests {
             }
         }
         best
+    }
+
+    /// `find_or_held` answers what `find` and then `held_suffix` answer, on every
+    /// prefix of a corpus of tags, partial tags and text, short and long.
+    #[test]
+    fn find_or_held_is_find_then_held_suffix() {
+        let set = TagSet::new(&["<tool_call>", "</think>", "\n\n<｜DSML｜function_calls>"]);
+        let corpus = "ab<tool_ca</thi</think>x\n\n<｜DS<tool_call>y\n\n<｜DSML｜function_calls>zz<";
+        let long = format!("{}{corpus}", "x".repeat(40));
+        for text in [corpus, long.as_str()] {
+            for start in 0..text.len() {
+                for end in start..=text.len() {
+                    if !text.is_char_boundary(start) || !text.is_char_boundary(end) {
+                        continue;
+                    }
+                    let hay = &text[start..end];
+                    for final_ in [false, true] {
+                        let want = match set.find(hay) {
+                            Some(m) => Ok(m),
+                            None if final_ => Err(0),
+                            None => Err(set.held_suffix(hay)),
+                        };
+                        assert_eq!(set.find_or_held(hay, final_), want, "{hay:?} {final_}");
+                    }
+                }
+            }
+        }
     }
 
     #[test]

@@ -312,8 +312,8 @@ impl Composed {
                         &self.plain
                     };
                     let ch = text_channel(reasoning, self.reasoning_as_content);
-                    match armed.tags.find(text) {
-                        Some(m) => {
+                    match armed.tags.find_or_held(text, final_) {
+                        Ok(m) => {
                             sink.text(ch, &text[..m.start]);
                             pos += m.end;
                             match armed.roles[m.tag] {
@@ -327,12 +327,7 @@ impl Composed {
                                 }
                             }
                         }
-                        None => {
-                            let keep = if final_ {
-                                0
-                            } else {
-                                armed.tags.held_suffix(text)
-                            };
+                        Err(keep) => {
                             sink.text(ch, &text[..text.len() - keep]);
                             pos += text.len() - keep;
                             break;

@@ -270,8 +270,8 @@ impl PayloadGrammar for XmlGrammar {
                     self.buf.clear();
                     self.state = State::Name;
                 }
-                State::Name => match self.name_stops.find(rest) {
-                    Some(m) => {
+                State::Name => match self.name_stops.find_or_held(rest, final_) {
+                    Ok(m) => {
                         self.buf.push_str(&rest[..m.start]);
                         i += if m.tag == NAME_END { m.end } else { m.start };
                         let name = self.buf.trim().to_owned();
@@ -284,12 +284,7 @@ impl PayloadGrammar for XmlGrammar {
                         self.function = name;
                         self.state = State::ArgStart;
                     }
-                    None => {
-                        let keep = if final_ {
-                            0
-                        } else {
-                            self.name_stops.held_suffix(rest)
-                        };
+                    Err(keep) => {
                         self.buf.push_str(&rest[..rest.len() - keep]);
                         i += rest.len() - keep;
                         break;
@@ -327,8 +322,8 @@ impl PayloadGrammar for XmlGrammar {
                         self.finish(calls, out);
                     }
                 }
-                State::ArgName => match self.param_name_end.find(rest) {
-                    Some(m) => {
+                State::ArgName => match self.param_name_end.find_or_held(rest, final_) {
+                    Ok(m) => {
                         self.buf.push_str(&rest[..m.start]);
                         i += m.end;
                         let key = std::mem::take(&mut self.buf);
@@ -339,12 +334,7 @@ impl PayloadGrammar for XmlGrammar {
                             State::Value
                         };
                     }
-                    None => {
-                        let keep = if final_ {
-                            0
-                        } else {
-                            self.param_name_end.held_suffix(rest)
-                        };
+                    Err(keep) => {
                         self.buf.push_str(&rest[..rest.len() - keep]);
                         i += rest.len() - keep;
                         break;
@@ -373,8 +363,8 @@ impl PayloadGrammar for XmlGrammar {
                             continue;
                         }
                     }
-                    match self.value_close.find(rest) {
-                        Some(m) => {
+                    match self.value_close.find_or_held(rest, final_) {
+                        Ok(m) => {
                             let mut v = &rest[..m.start];
                             if self.syn.trim_value_newline {
                                 v = v.strip_suffix('\n').unwrap_or(v);
@@ -387,12 +377,7 @@ impl PayloadGrammar for XmlGrammar {
                             i += m.end;
                             self.state = State::ArgStart;
                         }
-                        None => {
-                            let mut keep = if final_ {
-                                0
-                            } else {
-                                self.value_close.held_suffix(rest)
-                            };
+                        Err(mut keep) => {
                             let mut v = &rest[..rest.len() - keep];
                             // A trailing newline may be the protocol one before the close.
                             if self.syn.trim_value_newline && !final_ && v.ends_with('\n') {
