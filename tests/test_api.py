@@ -331,6 +331,53 @@ def test_native_tools_reader_refuses_as_the_general_reader(tools_json, message):
         rp._native.ResponseParser("qwen3coder", None, tools_json)
 
 
+# `ResponseParser` hands the engine the validated pydantic models, not their JSON: the
+# engine reads each tool's name, and its parameter schema only for a grammar that
+# converts values by type (XML). So a schema the JSON dialects never read cannot fail
+# their request (decision), and an XML schema means what its JSON means.
+_CALLS = {
+    "qwen": '<tool_call>{"name": "f", "arguments": {"n": 5}}</tool_call>',
+    "qwen3coder": (
+        "<tool_call>\n<function=f>\n<parameter=n>\n5\n</parameter>\n</function>\n</tool_call>"
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [{"maximum": 2**70}, {"examples": [b"ab", (1, 2)]}, {"default": float("nan")}],
+    ids=["huge-int", "bytes-and-tuple", "nan"],
+)
+@pytest.mark.parametrize("dialect", ["qwen", "qwen3coder"])
+def test_schemas_from_models_keep_their_json_meaning(dialect, extra):
+    schema = {"type": "object", "properties": {"n": {"type": "integer", **extra}}}
+    tools = [{"type": "function", "function": {"name": "f", "parameters": schema}}]
+    msg = rp.ResponseParser(tool_parser=dialect, tools=tools).parse_complete(_CALLS[dialect])
+    assert [(c.function.name, c.function.arguments) for c in msg.tool_calls] == [("f", '{"n": 5}')]
+
+
+def test_a_schema_only_xml_reads_must_be_json_data_for_xml_only():
+    schema = {"type": "object", "properties": {"n": {"type": "integer", "x": object()}}}
+    tools = [{"type": "function", "function": {"name": "f", "parameters": schema}}]
+    msg = rp.ResponseParser(tool_parser="qwen", tools=tools).parse_complete(_CALLS["qwen"])
+    assert msg.tool_calls[0].function.arguments == '{"n": 5}'
+    with pytest.raises(rp.InvalidToolsError, match='parameters of "f" are not JSON data'):
+        rp.ResponseParser(tool_parser="qwen3coder", tools=tools)
+    with pytest.raises(rp.InvalidToolsError, match='parameters of "f" are not JSON data'):
+        rp.ToolParser("qwen3coder", tools=tools)
+
+
+@pytest.mark.parametrize(
+    "choice", ["auto", "none", "required", {"type": "function", "function": {"name": "f"}}]
+)
+def test_tool_choice_json_matches_pydantic(choice):
+    from replyparse import _models
+
+    want = _models._CHOICE.validate_python(choice)
+    want = want.model_dump_json() if hasattr(want, "model_dump_json") else json.dumps(want)
+    assert _models.tool_choice_json(choice) == want
+
+
 def test_native_tools_reader_details():
     call = "<tool_call>\n<function=f>\n<parameter=n>\n5\n</parameter>\n</function>\n</tool_call>"
     # A repeated name: the last definition's schema, here `null` (no schema), is the one

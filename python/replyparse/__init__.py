@@ -19,7 +19,7 @@ from ._models import (
     ToolDialect,
     XmlSyntax,
     tool_choice_json,
-    tools_json,
+    validated_tools,
 )
 from ._native import (
     BufferLimitError,
@@ -103,7 +103,7 @@ class ResponseParser(_native.ResponseParser):
             cls,
             tool_parser or None,
             reasoning_parser or None,
-            tools_json(tools),
+            validated_tools(tools),
             tool_choice_json(tool_choice),
             enable_thinking,
             response_parser or None,
@@ -186,7 +186,9 @@ class ToolParser(_native.ToolParser):
     """
 
     def __new__(cls, tool_parser: str, tools: Sequence[Any] | None = None, tool_choice: Any = None):
-        return super().__new__(cls, tool_parser, tools_json(tools), tool_choice_json(tool_choice))
+        return super().__new__(
+            cls, tool_parser, validated_tools(tools), tool_choice_json(tool_choice)
+        )
 
 
 def register_tool_parser(

@@ -46,6 +46,7 @@ ToolChoice = Literal["auto", "none", "required"] | NamedToolChoice
 
 _TOOLS = TypeAdapter(list[Tool])
 _CHOICE = TypeAdapter(ToolChoice)
+_CHOICE_WORDS = {w: json.dumps(w) for w in ("auto", "none", "required")}
 
 
 def _plain(obj: Any) -> Any:
@@ -57,19 +58,25 @@ def _plain(obj: Any) -> Any:
     return obj
 
 
-def tools_json(tools: Sequence[Any] | None) -> str | None:
-    """Validates request tools and returns them as JSON for the engine."""
+def validated_tools(tools: Sequence[Any] | None) -> list[Tool] | None:
+    """Validates request tools. The parsers take the models as they are: the engine
+    reads each one's name, and its parameter schema only for a grammar that uses it."""
     if tools is None:
         return None
     try:
-        parsed = _TOOLS.validate_python(_plain(tools))
+        return _TOOLS.validate_python(_plain(tools))
     except ValidationError as e:
         raise _native.InvalidToolsError(
             "tools must be a list of OpenAI function tools "
             '({"type": "function", "function": {"name": ..., "parameters": {...}}}): ' + str(e)
         ) from None
-    # Serialised by pydantic-core in one call: a per-request cost (model_dump of each
-    # tool and then json.dumps took half of a parser's construction).
+
+
+def tools_json(tools: Sequence[Any] | None) -> str | None:
+    """Validates request tools and returns them as JSON (what `constraints` reads)."""
+    parsed = validated_tools(tools)
+    if parsed is None:
+        return None
     return _TOOLS.dump_json(parsed, exclude_none=True).decode()
 
 
@@ -77,6 +84,8 @@ def tool_choice_json(choice: Any) -> str | None:
     """Validates `tool_choice` and returns it as JSON for the engine."""
     if choice is None:
         return None
+    if isinstance(choice, str) and choice in _CHOICE_WORDS:
+        return _CHOICE_WORDS[choice]  # what validating and dumping these gives
     try:
         parsed = _CHOICE.validate_python(_plain(choice))
     except ValidationError as e:

@@ -499,11 +499,72 @@ impl From<engine::ParsedResponse> for ParsedResponse {
 // Parsers
 // ---------------------------------------------------------------------------------
 
-fn parse_tools(tools_json: Option<&str>) -> PyResult<Option<Vec<engine::ToolSpec>>> {
-    tools_json
-        .map(engine::ToolSpec::list_from_json)
-        .transpose()
-        .map_err(to_py_err)
+/// The request's tools as the parser constructors take them: a JSON string (read by
+/// the engine's `ToolSpec::list_from_json`), or the validated pydantic `Tool` models of
+/// the Python package (see `tools_from_models`; `with_schemas` is asked only then).
+fn tools_arg(
+    tools: Option<&Bound<'_, PyAny>>,
+    with_schemas: impl FnOnce() -> PyResult<bool>,
+) -> PyResult<Option<Vec<engine::ToolSpec>>> {
+    let Some(t) = tools else {
+        return Ok(None);
+    };
+    if let Ok(json) = t.cast::<PyString>() {
+        return engine::ToolSpec::list_from_json(json.to_str()?)
+            .map(Some)
+            .map_err(to_py_err);
+    }
+    tools_from_models(t, with_schemas()?).map(Some)
+}
+
+/// A parameter schema (a dict pydantic validated, with values of any type) as a JSON
+/// value. `pythonize` converts plain JSON-like data directly; what it refuses (an integer
+/// beyond 64 bits, bytes, ...) goes through pydantic's own serialiser and the JSON
+/// reader, so a schema means what it meant when every schema took that route (a huge
+/// integer becomes a float, bytes a string).
+fn schema_value(p: &Bound<'_, PyAny>) -> PyResult<serde_json::Value> {
+    if let Ok(v) = pythonize::depythonize::<serde_json::Value>(p) {
+        return Ok(v);
+    }
+    let py = p.py();
+    let json = py
+        .import(pyo3::intern!(py, "pydantic_core"))?
+        .call_method1(pyo3::intern!(py, "to_json"), (p,))?;
+    serde_json::from_slice(json.cast::<pyo3::types::PyBytes>()?.as_bytes())
+        .map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+/// The request's tools, from the validated pydantic `Tool` models of the Python package:
+/// each one's `function.name`, and its `function.parameters` only when the grammar reads
+/// schemas (`with_schemas`). Serialising the models to JSON for the engine to parse
+/// again was two thirds of building a parser, most of it spent on schemas that only the
+/// XML family uses.
+fn tools_from_models(
+    tools: &Bound<'_, PyAny>,
+    with_schemas: bool,
+) -> PyResult<Vec<engine::ToolSpec>> {
+    let py = tools.py();
+    let mut out = Vec::with_capacity(tools.len().unwrap_or(0));
+    for item in tools.try_iter()? {
+        let function = item?.getattr(pyo3::intern!(py, "function"))?;
+        let name: String = function.getattr(pyo3::intern!(py, "name"))?.extract()?;
+        let parameters = if with_schemas {
+            let p = function.getattr(pyo3::intern!(py, "parameters"))?;
+            if p.is_none() {
+                None
+            } else {
+                Some(schema_value(&p).map_err(|e| {
+                    InvalidToolsError::new_err(format!(
+                        "invalid tools: the parameters of {name:?} are not JSON data: {e}"
+                    ))
+                })?)
+            }
+        } else {
+            None
+        };
+        out.push(engine::ToolSpec { name, parameters });
+    }
+    Ok(out)
 }
 
 fn parse_choice(choice_json: Option<&str>) -> PyResult<engine::ToolChoice> {
@@ -658,8 +719,9 @@ pub struct NativeResponseParser {
 #[pymethods]
 impl NativeResponseParser {
     #[new]
+    /// `tools`: JSON or the validated `Tool` models (see `tools_arg`), or None.
     #[pyo3(signature = (
-        tool_parser=None, reasoning_parser=None, tools_json=None, tool_choice_json=None,
+        tool_parser=None, reasoning_parser=None, tools=None, tool_choice_json=None,
         enable_thinking=None, response_parser=None, reasoning_tag_ids=None,
         max_buffered_bytes=None,
     ))]
@@ -667,23 +729,24 @@ impl NativeResponseParser {
     fn new(
         tool_parser: Option<String>,
         reasoning_parser: Option<String>,
-        tools_json: Option<&str>,
+        tools: Option<&Bound<'_, PyAny>>,
         tool_choice_json: Option<&str>,
         enable_thinking: Option<bool>,
         response_parser: Option<String>,
         reasoning_tag_ids: Option<(u32, u32)>,
         max_buffered_bytes: Option<usize>,
     ) -> PyResult<Self> {
-        let config = engine::ParserConfig {
+        let mut config = engine::ParserConfig {
             tool_parser,
             reasoning_parser,
             response_parser,
-            tools: parse_tools(tools_json)?,
+            tools: None,
             tool_choice: parse_choice(tool_choice_json)?,
             enable_thinking,
             reasoning_tag_ids,
             max_buffered_bytes,
         };
+        config.tools = tools_arg(tools, || config.uses_tool_schemas().map_err(to_py_err))?;
         let parser = guarded(|| engine::ResponseParser::new(&config))?.map_err(to_py_err)?;
         Ok(Self {
             inner: Mutex::new(Slot::new(parser)),
@@ -793,20 +856,22 @@ pub struct NativeToolParser {
 #[pymethods]
 impl NativeToolParser {
     #[new]
-    #[pyo3(signature = (tool_parser, tools_json=None, tool_choice_json=None))]
+    /// `tools`: JSON or the validated `Tool` models (see `tools_arg`), or None.
+    #[pyo3(signature = (tool_parser, tools=None, tool_choice_json=None))]
     fn new(
         tool_parser: &str,
-        tools_json: Option<&str>,
+        tools: Option<&Bound<'_, PyAny>>,
         tool_choice_json: Option<&str>,
     ) -> PyResult<Self> {
         let dialect = engine::registry::tool_dialect(tool_parser).map_err(to_py_err)?;
-        let tools = parse_tools(tools_json)?;
-        let mut p = match tools {
+        let uses_schemas = dialect.family.uses_schemas();
+        let mut p = match tools_arg(tools, || Ok(uses_schemas))? {
             None => engine::ToolParser::new(dialect, engine::AllowedNames::Any),
-            Some(t) => {
-                let policy = engine::ToolPolicy::new(Some(t), parse_choice(tool_choice_json)?)
-                    .map_err(to_py_err)?;
-                engine::ToolParser::for_request(dialect, &policy)
+            Some(tools) => {
+                let policy =
+                    engine::ToolPolicy::names_only(Some(&tools), parse_choice(tool_choice_json)?)
+                        .map_err(to_py_err)?;
+                engine::ToolParser::for_tools(dialect, &policy, &tools)
             }
         };
         p.start_block();

@@ -43,6 +43,32 @@ pub struct ParserConfig {
     pub max_buffered_bytes: Option<usize>,
 }
 
+impl ParserConfig {
+    /// Whether the parser built from this config reads the tools' parameter schemas
+    /// (only a grammar that converts values by type does). A caller holding the tools
+    /// in another form, such as Python objects, can then skip converting the schemas.
+    /// Fails on an unknown name, as [`ResponseParser::new`] does.
+    pub fn uses_tool_schemas(&self) -> Result<bool> {
+        if self.dedicated()? {
+            // Harmony arguments are the model's JSON as written.
+            return Ok(false);
+        }
+        match self.tool_parser.as_deref().filter(|n| !n.is_empty()) {
+            Some(n) => Ok(registry::tool_dialect(n)?.family.uses_schemas()),
+            None => Ok(false),
+        }
+    }
+
+    /// Whether this config names a dedicated response parser (Harmony) rather than
+    /// the composition of a reasoning and a tool dialect.
+    fn dedicated(&self) -> Result<bool> {
+        match self.response_parser.as_deref().filter(|n| !n.is_empty()) {
+            Some(name) => Ok(registry::response_dialect(name)?.name == harmony::NAME),
+            None => Ok(false),
+        }
+    }
+}
+
 /// The default buffer limit. Text streams as it arrives; what is held is a tag prefix, a
 /// name or key, arguments written before their function name, or a typed XML value until
 /// its close tag. 64 MiB of that is far beyond any real response, and well below what
@@ -446,11 +472,7 @@ impl ResponseParser {
     /// `response_parser` picks the parser (`default` when unset); a dedicated parser
     /// refuses a `tool_parser` or `reasoning_parser` it would otherwise ignore.
     pub fn new(config: &ParserConfig) -> Result<Self> {
-        let dedicated = match config.response_parser.as_deref().filter(|n| !n.is_empty()) {
-            Some(name) => registry::response_dialect(name)?.name == harmony::NAME,
-            None => false,
-        };
-        let inner = if dedicated {
+        let inner = if config.dedicated()? {
             Inner::Harmony(HarmonyParser::new(config)?)
         } else {
             Inner::Composed(Composed::new(config)?)
@@ -607,6 +629,29 @@ mod tests {
 
     fn tools(names: &[&str]) -> Option<Vec<ToolSpec>> {
         Some(tool_specs(names))
+    }
+
+    /// Only an XML-family grammar reads schemas; Harmony never does, whatever tool
+    /// parser is named beside it; an unknown name fails as building the parser does.
+    #[test]
+    fn uses_tool_schemas_follows_the_grammar() {
+        for (tool, response, want) in [
+            ("qwen3coder", None, true),
+            ("glm47", None, true),
+            ("qwen", None, false),
+            ("deepseek-v32", None, false),
+            ("qwen3coder", Some("gpt-oss"), false),
+            ("qwen3coder", Some("default"), true),
+        ] {
+            let c = ParserConfig {
+                response_parser: response.map(Into::into),
+                ..config(tool, None, None)
+            };
+            assert_eq!(c.uses_tool_schemas().unwrap(), want, "{tool} {response:?}");
+        }
+        assert!(config("no-such-parser", None, None)
+            .uses_tool_schemas()
+            .is_err());
     }
 
     fn config(tool: &str, reasoning: Option<&str>, thinking: Option<bool>) -> ParserConfig {
