@@ -361,10 +361,28 @@ def test_a_schema_only_xml_reads_must_be_json_data_for_xml_only():
     tools = [{"type": "function", "function": {"name": "f", "parameters": schema}}]
     msg = rp.ResponseParser(tool_parser="qwen", tools=tools).parse_complete(_CALLS["qwen"])
     assert msg.tool_calls[0].function.arguments == '{"n": 5}'
-    with pytest.raises(rp.InvalidToolsError, match='parameters of "f" are not JSON data'):
+    with pytest.raises(rp.InvalidToolsError, match="a schema is not JSON data"):
         rp.ResponseParser(tool_parser="qwen3coder", tools=tools)
-    with pytest.raises(rp.InvalidToolsError, match='parameters of "f" are not JSON data'):
+    with pytest.raises(rp.InvalidToolsError, match="a schema is not JSON data"):
         rp.ToolParser("qwen3coder", tools=tools)
+    # The decoding constraint of a required or named choice reads the schemas too.
+    with pytest.raises(rp.InvalidToolsError, match="a schema is not JSON data"):
+        rp.ResponseParser(tool_parser="qwen", tools=tools, tool_choice="required")
+
+
+def test_cyclic_and_deep_schemas_are_refused_not_a_crash():
+    cyclic: dict = {"type": "object"}
+    cyclic["self"] = cyclic
+    deep: dict = {"type": "object"}
+    for _ in range(5000):
+        deep = {"type": "object", "properties": {"x": deep}}
+    shallower: dict = {"type": "object"}
+    for _ in range(200):
+        shallower = {"type": "object", "properties": {"x": shallower}}
+    for schema in (cyclic, deep, shallower):
+        tools = [{"type": "function", "function": {"name": "f", "parameters": schema}}]
+        with pytest.raises(rp.InvalidToolsError):
+            rp.ResponseParser(tool_parser="qwen3coder", tools=tools)
 
 
 @pytest.mark.parametrize(

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic_core import PydanticSerializationError
 
 from . import _native
 
@@ -60,7 +61,8 @@ def _plain(obj: Any) -> Any:
 
 def validated_tools(tools: Sequence[Any] | None) -> list[Tool] | None:
     """Validates request tools. The parsers take the models as they are: the engine
-    reads each one's name, and its parameter schema only for a grammar that uses it."""
+    reads each one's name, and the parameter schemas (through `tools_json_of`) only for
+    a grammar that uses them."""
     if tools is None:
         return None
     try:
@@ -72,12 +74,20 @@ def validated_tools(tools: Sequence[Any] | None) -> list[Tool] | None:
         ) from None
 
 
+def tools_json_of(parsed: list[Tool]) -> str:
+    """Validated tools as JSON: what the engine reads when its grammar uses the
+    parameter schemas, and what `constraints` reads. A schema that is not JSON data (a
+    cycle, an object pydantic cannot serialise) is refused here, as invalid tools."""
+    try:
+        return _TOOLS.dump_json(parsed, exclude_none=True).decode()
+    except PydanticSerializationError as e:
+        raise _native.InvalidToolsError(f"invalid tools: a schema is not JSON data: {e}") from None
+
+
 def tools_json(tools: Sequence[Any] | None) -> str | None:
-    """Validates request tools and returns them as JSON (what `constraints` reads)."""
+    """Validates request tools and returns them as JSON."""
     parsed = validated_tools(tools)
-    if parsed is None:
-        return None
-    return _TOOLS.dump_json(parsed, exclude_none=True).decode()
+    return None if parsed is None else tools_json_of(parsed)
 
 
 def tool_choice_json(choice: Any) -> str | None:

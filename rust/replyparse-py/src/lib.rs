@@ -501,7 +501,13 @@ impl From<engine::ParsedResponse> for ParsedResponse {
 
 /// The request's tools as the parser constructors take them: a JSON string (read by
 /// the engine's `ToolSpec::list_from_json`), or the validated pydantic `Tool` models of
-/// the Python package (see `tools_from_models`; `with_schemas` is asked only then).
+/// the Python package. From the models, a grammar that reads no schemas (every family
+/// but XML: `with_schemas`, asked only then) gets the names alone, read off the
+/// objects: serialising the models to JSON for the engine to parse again was two thirds
+/// of building a parser. A grammar that reads schemas gets them as it always did,
+/// through the package's serialiser (`_models.tools_json_of`) and the engine's JSON
+/// reader, so a schema means exactly what its JSON means, and a cyclic, too deep or
+/// non-JSON schema is refused as before.
 fn tools_arg(
     tools: Option<&Bound<'_, PyAny>>,
     with_schemas: impl FnOnce() -> PyResult<bool>,
@@ -509,60 +515,41 @@ fn tools_arg(
     let Some(t) = tools else {
         return Ok(None);
     };
-    if let Ok(json) = t.cast::<PyString>() {
-        return engine::ToolSpec::list_from_json(json.to_str()?)
-            .map(Some)
-            .map_err(to_py_err);
-    }
-    tools_from_models(t, with_schemas()?).map(Some)
+    let serialised;
+    let json = if let Ok(s) = t.cast::<PyString>() {
+        s
+    } else if with_schemas()? {
+        // Looked up once: importing per parser cost as much as the call.
+        static TOOLS_JSON_OF: pyo3::sync::PyOnceLock<Py<PyAny>> = pyo3::sync::PyOnceLock::new();
+        let py = t.py();
+        let tools_json_of = TOOLS_JSON_OF.get_or_try_init(py, || {
+            py.import(pyo3::intern!(py, "replyparse._models"))?
+                .getattr(pyo3::intern!(py, "tools_json_of"))
+                .map(Bound::unbind)
+        })?;
+        serialised = tools_json_of
+            .bind(py)
+            .call1((t,))?
+            .cast_into::<PyString>()?;
+        &serialised
+    } else {
+        return tool_names(t).map(Some);
+    };
+    engine::ToolSpec::list_from_json(json.to_str()?)
+        .map(Some)
+        .map_err(to_py_err)
 }
 
-/// A parameter schema (a dict pydantic validated, with values of any type) as a JSON
-/// value. `pythonize` converts plain JSON-like data directly; what it refuses (an integer
-/// beyond 64 bits, bytes, ...) goes through pydantic's own serialiser and the JSON
-/// reader, so a schema means what it meant when every schema took that route (a huge
-/// integer becomes a float, bytes a string).
-fn schema_value(p: &Bound<'_, PyAny>) -> PyResult<serde_json::Value> {
-    if let Ok(v) = pythonize::depythonize::<serde_json::Value>(p) {
-        return Ok(v);
-    }
-    let py = p.py();
-    let json = py
-        .import(pyo3::intern!(py, "pydantic_core"))?
-        .call_method1(pyo3::intern!(py, "to_json"), (p,))?;
-    serde_json::from_slice(json.cast::<pyo3::types::PyBytes>()?.as_bytes())
-        .map_err(|e| PyValueError::new_err(e.to_string()))
-}
-
-/// The request's tools, from the validated pydantic `Tool` models of the Python package:
-/// each one's `function.name`, and its `function.parameters` only when the grammar reads
-/// schemas (`with_schemas`). Serialising the models to JSON for the engine to parse
-/// again was two thirds of building a parser, most of it spent on schemas that only the
-/// XML family uses.
-fn tools_from_models(
-    tools: &Bound<'_, PyAny>,
-    with_schemas: bool,
-) -> PyResult<Vec<engine::ToolSpec>> {
+/// Each validated `Tool` model's `function.name`, with no schema.
+fn tool_names(tools: &Bound<'_, PyAny>) -> PyResult<Vec<engine::ToolSpec>> {
     let py = tools.py();
     let mut out = Vec::with_capacity(tools.len().unwrap_or(0));
     for item in tools.try_iter()? {
         let function = item?.getattr(pyo3::intern!(py, "function"))?;
-        let name: String = function.getattr(pyo3::intern!(py, "name"))?.extract()?;
-        let parameters = if with_schemas {
-            let p = function.getattr(pyo3::intern!(py, "parameters"))?;
-            if p.is_none() {
-                None
-            } else {
-                Some(schema_value(&p).map_err(|e| {
-                    InvalidToolsError::new_err(format!(
-                        "invalid tools: the parameters of {name:?} are not JSON data: {e}"
-                    ))
-                })?)
-            }
-        } else {
-            None
-        };
-        out.push(engine::ToolSpec { name, parameters });
+        out.push(engine::ToolSpec {
+            name: function.getattr(pyo3::intern!(py, "name"))?.extract()?,
+            parameters: None,
+        });
     }
     Ok(out)
 }
