@@ -25,32 +25,32 @@
 //! assert_eq!(message.tool_calls[0].function.arguments, "{\"city\": \"Paris\"}");
 //! ```
 //!
-//! Layers, each in its own module: [`response`] (the state machine and the one pending
-//! buffer), [`prefix`] (tag search and held tag prefixes), [`tool`] (the outer tool
-//! block), [`calls`] (identity-first, filtered call output), [`envelope`] and
-//! [`json_scan`] (the JSON-envelope grammar and the lexical JSON scanner),
-//! [`registry`] (dialects as data).
+//! The crate's layout is its architecture:
+//!
+//! - the response layer: [`response`] (the plain / reasoning / tool state machine and the
+//!   one pending buffer), [`tool`] (the outer tool block and the payload-grammar
+//!   contract), [`calls`] (identity-first, filtered call output), [`delta`] (the deltas
+//!   and their aggregation), [`request`] (tools and tool choice), [`registry`] (dialects
+//!   as data);
+//! - [`grammars`]: one module per grammar family, dispatched in one place;
+//! - [`scan`]: scanning primitives that know no dialect (tag prefixes, the JSON value
+//!   scanner, escaping);
+//! - [`serve`]: the stream runner and the wire formats.
 
 pub mod calls;
 pub mod delta;
-pub mod dsml;
-pub mod envelope;
 pub mod error;
-pub mod escape;
-pub mod harmony;
-pub mod json_scan;
-pub mod kimi;
-pub mod lex;
-pub mod prefix;
+pub mod grammars;
 pub mod registry;
 pub mod request;
 pub mod response;
-pub mod runner;
-pub mod schema;
-mod swar;
+pub mod scan;
+pub mod serve;
 pub mod tool;
-pub mod wire;
-pub mod xml;
+
+// The serving layer's modules keep their short paths (`replyparse::runner`,
+// `replyparse::wire`), which Rust servers already use.
+pub use serve::{runner, wire};
 
 #[cfg(test)]
 mod testutil;

@@ -14,32 +14,7 @@ use std::sync::{Arc, OnceLock, RwLock};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, ParserKind, Result};
-
-/// The payload grammar a tool dialect uses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Family {
-    /// `{"name": ..., "<argument_field>": {...}}` inside the outer tags.
-    JsonEnvelope,
-    /// Function-first XML-like markup whose values end at a close tag (Qwen3-Coder, GLM);
-    /// the syntax is the dialect's `xml` field.
-    Xml,
-    /// DeepSeek V3.2 / V4 DSML `invoke` elements; the markup is the dialect's `dsml`
-    /// field (DeepSeek's when absent).
-    Dsml,
-    /// Kimi K2 `<|tool_call_begin|>ID<|tool_call_argument_begin|>{json}<|tool_call_end|>`
-    /// calls; the model's id is kept.
-    Kimi,
-}
-
-impl Family {
-    /// Whether the family's grammar converts values by the request's parameter schemas
-    /// (XML values are text; JSON families stream the model's JSON as written). Only
-    /// then does a parser take a copy of the schemas.
-    pub fn uses_schemas(self) -> bool {
-        matches!(self, Family::Xml)
-    }
-}
+pub use crate::grammars::Family;
 
 /// A tool-call dialect: outer tags and grammar metadata.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -79,10 +54,10 @@ pub struct ToolDialect {
     pub verified_with: Vec<String>,
     /// The markup of an `xml` family dialect.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub xml: Option<crate::xml::XmlSyntax>,
+    pub xml: Option<crate::grammars::xml::XmlSyntax>,
     /// The markup of a `dsml` family dialect.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub dsml: Option<crate::dsml::DsmlSyntax>,
+    pub dsml: Option<crate::grammars::dsml::DsmlSyntax>,
 }
 
 impl ToolDialect {

@@ -13,17 +13,17 @@
 //! and the per-chunk work is proportional to the new text plus one tag length.
 //!
 //! [`ResponseParser`] is the public facade: this composition is the `default` response
-//! parser; `gpt-oss` is the dedicated Harmony parser of [`crate::harmony`].
+//! parser; `gpt-oss` is the dedicated Harmony parser of [`crate::grammars::harmony`].
 
 use std::sync::Arc;
 
 use crate::calls::RejectedCall;
 use crate::delta::{Channel, DeltaSink, ParsedResponse, StreamItem};
 use crate::error::{Error, Result};
-use crate::harmony::{self, HarmonyParser};
-use crate::prefix::TagSet;
+use crate::grammars::harmony::{self, HarmonyParser};
 use crate::registry::{self, ReasoningDialect, ToolDialect};
 use crate::request::{ToolChoice, ToolPolicy, ToolSpec};
+use crate::scan::prefix::TagSet;
 use crate::tool::ToolParser;
 
 /// Everything a response parser is built from. Names are registry names or aliases.
@@ -438,7 +438,7 @@ impl Composed {
 }
 
 /// A response parser: the `default` composition of a reasoning and a tool dialect, or a
-/// dedicated parser (`gpt-oss`, [`crate::harmony`]) for a protocol whose channels that
+/// dedicated parser (`gpt-oss`, [`crate::grammars::harmony`]) for a protocol whose channels that
 /// composition cannot express. One public type, so servers and bindings drive every
 /// response parser alike.
 #[derive(Debug)]

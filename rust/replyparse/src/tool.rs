@@ -16,14 +16,11 @@ use std::sync::Arc;
 
 use crate::calls::{AllowedNames, CallEmitter, RejectedCall};
 use crate::delta::DeltaSink;
-use crate::dsml::DsmlGrammar;
-use crate::envelope::JsonEnvelope;
-use crate::kimi::KimiGrammar;
-use crate::lex::trim_ws;
-use crate::prefix::TagSet;
-use crate::registry::{Family, ToolDialect};
+use crate::grammars::grammar_for;
+use crate::registry::ToolDialect;
 use crate::request::{schemas_of, Schemas, ToolPolicy, ToolSpec};
-use crate::xml::XmlGrammar;
+use crate::scan::lex::trim_ws;
+use crate::scan::prefix::TagSet;
 
 /// A payload grammar: the inside of one tool block.
 ///
@@ -58,23 +55,6 @@ pub trait PayloadGrammar: Send + std::fmt::Debug {
     /// without a close tag need it: otherwise the missing close tag says so.
     fn cut_by_end_of_input(&self) -> bool {
         false
-    }
-}
-
-/// Builds the grammar of a dialect's family. `schemas` are the request's parameter
-/// schemas, for grammars that convert values by type.
-pub fn grammar_for(d: &ToolDialect, schemas: Schemas) -> Box<dyn PayloadGrammar> {
-    match d.family {
-        Family::JsonEnvelope => Box::new(JsonEnvelope::new(&d.name_field, &d.argument_field)),
-        Family::Xml => Box::new(XmlGrammar::new(
-            d.xml
-                .clone()
-                .expect("xml dialects carry their syntax (validated at registration)"),
-            d.close.as_deref(),
-            schemas,
-        )),
-        Family::Dsml => Box::new(DsmlGrammar::new(&d.dsml.clone().unwrap_or_default())),
-        Family::Kimi => Box::new(KimiGrammar::new()),
     }
 }
 

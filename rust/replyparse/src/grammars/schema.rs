@@ -158,7 +158,7 @@ pub fn convert(raw: &str, types: &[Ty]) -> String {
     s
 }
 
-pub use crate::escape::escape_json_into;
+pub use crate::scan::escape::escape_json_into;
 
 #[cfg(test)]
 mod tests {

@@ -5,7 +5,7 @@
 //! own write into the buffer. For a 1-4 character token that was ~1,000 instructions of
 //! a Chat Completions step that costs ~3,300 in all (callgrind), more than the parse.
 //! The few events written once per token are therefore laid out here from constant
-//! pieces, with the model's strings escaped by `crate::escape` (runs copied whole, found
+//! pieces, with the model's strings escaped by `crate::scan::escape` (runs copied whole, found
 //! a word at a time).
 //!
 //! Invariant: what [`TokenJson::write_json`] writes is byte for byte what serde_json
@@ -30,7 +30,7 @@ pub(super) trait TokenJson: Serialize {
 
 /// A JSON string, quotes and escapes exactly as serde_json writes them.
 fn string(out: &mut Vec<u8>, s: &str) {
-    crate::escape::json_string_into(out, s);
+    crate::scan::escape::json_string_into(out, s);
 }
 
 fn uint(out: &mut Vec<u8>, n: impl itoa::Integer) {

@@ -18,7 +18,7 @@ use serde::Serialize;
 use serde_json::{json, Map, Value};
 
 use crate::delta::{DeltaMessage, ResponseAccumulator};
-use crate::runner::{RunnerDelta, Usage};
+use crate::serve::runner::{RunnerDelta, Usage};
 
 mod token_json;
 use token_json::TokenJson;
@@ -1193,7 +1193,7 @@ mod tests {
     use super::*;
     use crate::request::ToolSpec;
     use crate::response::{ParserConfig, ResponseParser};
-    use crate::runner::{RunnerOptions, StreamRunner};
+    use crate::serve::runner::{RunnerOptions, StreamRunner};
 
     /// A qwen / qwen3 parser that may call `f`.
     fn parser() -> ResponseParser {

@@ -16,7 +16,7 @@
 //! - A value whose type resolves to string streams at once, escaped, as it arrives; only
 //!   a possible prefix of the value close tag (and, for Qwen3-Coder, one trailing
 //!   newline) is held back. Other types are held until the close tag, then converted
-//!   ([`crate::schema`]).
+//!   ([`crate::grammars::schema`]).
 //! - Only the value close tag ends a value: other tags inside a value (`<parameter=y>` in
 //!   a code sample) are data.
 //! - A key is written only once its value begins, so input that ends after a key never
@@ -31,10 +31,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::calls::CallEmitter;
 use crate::delta::DeltaSink;
-use crate::lex::{head, partial, ws_len, Head};
-use crate::prefix::TagSet;
+use crate::grammars::schema::{self, Ty};
 use crate::request::Schemas;
-use crate::schema::{self, Ty};
+use crate::scan::lex::{head, partial, ws_len, Head};
+use crate::scan::prefix::TagSet;
 use crate::tool::PayloadGrammar;
 
 /// The markup of one XML-like dialect.

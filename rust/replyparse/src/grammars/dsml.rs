@@ -62,10 +62,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::calls::CallEmitter;
 use crate::delta::DeltaSink;
-use crate::json_scan::{JsonValueScanner, ScanStatus};
-use crate::lex::{head, ws_len, Head};
-use crate::prefix::TagSet;
-use crate::schema::escape_json_into;
+use crate::grammars::schema::escape_json_into;
+use crate::scan::json_scan::{JsonValueScanner, ScanStatus};
+use crate::scan::lex::{head, ws_len, Head};
+use crate::scan::prefix::TagSet;
 use crate::tool::PayloadGrammar;
 
 /// The inner markup of a DSML dialect. Tags are `<{token}{invoke}`, `</{token}{invoke}>`,

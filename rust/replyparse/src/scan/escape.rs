@@ -12,7 +12,7 @@
 //! 32 bytes past the end of the string (within the page), which is outside what Rust
 //! allows, so it is not used.
 
-use crate::swar;
+use crate::scan::swar;
 
 /// Where escaped text goes: a `String` (a fragment) or bytes (an SSE frame).
 pub trait JsonText {

@@ -28,7 +28,7 @@
 //!
 //! The markers are the protocol's special tokens, not free text, so they are constants
 //! here rather than dialect data; a future dialect of this family with other tokens
-//! would move them into a syntax field like [`crate::dsml::DsmlSyntax`].
+//! would move them into a syntax field like [`crate::grammars::dsml::DsmlSyntax`].
 //!
 //! [`ToolParser`]: crate::tool::ToolParser
 
@@ -36,8 +36,8 @@ use memchr::memchr;
 
 use crate::calls::CallEmitter;
 use crate::delta::DeltaSink;
-use crate::json_scan::{JsonValueScanner, ScanStatus};
-use crate::lex::{head, ws_len, Head};
+use crate::scan::json_scan::{JsonValueScanner, ScanStatus};
+use crate::scan::lex::{head, ws_len, Head};
 use crate::tool::PayloadGrammar;
 
 /// Opens a call; the id follows.

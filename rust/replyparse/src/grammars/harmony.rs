@@ -84,9 +84,9 @@ use std::sync::Arc;
 use crate::calls::{AllowedNames, CallEmitter, RejectedCall};
 use crate::delta::{Channel, DeltaSink, StreamItem};
 use crate::error::{Error, Result};
-use crate::prefix::TagSet;
 use crate::request::ToolPolicy;
 use crate::response::ParserConfig;
+use crate::scan::prefix::TagSet;
 
 /// The registry name of this response parser (see `dialects.json`).
 pub const NAME: &str = "gpt-oss";

@@ -18,7 +18,7 @@
 
 use memchr::memchr2;
 
-use crate::swar;
+use crate::scan::swar;
 
 /// The next quote or backslash.
 ///

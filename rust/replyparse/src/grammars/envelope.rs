@@ -16,7 +16,7 @@
 
 use crate::calls::CallEmitter;
 use crate::delta::DeltaSink;
-use crate::json_scan::{JsonValueScanner, ScanStatus};
+use crate::scan::json_scan::{JsonValueScanner, ScanStatus};
 use crate::tool::PayloadGrammar;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,0 +1,74 @@
+//! The grammar families: one module per family, each holding its payload grammar and
+//! its declaration (the family's fields in `dialects.json`).
+//!
+//! A *family* is code: how one kind of markup is read. A *dialect* is data: the tags and
+//! spellings one model family writes, declared in `dialects.json` (or registered at run
+//! time) and read by its family's grammar. Adding a dialect of an existing family is a
+//! declaration; adding a family is one module here plus one arm in [`grammar_for`] (the
+//! only place that names every family's type).
+//!
+//! - [`envelope`]: a JSON object per call behind a tag (Qwen / Hermes, Llama 3, InternLM);
+//! - [`xml`] with [`schema`]: function-first markup whose values end at a close tag
+//!   (Qwen3-Coder, GLM), values typed by the request's JSON schema;
+//! - [`dsml`]: DeepSeek V3.2 / V4 `invoke` elements;
+//! - [`kimi`]: Kimi K2 call sections;
+//! - [`harmony`]: OpenAI Harmony, a whole response parser of its own (gpt-oss).
+
+pub mod dsml;
+pub mod envelope;
+pub mod harmony;
+pub mod kimi;
+pub mod schema;
+pub mod xml;
+
+use serde::{Deserialize, Serialize};
+
+use crate::registry::ToolDialect;
+use crate::request::Schemas;
+use crate::tool::PayloadGrammar;
+
+/// The payload grammar a tool dialect uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Family {
+    /// `{"name": ..., "<argument_field>": {...}}` inside the outer tags.
+    JsonEnvelope,
+    /// Function-first XML-like markup whose values end at a close tag (Qwen3-Coder, GLM);
+    /// the syntax is the dialect's `xml` field.
+    Xml,
+    /// DeepSeek V3.2 / V4 DSML `invoke` elements; the markup is the dialect's `dsml`
+    /// field (DeepSeek's when absent).
+    Dsml,
+    /// Kimi K2 `<|tool_call_begin|>ID<|tool_call_argument_begin|>{json}<|tool_call_end|>`
+    /// calls; the model's id is kept.
+    Kimi,
+}
+
+impl Family {
+    /// Whether the family's grammar converts values by the request's parameter schemas
+    /// (XML values are text; JSON families stream the model's JSON as written). Only
+    /// then does a parser take a copy of the schemas.
+    pub fn uses_schemas(self) -> bool {
+        matches!(self, Family::Xml)
+    }
+}
+
+/// Builds the grammar of a dialect's family. `schemas` are the request's parameter
+/// schemas, for grammars that convert values by type.
+pub fn grammar_for(d: &ToolDialect, schemas: Schemas) -> Box<dyn PayloadGrammar> {
+    match d.family {
+        Family::JsonEnvelope => Box::new(envelope::JsonEnvelope::new(
+            &d.name_field,
+            &d.argument_field,
+        )),
+        Family::Xml => Box::new(xml::XmlGrammar::new(
+            d.xml
+                .clone()
+                .expect("xml dialects carry their syntax (validated at registration)"),
+            d.close.as_deref(),
+            schemas,
+        )),
+        Family::Dsml => Box::new(dsml::DsmlGrammar::new(&d.dsml.clone().unwrap_or_default())),
+        Family::Kimi => Box::new(kimi::KimiGrammar::new()),
+    }
+}

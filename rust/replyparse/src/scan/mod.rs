@@ -1,0 +1,13 @@
+//! Scanning primitives shared by every grammar: nothing here knows a dialect.
+//!
+//! - [`prefix`]: tag search and the held tag prefixes that make any chunking safe;
+//! - [`json_scan`]: where one JSON value ends, lexically and incrementally;
+//! - [`lex`]: whitespace and "starts with a tag, or may still become one";
+//! - [`escape`]: JSON string escaping, byte for byte as serde_json writes it;
+//! - `swar`: word-at-a-time search for short distances (private to this folder).
+
+pub mod escape;
+pub mod json_scan;
+pub mod lex;
+pub mod prefix;
+pub(crate) mod swar;
