@@ -31,7 +31,7 @@
 //!   one pending buffer), [`tool`] (the outer tool block and the payload-grammar
 //!   contract), [`calls`] (identity-first, filtered call output), [`delta`] (the deltas
 //!   and their aggregation), [`request`] (tools and tool choice), [`registry`] (dialects
-//!   as data);
+//!   as data), [`thinking`] (the request flags that switch reasoning);
 //! - [`grammars`]: one module per grammar family, dispatched in one place;
 //! - [`scan`]: scanning primitives that know no dialect (tag prefixes, the JSON value
 //!   scanner, escaping);
@@ -46,6 +46,7 @@ pub mod request;
 pub mod response;
 pub mod scan;
 pub mod serve;
+pub mod thinking;
 pub mod tool;
 
 // The serving layer's modules keep their short paths (`replyparse::runner`,
@@ -65,4 +66,5 @@ pub use registry::{Family, ReasoningDialect, StartMode, ToolDialect};
 pub use request::{ToolChoice, ToolPolicy, ToolSpec};
 pub use response::{ParserConfig, ResponseParser};
 pub use runner::{RunnerDelta, RunnerOptions, StreamRunner, Usage};
+pub use thinking::{FlagRule, ThinkingFlags};
 pub use tool::{PayloadGrammar, ToolParser};

@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, ParserKind, Result};
 pub use crate::grammars::Family;
+use crate::thinking::{FlagRule, ThinkingFlags};
 
 /// A tool-call dialect: outer tags and grammar metadata.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -86,10 +87,10 @@ fn default_argument_field() -> String {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum StartMode {
-    /// In reasoning unless `enable_thinking` is `false` (Qwen3, R1 style templates that
+    /// In reasoning unless thinking is switched off (Qwen3, R1 style templates that
     /// open `<think>` in the prompt).
     UnlessDisabled,
-    /// In reasoning only when `enable_thinking` is `true` (DeepSeek V3.x).
+    /// In reasoning only when thinking is switched on (DeepSeek V3.x).
     WhenEnabled,
     /// Always starts in plain text; reasoning begins at an explicit open tag.
     Never,
@@ -106,10 +107,22 @@ pub struct ReasoningDialect {
     pub open: String,
     pub close: String,
     pub starts_in_reasoning: StartMode,
+    /// The request flags this model's chat template reads to switch thinking, in order
+    /// (the first one the request carries decides; see [`crate::thinking`]). Empty:
+    /// `enable_thinking`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub thinking_flags: Vec<FlagRule>,
 }
 
 impl ReasoningDialect {
-    /// Whether a response starts in reasoning for this `enable_thinking` value.
+    /// Whether thinking is on, off, or not said, for the request's flags as this
+    /// dialect's template reads them.
+    pub fn thinking(&self, flags: &ThinkingFlags<'_>) -> Option<bool> {
+        flags.resolve(&self.thinking_flags)
+    }
+
+    /// Whether a response starts in reasoning when thinking is `thinking` (resolved by
+    /// [`thinking`](Self::thinking)).
     pub fn starts_in_reasoning(&self, enable_thinking: Option<bool>) -> bool {
         match self.starts_in_reasoning {
             StartMode::UnlessDisabled => enable_thinking != Some(false),

@@ -24,6 +24,7 @@ use crate::grammars::harmony::{self, HarmonyParser};
 use crate::registry::{self, ReasoningDialect, ToolDialect};
 use crate::request::{ToolChoice, ToolPolicy, ToolSpec};
 use crate::scan::prefix::TagSet;
+use crate::thinking::ThinkingFlags;
 use crate::tool::ToolParser;
 
 /// Everything a response parser is built from. Names are registry names or aliases.
@@ -34,8 +35,14 @@ pub struct ParserConfig {
     pub response_parser: Option<String>,
     pub tools: Option<Vec<ToolSpec>>,
     pub tool_choice: ToolChoice,
-    /// `chat_template_kwargs.enable_thinking` of the request.
+    /// `chat_template_kwargs.enable_thinking` of the request (wins over the same key in
+    /// `chat_template_kwargs`).
     pub enable_thinking: Option<bool>,
+    /// The request's `chat_template_kwargs`, for the flag a reasoning dialect's template
+    /// reads (`thinking`, `thinking_mode`, ...; see [`crate::thinking`]).
+    pub chat_template_kwargs: Option<serde_json::Map<String, serde_json::Value>>,
+    /// The request's `reasoning_effort`, for templates that switch thinking by it.
+    pub reasoning_effort: Option<String>,
     /// Token ids of the reasoning open and close tags, to count reasoning tokens.
     pub reasoning_tag_ids: Option<(u32, u32)>,
     /// Limit on the bytes one response may hold back at once (`None`:
@@ -44,6 +51,15 @@ pub struct ParserConfig {
 }
 
 impl ParserConfig {
+    /// The request's thinking flags, borrowed.
+    pub fn thinking_flags(&self) -> ThinkingFlags<'_> {
+        ThinkingFlags {
+            enable_thinking: self.enable_thinking,
+            chat_template_kwargs: self.chat_template_kwargs.as_ref(),
+            reasoning_effort: self.reasoning_effort.as_deref(),
+        }
+    }
+
     /// Whether the parser built from this config reads the tools' parameter schemas
     /// (only a grammar that converts values by type does). A caller holding the tools
     /// in another form, such as Python objects, can then skip converting the schemas.
@@ -160,12 +176,16 @@ impl Composed {
         // the request once, and only for a grammar that uses them (copying the schemas
         // dominated building a parser).
         let policy = ToolPolicy::names_only(config.tools.as_deref(), config.tool_choice.clone())?;
+        // Thinking as the reasoning dialect's template reads the request's flags.
+        let thinking = reasoning
+            .as_ref()
+            .and_then(|r| r.thinking(&config.thinking_flags()));
         Ok(Self::build(
             tool,
             reasoning,
             &policy,
             config.tools.as_deref().unwrap_or_default(),
-            config.enable_thinking,
+            thinking,
             config.reasoning_tag_ids,
         ))
     }
@@ -629,6 +649,74 @@ mod tests {
 
     fn tools(names: &[&str]) -> Option<Vec<ToolSpec>> {
         Some(tool_specs(names))
+    }
+
+    /// The start rule reads the flag the reasoning dialect declares: DeepSeek's
+    /// template reads `thinking` (then `enable_thinking`); Qwen3's reads
+    /// `enable_thinking`, from the argument or from the kwargs.
+    #[test]
+    fn thinking_flags_switch_the_start_rule() {
+        let text = "plan</think>answer";
+        let parse = |reasoning: &str, kwargs: serde_json::Value, arg: Option<bool>| {
+            let cfg = ParserConfig {
+                reasoning_parser: Some(reasoning.into()),
+                enable_thinking: arg,
+                chat_template_kwargs: kwargs.as_object().cloned(),
+                ..Default::default()
+            };
+            let m = ResponseParser::new(&cfg)
+                .unwrap()
+                .parse_complete(text, None)
+                .unwrap();
+            (m.reasoning_content, m.content)
+        };
+        let thought = (Some("plan".to_string()), Some("answer".to_string()));
+        let plain = (None, Some(text.to_string()));
+        assert_eq!(
+            parse("deepseek-v3", serde_json::json!({"thinking": true}), None),
+            thought
+        );
+        assert_eq!(
+            parse(
+                "deepseek-v3",
+                serde_json::json!({"enable_thinking": true}),
+                None
+            ),
+            thought
+        );
+        assert_eq!(parse("deepseek-v3", serde_json::json!({}), None), plain);
+        assert_eq!(
+            parse("deepseek-v3", serde_json::json!({}), Some(true)),
+            thought
+        );
+        // The first flag the request carries decides.
+        assert_eq!(
+            parse(
+                "deepseek-v3",
+                serde_json::json!({"thinking": false}),
+                Some(true)
+            ),
+            plain
+        );
+        assert_eq!(parse("qwen3", serde_json::json!({}), None), thought);
+        assert_eq!(
+            parse("qwen3", serde_json::json!({"enable_thinking": false}), None).0,
+            None
+        );
+        // Qwen3 does not read `thinking`.
+        assert_eq!(
+            parse("qwen3", serde_json::json!({"thinking": false}), None),
+            thought
+        );
+        // The argument wins over the kwarg of the same name.
+        assert_eq!(
+            parse(
+                "qwen3",
+                serde_json::json!({"enable_thinking": false}),
+                Some(true)
+            ),
+            thought
+        );
     }
 
     /// Only an XML-family grammar reads schemas; Harmony never does, whatever tool
