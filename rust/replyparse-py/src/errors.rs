@@ -88,8 +88,14 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> PyResult<std::sync::MutexGuard<'_, T>> {
              not be shared between threads at once",
         )),
         // A panic was caught inside a previous call; the state may be inconsistent.
-        Err(TryLockError::Poisoned(_)) => Err(InternalError::new_err(
-            "this parser failed earlier with an internal error and cannot be used again",
-        )),
+        Err(TryLockError::Poisoned(_)) => Err(parser_broken()),
     }
+}
+
+/// The error for a parser that an engine panic left unusable (its lock poisoned, or its
+/// slot marked broken): its state may be inconsistent, so it refuses further use.
+pub(crate) fn parser_broken() -> PyErr {
+    InternalError::new_err(
+        "this parser failed earlier with an internal error and cannot be used again",
+    )
 }

@@ -9,7 +9,7 @@ use pyo3::types::{PyDict, PyList};
 
 use replyparse as engine;
 
-use crate::errors::{guarded, lock, to_py_err, InternalError};
+use crate::errors::{guarded, lock, parser_broken, to_py_err};
 use crate::objects::{DeltaMessage, DeltaToolCall, ParsedResponse};
 use crate::tools::{parse_choice, tools_arg};
 
@@ -53,9 +53,7 @@ impl Slot {
         f: impl FnOnce(&mut engine::ResponseParser, &mut Vec<engine::StreamItem>) -> T,
     ) -> PyResult<T> {
         if self.broken {
-            return Err(InternalError::new_err(
-                "this parser failed earlier with an internal error and cannot be used again",
-            ));
+            return Err(parser_broken());
         }
         let Slot {
             parser,
