@@ -1,0 +1,354 @@
+//! The parser classes: `NativeResponseParser` (subclassed by `replyparse.ResponseParser`)
+//! and `NativeToolParser`, the per-response slot they lock (the engine parser, its reused
+//! delta vector and its broken flag), and the GIL policy every parsing call follows.
+
+use std::sync::Mutex;
+
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+
+use replyparse as engine;
+
+use crate::errors::{guarded, lock, parser_broken, to_py_err};
+use crate::objects::{DeltaMessage, DeltaToolCall, ParsedResponse};
+use crate::tools::{parse_choice, tools_arg};
+
+/// Moves a chunk's deltas into a Python list of `(DeltaMessage, bool)`, leaving `items`
+/// empty with its capacity, ready for the next chunk.
+pub(crate) fn to_items<'py>(
+    py: Python<'py>,
+    items: &mut Vec<engine::StreamItem>,
+) -> PyResult<Bound<'py, PyList>> {
+    PyList::new(
+        py,
+        items
+            .drain(..)
+            .map(|(d, flag)| (DeltaMessage::from(d), flag)),
+    )
+}
+
+/// A parser and the vector its chunks' deltas pass through (reused, so a chunk costs
+/// no vector allocation). Both sit behind the one per-response lock.
+pub(crate) struct Slot {
+    parser: engine::ResponseParser,
+    pub(crate) out: Vec<engine::StreamItem>,
+    /// An engine panic was caught on this parser: its state may be inconsistent, so it
+    /// refuses further use (the lock is held outside the panic guard, so it is not
+    /// poisoned; this flag is).
+    broken: bool,
+}
+
+impl Slot {
+    pub(crate) fn new(parser: engine::ResponseParser) -> Self {
+        Slot {
+            parser,
+            out: Vec::new(),
+            broken: false,
+        }
+    }
+
+    /// Runs engine code on this parser inside the panic guard.
+    pub(crate) fn engine<T>(
+        &mut self,
+        f: impl FnOnce(&mut engine::ResponseParser, &mut Vec<engine::StreamItem>) -> T,
+    ) -> PyResult<T> {
+        if self.broken {
+            return Err(parser_broken());
+        }
+        let Slot {
+            parser,
+            out,
+            broken,
+        } = self;
+        guarded(|| f(parser, out)).inspect_err(|_| {
+            *broken = true;
+            out.clear();
+        })
+    }
+}
+
+impl std::ops::Deref for Slot {
+    type Target = engine::ResponseParser;
+    fn deref(&self) -> &Self::Target {
+        &self.parser
+    }
+}
+
+impl std::ops::DerefMut for Slot {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.parser
+    }
+}
+
+/// Work below this many bytes runs with the GIL held.
+///
+/// A chunk's work is bounded by its text plus what the parser holds (the performance
+/// rule: never proportional to text already consumed), so this bound is known before
+/// parsing. Releasing and re-taking the GIL costs more than parsing a token-sized
+/// chunk (tens of nanoseconds against the parse's few), and when another thread waits
+/// for the GIL each release wakes it, which takes microseconds: windows shorter than
+/// that only add hand-offs and slow both threads down. CPython's hashlib makes the same
+/// trade at the same size (`HASHLIB_GIL_MINSIZE`, 2048 bytes, hashed at a similar rate).
+/// Everything larger (long chunks, a final chunk releasing held text, `parse_complete`
+/// of a response, a `stream_many` step over many streams) runs with the GIL released.
+pub(crate) const GIL_RELEASE_MIN_BYTES: usize = 2048;
+
+/// Runs `f` with the GIL released when `work` bytes are worth the hand-off.
+pub(crate) fn maybe_detach<T: Send>(
+    py: Python<'_>,
+    work: usize,
+    f: impl FnOnce() -> T + Send,
+) -> T {
+    if work >= GIL_RELEASE_MIN_BYTES {
+        py.detach(f)
+    } else {
+        f()
+    }
+}
+
+impl Slot {
+    /// Parses one chunk (see [`GIL_RELEASE_MIN_BYTES`] for when the GIL is released) and
+    /// returns its deltas as Python objects.
+    fn stream_chunk<'py>(
+        &mut self,
+        py: Python<'py>,
+        text: &str,
+        token_ids: Option<&[u32]>,
+        final_: bool,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let work = text.len() + self.parser.buffered_bytes();
+        maybe_detach(py, work, || {
+            self.engine(|p, out| p.stream_chunk_into(text, token_ids, final_, out))?
+                .map_err(to_py_err)
+        })?;
+        to_items(py, &mut self.out)
+    }
+}
+
+/// The response parser (native part). The Python class `replyparse.ResponseParser`
+/// subclasses it to validate requests with pydantic; every method here runs the engine
+/// with the GIL released.
+#[pyclass(
+    module = "replyparse._native",
+    subclass,
+    frozen,
+    name = "ResponseParser"
+)]
+pub struct NativeResponseParser {
+    pub(crate) inner: Mutex<Slot>,
+}
+
+#[pymethods]
+impl NativeResponseParser {
+    #[new]
+    /// `tools`: JSON or the validated `Tool` models (see `tools_arg`), or None.
+    #[pyo3(signature = (
+        tool_parser=None, reasoning_parser=None, tools=None, tool_choice_json=None,
+        enable_thinking=None, response_parser=None, reasoning_tag_ids=None,
+        max_buffered_bytes=None,
+    ))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        tool_parser: Option<String>,
+        reasoning_parser: Option<String>,
+        tools: Option<&Bound<'_, PyAny>>,
+        tool_choice_json: Option<&str>,
+        enable_thinking: Option<bool>,
+        response_parser: Option<String>,
+        reasoning_tag_ids: Option<(u32, u32)>,
+        max_buffered_bytes: Option<usize>,
+    ) -> PyResult<Self> {
+        let mut config = engine::ParserConfig {
+            tool_parser,
+            reasoning_parser,
+            response_parser,
+            tools: None,
+            tool_choice: parse_choice(tool_choice_json)?,
+            enable_thinking,
+            reasoning_tag_ids,
+            max_buffered_bytes,
+        };
+        config.tools = tools_arg(tools, || config.uses_tool_schemas().map_err(to_py_err))?;
+        let parser = guarded(|| engine::ResponseParser::new(&config))?.map_err(to_py_err)?;
+        Ok(Self {
+            inner: Mutex::new(Slot::new(parser)),
+        })
+    }
+
+    /// Feeds one engine chunk; returns `[(DeltaMessage, emitted_tool_call), ...]`.
+    #[pyo3(signature = (text, token_ids=None, r#final=false))]
+    fn stream_chunk<'py>(
+        &self,
+        py: Python<'py>,
+        text: &str,
+        token_ids: Option<Vec<u32>>,
+        r#final: bool,
+    ) -> PyResult<Bound<'py, PyList>> {
+        // The lock is taken with the GIL held: `try_lock` never waits, and the deltas
+        // are drained from the slot after the GIL is back.
+        lock(&self.inner)?.stream_chunk(py, text, token_ids.as_deref(), r#final)
+    }
+
+    /// The whole response at once (`stream_chunk(final=True)` plus aggregation).
+    #[pyo3(signature = (text, token_ids=None))]
+    fn parse_complete(
+        &self,
+        py: Python<'_>,
+        text: &str,
+        token_ids: Option<Vec<u32>>,
+    ) -> PyResult<ParsedResponse> {
+        let mut p = lock(&self.inner)?;
+        let p = &mut *p;
+        let r = maybe_detach(py, text.len(), || {
+            p.engine(|p, _| p.parse_complete(text, token_ids.as_deref()))?
+                .map_err(to_py_err)
+        })?;
+        Ok(r.into())
+    }
+
+    /// Reasoning tokens counted from token ids, or None without `reasoning_tag_ids`.
+    #[getter]
+    fn reasoning_tokens(&self) -> PyResult<Option<usize>> {
+        Ok(lock(&self.inner)?.reasoning_tokens())
+    }
+
+    /// Calls (and stray tool-block text) that did not reach the client:
+    /// `[{"name": str | None, "raw": str, "reason": "unknown_name" | ...}, ...]`.
+    #[getter]
+    fn rejected_calls<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let p = lock(&self.inner)?;
+        rejected_to_py(py, p.rejected_calls())
+    }
+
+    /// Number of tool calls emitted so far.
+    #[getter]
+    fn emitted_tool_calls(&self) -> PyResult<usize> {
+        Ok(lock(&self.inner)?.emitted_tool_calls())
+    }
+
+    /// True when the final chunk arrived inside an unclosed tool block.
+    #[getter]
+    fn ended_in_tool_block(&self) -> PyResult<bool> {
+        Ok(lock(&self.inner)?.ended_in_tool_block())
+    }
+
+    /// Bytes currently held back by the parser (unconsumed text).
+    #[getter]
+    fn pending_len(&self) -> PyResult<usize> {
+        Ok(lock(&self.inner)?.pending_len())
+    }
+
+    /// Every byte the parser holds for this response (unconsumed text, names, keys,
+    /// held arguments, typed values, capped diagnostics): what `max_buffered_bytes` bounds.
+    #[getter]
+    fn buffered_bytes(&self) -> PyResult<usize> {
+        Ok(lock(&self.inner)?.buffered_bytes())
+    }
+
+    /// Whether the final chunk has been fed.
+    #[getter]
+    fn finished(&self) -> PyResult<bool> {
+        Ok(lock(&self.inner)?.is_finished())
+    }
+}
+
+fn rejected_to_py<'py>(
+    py: Python<'py>,
+    rejected: &[engine::RejectedCall],
+) -> PyResult<Bound<'py, PyList>> {
+    let out = PyList::empty(py);
+    for r in rejected {
+        let d = PyDict::new(py);
+        d.set_item("name", r.name.as_deref())?;
+        d.set_item("raw", &r.raw)?;
+        d.set_item("reason", r.reason.as_str())?;
+        d.set_item("truncated", r.truncated)?;
+        out.append(d)?;
+    }
+    Ok(out)
+}
+
+/// The lower-level outer-block parser, for integrators with their own response state
+/// machine. Feed it the text after a tool open tag.
+#[pyclass(module = "replyparse._native", subclass, frozen, name = "ToolParser")]
+pub struct NativeToolParser {
+    inner: Mutex<engine::ToolParser>,
+}
+
+#[pymethods]
+impl NativeToolParser {
+    #[new]
+    /// `tools`: JSON or the validated `Tool` models (see `tools_arg`), or None.
+    #[pyo3(signature = (tool_parser, tools=None, tool_choice_json=None))]
+    fn new(
+        tool_parser: &str,
+        tools: Option<&Bound<'_, PyAny>>,
+        tool_choice_json: Option<&str>,
+    ) -> PyResult<Self> {
+        let dialect = engine::registry::tool_dialect(tool_parser).map_err(to_py_err)?;
+        let uses_schemas = dialect.family.uses_schemas();
+        let mut p = match tools_arg(tools, || Ok(uses_schemas))? {
+            None => engine::ToolParser::new(dialect, engine::AllowedNames::Any),
+            Some(tools) => {
+                let policy =
+                    engine::ToolPolicy::names_only(Some(&tools), parse_choice(tool_choice_json)?)
+                        .map_err(to_py_err)?;
+                engine::ToolParser::for_tools(dialect, &policy, &tools)
+            }
+        };
+        p.start_block();
+        Ok(Self {
+            inner: Mutex::new(p),
+        })
+    }
+
+    /// Starts the next block (after another open tag).
+    fn start_block(&self) -> PyResult<()> {
+        lock(&self.inner)?.start_block();
+        Ok(())
+    }
+
+    /// Appends the block's call deltas to `deltas` and returns how many characters of
+    /// `text` were consumed; keep `text[consumed:]` and prepend it to the next text.
+    #[pyo3(signature = (text, deltas, r#final=false))]
+    fn feed_tool_block(
+        &self,
+        py: Python<'_>,
+        text: &str,
+        deltas: &Bound<'_, PyList>,
+        r#final: bool,
+    ) -> PyResult<usize> {
+        let (used, items) = py.detach(|| {
+            let mut p = lock(&self.inner)?;
+            guarded(|| {
+                let mut items = Vec::new();
+                let used =
+                    p.feed_tool_block(text, &mut engine::DeltaSink::new(&mut items), r#final);
+                (used, items)
+            })
+        })?;
+        for (d, _) in items {
+            for c in d.tool_calls {
+                deltas.append(Py::new(py, DeltaToolCall::from(c))?)?;
+            }
+        }
+        // The engine counts bytes; Python slices by code points.
+        Ok(text[..used].chars().count())
+    }
+
+    #[getter]
+    fn payload_closed(&self) -> PyResult<bool> {
+        Ok(lock(&self.inner)?.payload_closed())
+    }
+
+    #[getter]
+    fn block_closed(&self) -> PyResult<bool> {
+        Ok(lock(&self.inner)?.block_closed())
+    }
+
+    #[getter]
+    fn rejected_calls<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let p = lock(&self.inner)?;
+        rejected_to_py(py, p.rejected_calls())
+    }
+}

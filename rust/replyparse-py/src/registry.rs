@@ -1,0 +1,67 @@
+//! The registry as Python sees it: the sorted parser names, the dialect declarations as
+//! JSON, and registering a dialect from its JSON declaration.
+
+use pyo3::prelude::*;
+
+use replyparse as engine;
+
+use crate::errors::{to_py_err, InternalError, InvalidDialectError};
+
+#[pyfunction]
+pub(crate) fn tool_parsers() -> Vec<String> {
+    engine::registry::tool_parser_names()
+}
+
+#[pyfunction]
+pub(crate) fn reasoning_parsers() -> Vec<String> {
+    engine::registry::reasoning_parser_names()
+}
+
+#[pyfunction]
+pub(crate) fn response_parsers() -> Vec<String> {
+    engine::registry::response_parser_names()
+}
+
+/// The built-in dialect declarations, as the JSON text the engine embeds.
+#[pyfunction]
+pub(crate) fn builtin_dialects_json() -> &'static str {
+    engine::registry::BUILTIN_DIALECTS_JSON
+}
+
+/// Registered tool dialects as JSON (one object per dialect).
+#[pyfunction]
+pub(crate) fn tool_dialects_json() -> PyResult<String> {
+    let v: Vec<engine::ToolDialect> = engine::registry::tool_dialects()
+        .iter()
+        .map(|d| (**d).clone())
+        .collect();
+    serde_json::to_string(&v).map_err(|e| InternalError::new_err(e.to_string()))
+}
+
+/// Registered reasoning dialects as JSON.
+#[pyfunction]
+pub(crate) fn reasoning_dialects_json() -> PyResult<String> {
+    let v: Vec<engine::ReasoningDialect> = engine::registry::reasoning_dialects()
+        .iter()
+        .map(|d| (**d).clone())
+        .collect();
+    serde_json::to_string(&v).map_err(|e| InternalError::new_err(e.to_string()))
+}
+
+/// Registers a tool dialect from its JSON declaration.
+#[pyfunction]
+#[pyo3(signature = (declaration_json, replace=false))]
+pub(crate) fn register_tool_dialect(declaration_json: &str, replace: bool) -> PyResult<()> {
+    let d: engine::ToolDialect = serde_json::from_str(declaration_json)
+        .map_err(|e| InvalidDialectError::new_err(format!("invalid tool dialect: {e}")))?;
+    engine::registry::register_tool_dialect(d, replace).map_err(to_py_err)
+}
+
+/// Registers a reasoning dialect from its JSON declaration.
+#[pyfunction]
+#[pyo3(signature = (declaration_json, replace=false))]
+pub(crate) fn register_reasoning_dialect(declaration_json: &str, replace: bool) -> PyResult<()> {
+    let d: engine::ReasoningDialect = serde_json::from_str(declaration_json)
+        .map_err(|e| InvalidDialectError::new_err(format!("invalid reasoning dialect: {e}")))?;
+    engine::registry::register_reasoning_dialect(d, replace).map_err(to_py_err)
+}
