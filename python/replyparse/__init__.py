@@ -12,6 +12,7 @@ from typing import Any
 from . import _native, constraints
 from ._models import (
     DsmlSyntax,
+    FlagRule,
     FunctionDefinition,
     NamedToolChoice,
     ReasoningDialect,
@@ -49,6 +50,7 @@ __all__ = [
     "DeltaMessage",
     "DeltaToolCall",
     "DsmlSyntax",
+    "FlagRule",
     "FunctionCall",
     "FunctionDefinition",
     "InternalError",
@@ -85,6 +87,15 @@ class ResponseParser(_native.ResponseParser):
     Per response and stateful: create one for each response, from one thread at a time.
     `tools` are OpenAI tool dicts (or pydantic objects); with no tools, or
     `tool_choice="none"`, tool markup stays content.
+
+    Whether the response starts inside reasoning follows the reasoning dialect's start
+    rule and the request's flags as the model's chat template reads them
+    (`chat_template_kwargs` such as `enable_thinking` or `thinking`, `reasoning_effort`);
+    `enable_thinking`, when given, decides whatever flag the template reads. A thinking
+    template (Qwen3, R1) opens `<think>` in the prompt, so with thinking not switched
+    off the output is reasoning until `</think>`: an output without `</think>` is all
+    reasoning. Pass `enable_thinking=False` (or the request's own flag) for a
+    non-thinking request.
     """
 
     def __new__(
@@ -98,6 +109,8 @@ class ResponseParser(_native.ResponseParser):
         response_parser: str | None = None,
         reasoning_tag_ids: tuple[int, int] | None = None,
         max_buffered_bytes: int | None = None,
+        chat_template_kwargs: dict[str, Any] | None = None,
+        reasoning_effort: str | None = None,
     ):
         parser = super().__new__(
             cls,
@@ -109,6 +122,8 @@ class ResponseParser(_native.ResponseParser):
             response_parser or None,
             tuple(reasoning_tag_ids) if reasoning_tag_ids is not None else None,
             max_buffered_bytes,
+            chat_template_kwargs,
+            reasoning_effort,
         )
         # The decoding constraint of tool_choice "required" / a named function, built now
         # so that a dialect that cannot express it fails here, not mid-stream.
@@ -153,10 +168,18 @@ class ResponseParser(_native.ResponseParser):
     ) -> ResponseParser:
         """Builds a parser from a request (a dict or a pydantic object): an OpenAI Chat
         Completions or Responses request (`tools`, `tool_choice` incl. `allowed_tools`,
-        `parallel_tool_calls`, `chat_template_kwargs.enable_thinking`) or an Anthropic
-        Messages request (tools with `input_schema`, `tool_choice` auto / any / tool /
-        none, `disable_parallel_tool_use`, `thinking`). The parser remembers
-        `tool_choice` and `parallel_tool_calls` for the wire adapters."""
+        `parallel_tool_calls`, `chat_template_kwargs` — whose thinking flag the reasoning
+        dialect reads as its template does —, `reasoning_effort` / `reasoning.effort`)
+        or an Anthropic Messages request (tools with `input_schema`, `tool_choice` auto /
+        any / tool / none, `disable_parallel_tool_use`, `thinking`, which switches
+        thinking for every dialect). The parser remembers `tool_choice` and
+        `parallel_tool_calls` for the wire adapters.
+
+        Thinking templates (Qwen3, R1) start the response inside reasoning unless the
+        request switches thinking off: an output without `</think>` is then all
+        reasoning, not content (the peers put it in content; for a thinking template
+        that is wrong). A non-thinking request must say so (`enable_thinking: false` in
+        `chat_template_kwargs`, or the model's own flag)."""
         from ._requests import request_options
 
         o = request_options(request)
@@ -168,6 +191,8 @@ class ResponseParser(_native.ResponseParser):
             enable_thinking=o.enable_thinking,
             response_parser=response_parser,
             reasoning_tag_ids=reasoning_tag_ids,
+            chat_template_kwargs=o.chat_template_kwargs,
+            reasoning_effort=o.reasoning_effort,
         )
         parser.tool_choice = o.tool_choice
         parser.parallel_tool_calls = o.parallel_tool_calls

@@ -160,8 +160,22 @@ class ToolDialect(BaseModel):
     dsml: DsmlSyntax | None = None
 
 
+class FlagRule(BaseModel):
+    """One request flag a chat template reads to switch thinking (see the engine's
+    `thinking.rs`): `key` in `chat_template_kwargs` (`reasoning_effort` is also the
+    request's own field); `on` lists the values meaning "thinking on", or `off` the
+    values meaning off; with neither, the value is read by Jinja truthiness."""
+
+    model_config = ConfigDict(extra="forbid")
+    key: str = Field(min_length=1)
+    on: list[Any] = []
+    off: list[Any] = []
+
+
 class ReasoningDialect(BaseModel):
-    """Reasoning tags and the rule for starting a response inside reasoning."""
+    """Reasoning tags and the rule for starting a response inside reasoning:
+    `starts_in_reasoning` says what thinking on / off / unsaid means, `thinking_flags`
+    which request flags say it (in order; empty: `enable_thinking`)."""
 
     model_config = ConfigDict(extra="forbid")
     name: str = Field(min_length=1)
@@ -169,3 +183,4 @@ class ReasoningDialect(BaseModel):
     open: str = Field(min_length=1)
     close: str = Field(min_length=1)
     starts_in_reasoning: Literal["unless_disabled", "when_enabled", "never"] = "unless_disabled"
+    thinking_flags: list[FlagRule] = []

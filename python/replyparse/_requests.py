@@ -16,6 +16,8 @@ class RequestOptions:
     tool_choice: Any
     parallel_tool_calls: bool | None
     enable_thinking: bool | None
+    chat_template_kwargs: dict[str, Any] | None = None
+    reasoning_effort: str | None = None
 
 
 def _is_anthropic(request: dict[str, Any]) -> bool:
@@ -89,16 +91,27 @@ def _openai(request: dict[str, Any]) -> RequestOptions:
         allowed = {_tool_name(t) for t in spec.get("tools") or []}
         tools = [t for t in tools or [] if _tool_name(t) in allowed]
         choice = spec.get("mode", "auto")
-    kwargs = request.get("chat_template_kwargs") or {}
-    enable = kwargs.get("enable_thinking", request.get("enable_thinking"))
-    if enable is None and kwargs.get("thinking") is not None:
-        enable = bool(kwargs["thinking"])
-    return RequestOptions(tools, choice, request.get("parallel_tool_calls"), enable)
+    # The chat template's flags go to the engine as they are: each reasoning dialect
+    # reads the one its template reads (`enable_thinking`, `thinking`, ...).
+    kwargs = request.get("chat_template_kwargs")
+    enable = request.get("enable_thinking")  # a top-level switch some servers accept
+    effort = request.get("reasoning_effort")
+    reasoning = request.get("reasoning")
+    if effort is None and isinstance(reasoning, dict):  # Responses: reasoning.effort
+        effort = reasoning.get("effort")
+    return RequestOptions(
+        tools,
+        choice,
+        request.get("parallel_tool_calls"),
+        enable if isinstance(enable, bool) else None,
+        kwargs if isinstance(kwargs, dict) else None,
+        effort if isinstance(effort, str) else None,
+    )
 
 
 def request_options(request: Any) -> RequestOptions:
-    """The tools, tool_choice, parallel_tool_calls and thinking flag of a request (a dict
-    or a pydantic object of the OpenAI or Anthropic SDKs)."""
+    """The tools, tool_choice, parallel_tool_calls and thinking flags of a request (a
+    dict or a pydantic object of the OpenAI or Anthropic SDKs)."""
     if hasattr(request, "model_dump"):
         request = request.model_dump(exclude_none=True)
     if not isinstance(request, dict):

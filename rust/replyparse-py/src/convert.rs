@@ -37,9 +37,24 @@ pub(crate) fn value_to_py<'py>(
     })
 }
 
+/// Deepest nesting [`py_to_value`] converts. The conversion recurses, so a cyclic or
+/// absurdly deep structure (a caller's bug) must fail as an error, not overflow the
+/// stack and take the process down; real request data is a few levels deep.
+const MAX_DEPTH: usize = 512;
+
 /// Python data (dict, list, str, int, float, bool, None; pydantic objects via
 /// `model_dump`) as a JSON value, so SSE bytes are serialised by serde_json.
+/// Nesting deeper than [`MAX_DEPTH`] (a cycle included) raises `ValueError`.
 pub(crate) fn py_to_value(obj: &Bound<'_, PyAny>) -> PyResult<serde_json::Value> {
+    py_to_value_at(obj, 0)
+}
+
+fn py_to_value_at(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<serde_json::Value> {
+    if depth > MAX_DEPTH {
+        return Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "cannot serialise to JSON: nested deeper than {MAX_DEPTH} levels (a cycle?)"
+        )));
+    }
     use pyo3::types::{PyBool, PyFloat, PyInt, PyString};
     use serde_json::Value;
     if obj.is_none() {
@@ -70,21 +85,21 @@ pub(crate) fn py_to_value(obj: &Bound<'_, PyAny>) -> PyResult<serde_json::Value>
                 Ok(s) => s.to_str()?.to_owned(),
                 Err(_) => k.str()?.to_str()?.to_owned(),
             };
-            m.insert(key, py_to_value(&v)?);
+            m.insert(key, py_to_value_at(&v, depth + 1)?);
         }
         return Ok(Value::Object(m));
     }
     if let Ok(l) = obj.cast::<PyList>() {
         return l
             .iter()
-            .map(|x| py_to_value(&x))
+            .map(|x| py_to_value_at(&x, depth + 1))
             .collect::<PyResult<_>>()
             .map(Value::Array);
     }
     if let Ok(t) = obj.cast::<PyTuple>() {
         return t
             .iter()
-            .map(|x| py_to_value(&x))
+            .map(|x| py_to_value_at(&x, depth + 1))
             .collect::<PyResult<_>>()
             .map(Value::Array);
     }
@@ -92,7 +107,10 @@ pub(crate) fn py_to_value(obj: &Bound<'_, PyAny>) -> PyResult<serde_json::Value>
         let kwargs = PyDict::new(obj.py());
         kwargs.set_item("exclude_none", true)?;
         kwargs.set_item("mode", "json")?;
-        return py_to_value(&obj.call_method("model_dump", (), Some(&kwargs))?);
+        return py_to_value_at(
+            &obj.call_method("model_dump", (), Some(&kwargs))?,
+            depth + 1,
+        );
     }
     Err(pyo3::exceptions::PyTypeError::new_err(format!(
         "cannot serialise {} to JSON",

@@ -4,11 +4,13 @@
 
 use std::sync::Mutex;
 
+use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
 use replyparse as engine;
 
+use crate::convert::py_to_value;
 use crate::errors::{guarded, lock, parser_broken, to_py_err};
 use crate::objects::{DeltaMessage, DeltaToolCall, ParsedResponse};
 use crate::tools::{parse_choice, tools_arg};
@@ -145,7 +147,7 @@ impl NativeResponseParser {
     #[pyo3(signature = (
         tool_parser=None, reasoning_parser=None, tools=None, tool_choice_json=None,
         enable_thinking=None, response_parser=None, reasoning_tag_ids=None,
-        max_buffered_bytes=None,
+        max_buffered_bytes=None, chat_template_kwargs=None, reasoning_effort=None,
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -157,7 +159,16 @@ impl NativeResponseParser {
         response_parser: Option<String>,
         reasoning_tag_ids: Option<(u32, u32)>,
         max_buffered_bytes: Option<usize>,
+        chat_template_kwargs: Option<&Bound<'_, PyDict>>,
+        reasoning_effort: Option<String>,
     ) -> PyResult<Self> {
+        let chat_template_kwargs = match chat_template_kwargs {
+            Some(d) => match py_to_value(d.as_any())? {
+                serde_json::Value::Object(m) => Some(m),
+                _ => return Err(PyTypeError::new_err("chat_template_kwargs must be a dict")),
+            },
+            None => None,
+        };
         let mut config = engine::ParserConfig {
             tool_parser,
             reasoning_parser,
@@ -165,6 +176,8 @@ impl NativeResponseParser {
             tools: None,
             tool_choice: parse_choice(tool_choice_json)?,
             enable_thinking,
+            chat_template_kwargs,
+            reasoning_effort,
             reasoning_tag_ids,
             max_buffered_bytes,
         };

@@ -35,8 +35,9 @@ pub struct ParserConfig {
     pub response_parser: Option<String>,
     pub tools: Option<Vec<ToolSpec>>,
     pub tool_choice: ToolChoice,
-    /// `chat_template_kwargs.enable_thinking` of the request (wins over the same key in
-    /// `chat_template_kwargs`).
+    /// The caller's thinking switch (an Anthropic request's `thinking`, a server's
+    /// setting): when set, it decides whatever flag the reasoning dialect's template
+    /// reads. Unset, the dialect reads `chat_template_kwargs` and `reasoning_effort`.
     pub enable_thinking: Option<bool>,
     /// The request's `chat_template_kwargs`, for the flag a reasoning dialect's template
     /// reads (`thinking`, `thinking_mode`, ...; see [`crate::thinking`]).
@@ -689,14 +690,16 @@ mod tests {
             parse("deepseek-v3", serde_json::json!({}), Some(true)),
             thought
         );
-        // The first flag the request carries decides.
+        // The first flag the request carries decides; the explicit switch over all.
+        let both = serde_json::json!({"thinking": false, "enable_thinking": true});
+        assert_eq!(parse("deepseek-v3", both, None), plain);
         assert_eq!(
             parse(
                 "deepseek-v3",
                 serde_json::json!({"thinking": false}),
                 Some(true)
             ),
-            plain
+            thought
         );
         assert_eq!(parse("qwen3", serde_json::json!({}), None), thought);
         assert_eq!(
@@ -708,7 +711,7 @@ mod tests {
             parse("qwen3", serde_json::json!({"thinking": false}), None),
             thought
         );
-        // The argument wins over the kwarg of the same name.
+        // The explicit switch wins over the kwarg.
         assert_eq!(
             parse(
                 "qwen3",

@@ -8,8 +8,12 @@
 //! Mistral and Solar the request's `reasoning_effort`. A reasoning dialect therefore
 //! declares which flags its template reads ([`FlagRule`], in order: the first one the
 //! request carries decides), and the parser reads them from the request's
-//! `chat_template_kwargs`, its `reasoning_effort`, and the explicit `enable_thinking`
-//! argument (the older spelling of `chat_template_kwargs.enable_thinking`).
+//! `chat_template_kwargs` and its `reasoning_effort`.
+//!
+//! The explicit `enable_thinking` argument is the caller's own switch (an Anthropic
+//! request's `thinking`, a server's setting): when given, it decides for every dialect,
+//! whatever flag its template reads, so `enable_thinking=False` always means "no
+//! reasoning expected".
 //!
 //! A value is read as the template reads it. With `on` / `off` lists, it is compared with
 //! them; otherwise it is Jinja truthiness (`false`, `0`, `""`, `[]`, `{}` are off, and
@@ -73,7 +77,7 @@ fn truthy(v: &Value) -> bool {
 /// The flags a request carries, borrowed from the parser's configuration.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ThinkingFlags<'a> {
-    /// The explicit `enable_thinking` argument.
+    /// The caller's explicit switch: when set, it decides.
     pub enable_thinking: Option<bool>,
     /// The request's `chat_template_kwargs`.
     pub chat_template_kwargs: Option<&'a Map<String, Value>>,
@@ -84,9 +88,13 @@ pub struct ThinkingFlags<'a> {
 
 impl ThinkingFlags<'_> {
     /// Whether thinking is on (`Some(true)`), off (`Some(false)`) or not said
-    /// (`None`: the first rule whose flag the request carries decides). An empty rule
-    /// list reads `enable_thinking`, the rule of every dialect that declares none.
+    /// (`None`): the explicit switch when set, else the first rule whose flag the
+    /// request carries. An empty rule list reads `enable_thinking`, the rule of every
+    /// dialect that declares none.
     pub fn resolve(&self, rules: &[FlagRule]) -> Option<bool> {
+        if self.enable_thinking.is_some() {
+            return self.enable_thinking;
+        }
         if rules.is_empty() {
             return self.resolve(&[FlagRule::key("enable_thinking")]);
         }
@@ -100,10 +108,6 @@ impl ThinkingFlags<'_> {
                 .filter(|v| !v.is_null())
         };
         match rule.key.as_str() {
-            "enable_thinking" => match self.enable_thinking {
-                Some(b) => Some(rule.read(&Value::Bool(b))),
-                None => kwarg().map(|v| rule.read(v)),
-            },
             "reasoning_effort" => match self.reasoning_effort {
                 Some(e) => Some(rule.read(&Value::String(e.to_owned()))),
                 None => kwarg().map(|v| rule.read(v)),
@@ -123,7 +127,7 @@ mod tests {
     }
 
     #[test]
-    fn default_rule_reads_enable_thinking_from_the_argument_then_the_kwargs() {
+    fn the_explicit_switch_wins_then_the_default_rule_reads_enable_thinking() {
         let k = kwargs(json!({"enable_thinking": false}));
         let mut f = ThinkingFlags {
             chat_template_kwargs: Some(&k),
@@ -131,7 +135,23 @@ mod tests {
         };
         assert_eq!(f.resolve(&[]), Some(false));
         f.enable_thinking = Some(true);
-        assert_eq!(f.resolve(&[]), Some(true), "the explicit argument wins");
+        assert_eq!(f.resolve(&[]), Some(true), "the explicit switch wins");
+        let k = kwargs(json!({"thinking_mode": "enabled"}));
+        let mode = [FlagRule {
+            key: "thinking_mode".into(),
+            on: vec![json!("enabled")],
+            off: vec![],
+        }];
+        let f = ThinkingFlags {
+            enable_thinking: Some(false),
+            chat_template_kwargs: Some(&k),
+            ..Default::default()
+        };
+        assert_eq!(
+            f.resolve(&mode),
+            Some(false),
+            "whatever flag the template reads"
+        );
         assert_eq!(ThinkingFlags::default().resolve(&[]), None);
     }
 
