@@ -158,6 +158,9 @@ class ToolDialect(BaseModel):
     verified_with: list[str] = []
     xml: XmlSyntax | None = None
     dsml: DsmlSyntax | None = None
+    # The marker pieces that are single special tokens (None: every `<|...|>` piece);
+    # markers are also accepted with one space beside them, as engines decode them.
+    special_tokens: list[str] | None = None
 
 
 class FlagRule(BaseModel):

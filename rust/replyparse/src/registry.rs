@@ -8,6 +8,7 @@
 //! Names are matched case-insensitively with `-`, `_` and `.` ignored, so
 //! `qwen3_coder`, `qwen3-coder` and `Qwen3Coder` are one name.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock, RwLock};
 
@@ -15,6 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, ParserKind, Result};
 pub use crate::grammars::Family;
+use crate::scan::special::SpecialTokens;
 use crate::thinking::{FlagRule, ThinkingFlags};
 
 /// A tool-call dialect: outer tags and grammar metadata.
@@ -59,6 +61,12 @@ pub struct ToolDialect {
     /// The markup of a `dsml` family dialect.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dsml: Option<crate::grammars::dsml::DsmlSyntax>,
+    /// The pieces of the markers that are single special (or added) tokens; absent:
+    /// every `<|...|>` piece. Engines that keep special tokens in the text may decode a
+    /// marker with one space at each boundary next to such a piece, so those spellings
+    /// open and close blocks too (see [`crate::scan::special`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub special_tokens: Option<Vec<String>>,
 }
 
 impl ToolDialect {
@@ -73,6 +81,39 @@ impl ToolDialect {
             .as_deref()
             .into_iter()
             .chain(self.close_aliases.iter().map(String::as_str))
+    }
+
+    /// Which pieces of this dialect's markers are special tokens.
+    pub fn special(&self) -> SpecialTokens<'_> {
+        match &self.special_tokens {
+            Some(list) => SpecialTokens::Listed(list),
+            None => SpecialTokens::Markers,
+        }
+    }
+
+    /// Every spelling that opens a block: each open tag as declared and as engines may
+    /// decode it (spaces beside its special tokens), declared tags first, no repeats.
+    pub fn open_spellings(&self) -> Vec<Cow<'_, str>> {
+        self.spellings(self.open_tags())
+    }
+
+    /// Every spelling that closes a block, as [`open_spellings`](Self::open_spellings).
+    pub fn close_spellings(&self) -> Vec<Cow<'_, str>> {
+        self.spellings(self.close_tags())
+    }
+
+    fn spellings<'a>(&'a self, tags: impl Iterator<Item = &'a str>) -> Vec<Cow<'a, str>> {
+        let tags: Vec<&str> = tags.collect();
+        let special = self.special();
+        let mut out: Vec<Cow<'a, str>> = tags.iter().map(|t| Cow::Borrowed(*t)).collect();
+        for t in &tags {
+            for s in special.spellings(t) {
+                if !out.contains(&s) {
+                    out.push(s);
+                }
+            }
+        }
+        out
     }
 }
 

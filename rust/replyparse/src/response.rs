@@ -145,6 +145,9 @@ struct Composed {
     reasoning: Option<Arc<ReasoningDialect>>,
     tool: Option<ToolParser>,
     tool_open: String,
+    /// The tag (index in the armed set the block was opened from) that opened the
+    /// current tool block: an abandoned block gives back that spelling.
+    opened_by: usize,
     plain: Armed,
     in_reasoning: Armed,
     mode: Mode,
@@ -224,13 +227,15 @@ impl Composed {
         let tool_open = tool.as_ref().map(|t| t.dialect().open.clone());
         let r_open = reasoning.as_ref().map(|r| r.open.as_str());
         let r_close = reasoning.as_ref().map(|r| r.close.as_str());
-        // The open tag and its aliases all open a block.
-        let tool_opens: Vec<(Option<&str>, Role)> = tool.as_ref().map_or(Vec::new(), |t| {
-            t.dialect()
-                .open_tags()
-                .map(|o| (Some(o), Role::ToolOpen))
-                .collect()
-        });
+        // The open tag and its aliases all open a block, in every spelling an engine
+        // may decode them to.
+        let opens = tool
+            .as_ref()
+            .map_or(Vec::new(), |t| t.dialect().open_spellings());
+        let tool_opens: Vec<(Option<&str>, Role)> = opens
+            .iter()
+            .map(|o| (Some(o.as_ref()), Role::ToolOpen))
+            .collect();
         let plain = Armed::new(&[&[(r_open, Role::ReasoningOpen)][..], &tool_opens].concat());
         let in_reasoning =
             Armed::new(&[&[(r_close, Role::ReasoningClose)][..], &tool_opens].concat());
@@ -240,6 +245,7 @@ impl Composed {
         Composed {
             tool,
             tool_open: tool_open.unwrap_or_default(),
+            opened_by: 0,
             plain,
             in_reasoning,
             mode: if starts { Mode::Reasoning } else { Mode::Plain },
@@ -320,7 +326,13 @@ impl Composed {
                     self.ended_in_tool_block |= tool.truncated();
                     if abandoned {
                         let ch = text_channel(from_reasoning, self.reasoning_as_content);
-                        sink.text(ch, &self.tool_open);
+                        // The block's own spelling of the open tag goes back.
+                        let armed = if from_reasoning {
+                            &self.in_reasoning
+                        } else {
+                            &self.plain
+                        };
+                        sink.text(ch, armed.tags.text(self.opened_by));
                         sink.text(ch, tool.leading_whitespace());
                     }
                     self.mode = if from_reasoning {
@@ -367,6 +379,7 @@ impl Composed {
                                 Role::ReasoningOpen => self.mode = Mode::Reasoning,
                                 Role::ReasoningClose => self.mode = Mode::Plain,
                                 Role::ToolOpen => {
+                                    self.opened_by = m.tag;
                                     self.tool.as_mut().expect("armed").start_block();
                                     self.mode = Mode::Tool {
                                         from_reasoning: reasoning,
@@ -650,6 +663,48 @@ mod tests {
 
     fn tools(names: &[&str]) -> Option<Vec<ToolSpec>> {
         Some(tool_specs(names))
+    }
+
+    /// Markers of several special tokens also open and close blocks as engines decode
+    /// them with `spaces_between_special_tokens` (one space between the tokens), under
+    /// every chunking; other whitespace is not a marker, and a spaced open tag of a
+    /// block abandoned at the end of input goes back as written.
+    #[test]
+    fn spaced_special_token_markers() {
+        let cfg = config("internlm", None, None);
+        let env = r#"{"name": "get_weather", "parameters": {"city": "Paris"}}"#;
+        for open in ["<|action_start|><|plugin|>", "<|action_start|> <|plugin|>"] {
+            let text = format!("Sure. {open} \n{env} <|action_end|> done");
+            let r = assert_chunking_invariant(&cfg, &text);
+            assert_eq!(
+                crate::testutil::calls(&r),
+                [("get_weather", r#"{"city": "Paris"}"#)],
+                "{text:?}"
+            );
+            assert_eq!(r.content.as_deref(), Some("Sure.  done"));
+        }
+        for prose in [
+            "<|action_start|>  <|plugin|>",
+            "<|action_start|>\n<|plugin|>",
+        ] {
+            let text = format!("{prose}{env}<|action_end|>");
+            let r = assert_chunking_invariant(&cfg, &text);
+            assert!(r.tool_calls.is_empty(), "{prose:?}");
+        }
+        // llama3 has no close tag: an open tag followed by no envelope is abandoned and
+        // given back in the spelling it was written in.
+        let mut d = (*registry::tool_dialect("llama3").unwrap()).clone();
+        d.name = "spaced-test-llama".into();
+        d.aliases.clear();
+        d.open = "<|python_tag|><|x|>".into();
+        registry::register_tool_dialect(d, true).unwrap();
+        let cfg = config("spaced-test-llama", None, None);
+        let r = assert_chunking_invariant(&cfg, "a <|python_tag|> <|x|> plain words");
+        assert_eq!(
+            r.content.as_deref(),
+            Some("a <|python_tag|> <|x|> plain words")
+        );
+        assert!(r.tool_calls.is_empty());
     }
 
     /// The start rule reads the flag the reasoning dialect declares: DeepSeek's

@@ -108,7 +108,7 @@ impl ToolParser {
         allowed: AllowedNames,
         schemas: Schemas,
     ) -> Self {
-        let close = TagSet::shared(&dialect.close_tags().collect::<Vec<_>>());
+        let close = TagSet::shared(&dialect.close_spellings());
         ToolParser {
             grammar: grammar_for(&dialect, schemas),
             dialect,

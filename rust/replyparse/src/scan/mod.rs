@@ -3,6 +3,8 @@
 //! - [`prefix`]: tag search and the held tag prefixes that make any chunking safe;
 //! - [`json_scan`]: where one JSON value ends, lexically and incrementally;
 //! - [`lex`]: whitespace and "starts with a tag, or may still become one";
+//! - [`special`]: which pieces of a marker are special tokens, and the spellings
+//!   engines decode such markers to;
 //! - [`escape`]: JSON string escaping, byte for byte as serde_json writes it;
 //! - `swar`: word-at-a-time search for short distances (private to this folder).
 
@@ -10,4 +12,5 @@ pub mod escape;
 pub mod json_scan;
 pub mod lex;
 pub mod prefix;
+pub mod special;
 pub(crate) mod swar;
