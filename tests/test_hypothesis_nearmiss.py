@@ -176,8 +176,9 @@ def is_subsequence(needle: str, hay: str) -> bool:
 def reference_channels(text: str, reasoning_parser: str | None, thinking: bool | None):
     """The state machine's reasoning routing with tool tags disarmed, merged by channel:
     `<think>` opens reasoning from plain text, `</think>` closes it, a leading `<think>`
-    is dropped when the response starts in reasoning, and with enable_thinking=False
-    reasoning text is content."""
+    (after nothing but whitespace, which goes with it) is dropped when the response
+    starts in reasoning, a `<think>` inside reasoning is dropped, and with
+    enable_thinking=False reasoning text is content."""
     out: list[tuple[str, str]] = []
 
     def push(ch: str, t: str) -> None:
@@ -193,16 +194,21 @@ def reference_channels(text: str, reasoning_parser: str | None, thinking: bool |
         return out
     starts = thinking is True if reasoning_parser == "deepseek-v3" else thinking is not False
     mode = "reasoning" if starts else "content"
-    pos = len("<think>") if starts and text.startswith("<think>") else 0
+    pos = 0
+    lead = text.lstrip(" \t\n\r")
+    if starts and lead.startswith("<think>"):
+        pos = len(text) - len(lead) + len("<think>")
     while True:
-        tag = "</think>" if mode == "reasoning" else "<think>"
-        i = text.find(tag, pos)
+        tags = ["</think>", "<think>"] if mode == "reasoning" else ["<think>"]
+        found = [(i, t) for t in tags if (i := text.find(t, pos)) >= 0]
+        i, tag = min(found) if found else (-1, "")
         end = len(text) if i < 0 else i
         push("content" if thinking is False else mode, text[pos:end])
         if i < 0:
             return out
         pos = i + len(tag)
-        mode = "content" if mode == "reasoning" else "reasoning"
+        if tag == "</think>" or mode == "content":
+            mode = "content" if mode == "reasoning" else "reasoning"
 
 
 def merged(pieces: list[tuple[str, str]]) -> list[tuple[str, str]]:

@@ -370,21 +370,34 @@ pub fn reference_channels(
     };
     let as_content = thinking == Some(false);
     let mut reasoning = starts;
-    let mut pos = if starts && text.starts_with("<think>") {
-        "<think>".len()
+    // A leading `<think>` after nothing but whitespace (which goes with it) is dropped
+    // when the response starts in reasoning; inside reasoning a `<think>` is dropped.
+    let lead = text.trim_start_matches([' ', '\t', '\n', '\r']);
+    let mut pos = if starts && lead.starts_with("<think>") {
+        text.len() - lead.len() + "<think>".len()
     } else {
         0
     };
     loop {
-        let tag = if reasoning { "</think>" } else { "<think>" };
-        let found = text[pos..].find(tag).map(|i| i + pos);
-        let end = found.unwrap_or(text.len());
+        let close = if reasoning {
+            text[pos..].find("</think>").map(|i| (i + pos, "</think>"))
+        } else {
+            None
+        };
+        let open = text[pos..].find("<think>").map(|i| (i + pos, "<think>"));
+        let found = match (close, open) {
+            (Some(c), Some(o)) => Some(if c.0 < o.0 { c } else { o }),
+            (c, o) => c.or(o),
+        };
+        let end = found.map_or(text.len(), |(i, _)| i);
         push_piece(&mut out, reasoning && !as_content, &text[pos..end]);
-        let Some(i) = found else {
+        let Some((i, tag)) = found else {
             return out;
         };
         pos = i + tag.len();
-        reasoning = !reasoning;
+        if tag == "</think>" || !reasoning {
+            reasoning = !reasoning;
+        }
     }
 }
 

@@ -237,8 +237,18 @@ impl Composed {
             .map(|o| (Some(o.as_ref()), Role::ToolOpen))
             .collect();
         let plain = Armed::new(&[&[(r_open, Role::ReasoningOpen)][..], &tool_opens].concat());
-        let in_reasoning =
-            Armed::new(&[&[(r_close, Role::ReasoningClose)][..], &tool_opens].concat());
+        // An open tag while already reasoning (a model repeating `<think>`) is protocol,
+        // not reasoning text: it is dropped (the role keeps the mode).
+        let in_reasoning = Armed::new(
+            &[
+                &[
+                    (r_close, Role::ReasoningClose),
+                    (r_open, Role::ReasoningOpen),
+                ][..],
+                &tool_opens,
+            ]
+            .concat(),
+        );
         let starts = reasoning
             .as_ref()
             .is_some_and(|r| r.starts_in_reasoning(enable_thinking));
@@ -346,13 +356,17 @@ impl Composed {
                     let reasoning = self.mode == Mode::Reasoning;
                     let text = &input[pos..];
                     if self.leading_open {
+                        // Reasoning began implicitly: an open tag the model writes anyway,
+                        // after nothing but whitespace, is the protocol's tag (Kimi K2
+                        // Thinking writes "\n<think>"), so it and that whitespace go.
                         let open = self.reasoning.as_ref().map_or("", |r| r.open.as_str());
-                        if text.len() < open.len() && open.starts_with(text) && !final_ {
+                        let after = text.trim_start_matches([' ', '\t', '\n', '\r']);
+                        if !final_ && after.len() < open.len() && open.starts_with(after) {
                             break;
                         }
                         self.leading_open = false;
-                        if !open.is_empty() && text.starts_with(open) {
-                            pos += open.len();
+                        if !open.is_empty() && after.starts_with(open) {
+                            pos += text.len() - after.len() + open.len();
                             continue;
                         }
                     }
@@ -663,6 +677,85 @@ mod tests {
 
     fn tools(names: &[&str]) -> Option<Vec<ToolSpec>> {
         Some(tool_specs(names))
+    }
+
+    /// Reasoning tags are protocol: a leading `<think>` after whitespace (reasoning
+    /// begun implicitly) and a repeated `<think>` while reasoning never reach
+    /// `reasoning_content`; whitespace alone before the tag goes with it.
+    #[test]
+    fn leftover_reasoning_tags_are_dropped() {
+        let cfg = config("qwen", Some("qwen3"), None);
+        for (text, reasoning, content) in [
+            ("\n<think>plan</think>answer", "plan", "answer"),
+            ("  \n <think>\nplan</think>answer", "\nplan", "answer"),
+            ("<think>a<think>b</think>c", "ab", "c"),
+            ("a<think>b</think>c", "ab", "c"),
+            // Not only whitespace before it: an explicit open tag inside reasoning.
+            ("x <think>y</think>z", "x y", "z"),
+            // Whitespace without a tag stays reasoning.
+            ("  plan</think>answer", "  plan", "answer"),
+        ] {
+            let r = assert_chunking_invariant(&cfg, text);
+            assert_eq!(r.reasoning_content.as_deref(), Some(reasoning), "{text:?}");
+            assert_eq!(r.content.as_deref(), Some(content), "{text:?}");
+        }
+        // From plain text (thinking off), an explicit block still opens once.
+        let cfg = config("qwen", Some("qwen3"), Some(false));
+        let r = assert_chunking_invariant(&cfg, "hi<think>a<think>b</think>c");
+        assert_eq!(r.content.as_deref(), Some("hiabc"));
+    }
+
+    /// At the end of input a held proper prefix of a value's close tag is markup cut
+    /// short, not data: it stays out of the value (string, typed or JSON) and is
+    /// recorded as stray block text, the block as cut — for every family whose values
+    /// end at a close tag, under every chunking.
+    #[test]
+    fn held_close_prefix_at_end_is_markup() {
+        let cases = [
+            (
+                "qwen3coder",
+                "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</param",
+                r#"{"city": "Paris"}"#,
+                "</param",
+            ),
+            (
+                "glm47",
+                "<tool_call>get_weather\n<arg_key>city</arg_key><arg_value>Paris</arg_va",
+                r#"{"city": "Paris"}"#,
+                "</arg_va",
+            ),
+            (
+                "deepseek-v32",
+                "\n\n<｜DSML｜function_calls>\n<｜DSML｜invoke name=\"get_weather\">\n<｜DSML｜parameter name=\"city\" string=\"true\">Paris</｜DSML｜para",
+                r#"{"city": "Paris"}"#,
+                "</｜DSML｜para",
+            ),
+            (
+                "deepseek-v4",
+                "\n\n<｜DSML｜tool_calls>\n<｜DSML｜invoke name=\"get_weather\">\n<｜DSML｜parameter name=\"days\" string=\"false\">3</｜DSML｜",
+                r#"{"days": 3}"#,
+                "</｜DSML｜",
+            ),
+        ];
+        for (dialect, text, args, held) in cases {
+            let cfg = config(dialect, None, None);
+            let (r, rejected) = crate::testutil::chunking_invariant_rejected(&cfg, text, false);
+            assert_eq!(
+                crate::testutil::calls(&r),
+                [("get_weather", args)],
+                "{dialect}"
+            );
+            assert_eq!(r.content, None, "{dialect}");
+            let stray: Vec<&str> = rejected.iter().map(|c| c.raw.as_str()).collect();
+            assert_eq!(
+                stray,
+                [held],
+                "{dialect}: the cut tag is in the diagnostics"
+            );
+            let mut p = ResponseParser::new(&cfg).unwrap();
+            p.parse_complete(text, None).unwrap();
+            assert!(p.ended_in_tool_block(), "{dialect}");
+        }
     }
 
     /// Markers of several special tokens also open and close blocks as engines decode

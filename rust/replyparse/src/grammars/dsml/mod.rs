@@ -297,14 +297,23 @@ impl DsmlGrammar {
                 used = rest.len();
                 self.set_name(calls, out);
             }
+            // A proper prefix of the parameter close tag at the end of input is markup
+            // cut short, not data: it stays out of the value and is left unconsumed,
+            // so the tool parser records it as stray block text.
             State::StrValue => {
-                self.push_escaped(rest, calls, out);
-                used = rest.len();
+                used = rest.len() - self.param_close.held_suffix(rest);
+                self.push_escaped(&rest[..used], calls, out);
                 if self.key_written {
                     calls.push_args("\"", out);
                 }
             }
-            State::JsonStart | State::JsonScan | State::JsonTail => {
+            State::JsonTail => {
+                used = rest.len() - self.param_close.held_suffix(rest);
+                if used > 0 {
+                    self.push_value(&rest[..used], calls, out);
+                }
+            }
+            State::JsonStart | State::JsonScan => {
                 if !rest.is_empty() {
                     self.push_value(rest, calls, out);
                 }
@@ -654,7 +663,13 @@ mod tests {
             ),
             (
                 "<｜DSML｜invoke name=\"g\">\n<｜DSML｜parameter name=\"q\" string=\"true\">ab</｜DSML｜para",
-                vec![("f", "{\"a\": \"x\"}"), ("g", "{\"q\": \"ab</｜DSML｜para\"}")],
+                // A cut close tag at the end is markup, not data (the tool parser
+                // records it: see `held_close_prefix_at_end_is_markup`).
+                vec![("f", "{\"a\": \"x\"}"), ("g", "{\"q\": \"ab\"}")],
+            ),
+            (
+                "<｜DSML｜invoke name=\"g\">\n<｜DSML｜parameter name=\"n\" string=\"false\">7</｜DSML｜param",
+                vec![("f", "{\"a\": \"x\"}"), ("g", "{\"n\": 7}")],
             ),
             (
                 "<｜DSML｜invoke name=\"g\">\n<｜DSML｜parameter name=\"n\" string=\"false\">[1, 2",

@@ -363,7 +363,10 @@ impl PayloadGrammar for XmlGrammar {
                             continue;
                         }
                     }
-                    match self.value_close.find_or_held(rest, final_) {
+                    // Even at the end of input a proper prefix of the close tag is
+                    // held: it is markup cut short, not data, so it stays out of the
+                    // value and is left to the tool parser, which records it.
+                    match self.value_close.find_or_held(rest, false) {
                         Ok(m) => {
                             let mut v = &rest[..m.start];
                             if self.syn.trim_value_newline {
