@@ -39,8 +39,9 @@ def test_real_token_chunking_round_trips(fx: DKFixture) -> None:
     if "<\uff5cDSML\uff5c" in fx.text:
         # The DSML tags really are split across several tokens.
         assert not any("<\uff5cDSML\uff5cinvoke" in c for c in chunks)
-    # test_fixtures.py streams each case at these boundaries
+    # test_fixtures.py streams each case at these boundaries (and at Qwen's)
     assert ("kimi" if fx.tool_parser == "kimi_k2" else "deepseek") in fx.tokenizers
+    assert "qwen3" in fx.tokenizers
 
 
 def test_dsml_tags_are_cut_inside_by_the_tokenizer() -> None:

@@ -19,6 +19,8 @@ FILES = fixture_data.all_files()
 def test_fixture_coverage() -> None:
     """Each JSON dialect has its share of the matrix, and enough fixtures overall."""
     assert len(FIXTURES) >= 60
+    # test_fixtures.py streams each at real Qwen token boundaries
+    assert all("qwen3" in f.tokenizers for f in FIXTURES)
     for name in ("qwen", "llama3", "internlm"):
         assert sum(f.tool_parser == name and f.id.startswith(name) for f in FIXTURES) >= 30
 

@@ -47,6 +47,8 @@ def test_fixture_coverage() -> None:
     # test_fixtures.py checks every call's arguments (expected, streamed, complete) as a
     # JSON object for these cases
     assert all(f.arguments_json for f in XML_FIXTURES)
+    # ... and streams each at real Qwen token boundaries
+    assert all("qwen3" in f.tokenizers for f in XML_FIXTURES)
     for name in ("qwen3coder", "glm47", "glm45"):
         assert sum(f.tool_parser == name for f in XML_FIXTURES) >= 50
     ids = {f.id.split("-", 1)[1] for f in XML_FIXTURES}
