@@ -429,3 +429,56 @@ def check_stream(
             check_arguments(arguments)
     if fx.rejected is not None:
         assert rejected_of(parser) == fx.rejected, "rejected calls depend on the chunking"
+
+
+# ---------------------------------------------------------------------------------------
+# The reasoning routing of DESIGN.md, for conservation properties
+# ---------------------------------------------------------------------------------------
+
+
+def reference_channels(text: str, reasoning_parser: str | None, thinking: bool | None):
+    """The state machine's reasoning routing with tool tags disarmed, merged by channel:
+    `<think>` opens reasoning from plain text, `</think>` closes it, a leading `<think>`
+    (after nothing but whitespace, which goes with it) is dropped when the response
+    starts in reasoning, a `<think>` inside reasoning is dropped, and with
+    enable_thinking=False reasoning text is content."""
+    out: list[tuple[str, str]] = []
+
+    def push(ch: str, t: str) -> None:
+        if not t:
+            return
+        if out and out[-1][0] == ch:
+            out[-1] = (ch, out[-1][1] + t)
+        else:
+            out.append((ch, t))
+
+    if reasoning_parser is None:
+        push("content", text)
+        return out
+    starts = thinking is True if reasoning_parser == "deepseek-v3" else thinking is not False
+    mode = "reasoning" if starts else "content"
+    pos = 0
+    lead = text.lstrip(" \t\n\r")
+    if starts and lead.startswith("<think>"):
+        pos = len(text) - len(lead) + len("<think>")
+    while True:
+        tags = ["</think>", "<think>"] if mode == "reasoning" else ["<think>"]
+        found = [(i, t) for t in tags if (i := text.find(t, pos)) >= 0]
+        i, tag = min(found) if found else (-1, "")
+        end = len(text) if i < 0 else i
+        push("content" if thinking is False else mode, text[pos:end])
+        if i < 0:
+            return out
+        pos = i + len(tag)
+        if tag == "</think>" or mode == "content":
+            mode = "content" if mode == "reasoning" else "reasoning"
+
+
+def merged(pieces: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    for ch, t in pieces:
+        if out and out[-1][0] == ch:
+            out[-1] = (ch, out[-1][1] + t)
+        else:
+            out.append((ch, t))
+    return out

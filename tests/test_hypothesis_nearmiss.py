@@ -21,7 +21,15 @@ import json
 from typing import Any
 
 import pytest
-from chunking import check_invariants, complete_result, reconstruct, rejected_of, split_at
+from chunking import (
+    check_invariants,
+    complete_result,
+    merged,
+    reconstruct,
+    reference_channels,
+    rejected_of,
+    split_at,
+)
 from fixtures import TOOLS, tool
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -171,54 +179,6 @@ def run_stream(kw: dict[str, Any], chunks: list[str]):
 def is_subsequence(needle: str, hay: str) -> bool:
     it = iter(hay)
     return all(c in it for c in needle)
-
-
-def reference_channels(text: str, reasoning_parser: str | None, thinking: bool | None):
-    """The state machine's reasoning routing with tool tags disarmed, merged by channel:
-    `<think>` opens reasoning from plain text, `</think>` closes it, a leading `<think>`
-    (after nothing but whitespace, which goes with it) is dropped when the response
-    starts in reasoning, a `<think>` inside reasoning is dropped, and with
-    enable_thinking=False reasoning text is content."""
-    out: list[tuple[str, str]] = []
-
-    def push(ch: str, t: str) -> None:
-        if not t:
-            return
-        if out and out[-1][0] == ch:
-            out[-1] = (ch, out[-1][1] + t)
-        else:
-            out.append((ch, t))
-
-    if reasoning_parser is None:
-        push("content", text)
-        return out
-    starts = thinking is True if reasoning_parser == "deepseek-v3" else thinking is not False
-    mode = "reasoning" if starts else "content"
-    pos = 0
-    lead = text.lstrip(" \t\n\r")
-    if starts and lead.startswith("<think>"):
-        pos = len(text) - len(lead) + len("<think>")
-    while True:
-        tags = ["</think>", "<think>"] if mode == "reasoning" else ["<think>"]
-        found = [(i, t) for t in tags if (i := text.find(t, pos)) >= 0]
-        i, tag = min(found) if found else (-1, "")
-        end = len(text) if i < 0 else i
-        push("content" if thinking is False else mode, text[pos:end])
-        if i < 0:
-            return out
-        pos = i + len(tag)
-        if tag == "</think>" or mode == "content":
-            mode = "content" if mode == "reasoning" else "reasoning"
-
-
-def merged(pieces: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    out: list[tuple[str, str]] = []
-    for ch, t in pieces:
-        if out and out[-1][0] == ch:
-            out[-1] = (ch, out[-1][1] + t)
-        else:
-            out.append((ch, t))
-    return out
 
 
 def check_stream_equals_complete(kw: dict[str, Any], text: str, chunks: list[str]):

@@ -6,7 +6,14 @@ from __future__ import annotations
 import json
 
 import pytest
-from chunking import complete_result, make_parser, split_at, stream_text
+from chunking import (
+    complete_result,
+    make_parser,
+    merged,
+    reference_channels,
+    split_at,
+    stream_text,
+)
 from fixtures import DIALECTS, FIXTURES, TOOLS, Dialect, Fixture, tool
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -91,43 +98,6 @@ REASONING_CONFIGS = [
     ("deepseek-v3", False),
 ]
 TOOLS_WITH_F = TOOLS + [tool("f", "near-miss target", {})]
-
-
-def reference_channels(text: str, reasoning_parser: str | None, thinking: bool | None):
-    """The reasoning routing of DESIGN.md with tool tags disarmed: returns the
-    (channel, text) pieces. `<think>` opens reasoning from plain text, `</think>` closes
-    it, a leading `<think>` is dropped when the response starts in reasoning, and with
-    enable_thinking=False reasoning text is content."""
-    if reasoning_parser is None:
-        return [("content", text)] if text else []
-    if reasoning_parser == "deepseek-v3":
-        starts = thinking is True
-    else:
-        starts = thinking is not False
-    as_content = thinking is False
-    mode = "reasoning" if starts else "content"
-    pos = len("<think>") if starts and text.startswith("<think>") else 0
-    pieces = []
-    while True:
-        tag = "</think>" if mode == "reasoning" else "<think>"
-        i = text.find(tag, pos)
-        end = len(text) if i < 0 else i
-        if end > pos:
-            pieces.append(("content" if as_content else mode, text[pos:end]))
-        if i < 0:
-            return pieces
-        pos = i + len(tag)
-        mode = "content" if mode == "reasoning" else "reasoning"
-
-
-def merged(pieces):
-    out: list[tuple[str, str]] = []
-    for ch, t in pieces:
-        if out and out[-1][0] == ch:
-            out[-1] = (ch, out[-1][1] + t)
-        else:
-            out.append((ch, t))
-    return out
 
 
 @pytest.mark.parametrize("reasoning_parser,thinking", REASONING_CONFIGS, ids=str)

@@ -57,11 +57,7 @@ const EXPECT_KEYS: &[&str] = &[
 const CALL_KEYS: &[&str] = &["name", "arguments", "id"];
 const REJECTED_KEYS: &[&str] = &["name", "reason", "raw"];
 /// Request fields a case may carry that `ParserConfig` does not take yet.
-const NOT_YET_IN_CONFIG: &[&str] = &[
-    "chat_template_kwargs",
-    "reasoning_effort",
-    "parallel_tool_calls",
-];
+const NOT_YET_IN_CONFIG: &[&str] = &["parallel_tool_calls"];
 
 /// An expected call: name, arguments, and the model's id when the dialect keeps it.
 #[derive(Debug, Clone, PartialEq)]
@@ -225,6 +221,16 @@ fn read_case(
         tools,
         tool_choice,
         enable_thinking: opt_bool(&w, c.get("enable_thinking"), "enable_thinking")?,
+        chat_template_kwargs: match c.get("chat_template_kwargs") {
+            None | Some(Value::Null) => None,
+            Some(Value::Object(m)) => Some(m.clone()),
+            Some(other) => {
+                return Err(format!(
+                    "{w}: chat_template_kwargs must be an object: {other}"
+                ))
+            }
+        },
+        reasoning_effort: opt_str(&w, c.get("reasoning_effort"), "reasoning_effort")?,
         ..Default::default()
     };
 
@@ -833,7 +839,7 @@ fn the_reader_refuses_malformed_cases_and_merges_defaults() {
             "reject reason",
         ),
         (
-            r#"{"cases": [{"id": "x", "text": "", "reasoning_effort": "high"}]}"#,
+            r#"{"cases": [{"id": "x", "text": "", "parallel_tool_calls": false}]}"#,
             "does not take yet",
         ),
         (r#"{"cases": []}"#, "non-empty"),
