@@ -679,6 +679,76 @@ mod tests {
         Some(tool_specs(names))
     }
 
+    /// Stray text inside a tool block does not swallow the calls after it: the tool
+    /// parser resynchronises at the grammar's next payload marker and records only the
+    /// junk between (SMG has a regression test for exactly this), under every chunking.
+    #[test]
+    fn stray_text_resynchronises_at_the_next_call() {
+        let w = r#"{"name": "get_weather", "arguments": {"city": "A"}}"#;
+        let q = r#"{"name": "search", "arguments": {"query": "q"}}"#;
+        let dsml_call = |name: &str, body: &str| {
+            format!("<｜DSML｜invoke name=\"{name}\">\n{body}</｜DSML｜invoke>\n")
+        };
+        let q_param = "<｜DSML｜parameter name=\"query\" string=\"true\">q</｜DSML｜parameter>\n";
+        let kimi_q = "<|tool_call_begin|>functions.search:0<|tool_call_argument_begin|>{\"query\": \"q\"}<|tool_call_end|>";
+        let cases: Vec<(&str, String, Vec<(&str, &str)>, Vec<&str>)> = vec![
+            (
+                "qwen",
+                format!("<tool_call>\n{w}, {q}\n</tool_call>"),
+                vec![
+                    ("get_weather", r#"{"city": "A"}"#),
+                    ("search", r#"{"query": "q"}"#),
+                ],
+                vec![", "],
+            ),
+            (
+                "qwen",
+                format!("<tool_call>\n{w} junk; {q} tail\n</tool_call>"),
+                vec![
+                    ("get_weather", r#"{"city": "A"}"#),
+                    ("search", r#"{"query": "q"}"#),
+                ],
+                vec!["junk; ", "tail\n"],
+            ),
+            (
+                "deepseek-v32",
+                format!(
+                    "\n\n<｜DSML｜function_calls>\n{}{}</｜DSML｜function_calls>",
+                    dsml_call("", q_param),
+                    dsml_call("search", q_param)
+                ),
+                vec![("search", r#"{"query": "q"}"#)],
+                vec![],
+            ),
+            (
+                "deepseek-v32",
+                format!(
+                    "\n\n<｜DSML｜function_calls>\nnoise\n{}</｜DSML｜function_calls>",
+                    dsml_call("search", q_param)
+                ),
+                vec![("search", r#"{"query": "q"}"#)],
+                vec!["noise\n"],
+            ),
+            (
+                "kimi_k2",
+                format!("<|tool_calls_section_begin|>noise {kimi_q}<|tool_calls_section_end|>"),
+                vec![("search", r#"{"query": "q"}"#)],
+                vec!["noise "],
+            ),
+        ];
+        for (dialect, text, want, stray) in cases {
+            let cfg = config(dialect, None, None);
+            let (r, rejected) = crate::testutil::chunking_invariant_rejected(&cfg, &text, false);
+            assert_eq!(crate::testutil::calls(&r), want, "{dialect}: {text:?}");
+            let got: Vec<&str> = rejected
+                .iter()
+                .filter(|c| c.reason == crate::RejectReason::StrayText)
+                .map(|c| c.raw.as_str())
+                .collect();
+            assert_eq!(got, stray, "{dialect}: {text:?}");
+        }
+    }
+
     /// Reasoning tags are protocol: a leading `<think>` after whitespace (reasoning
     /// begun implicitly) and a repeated `<think>` while reasoning never reach
     /// `reasoning_content`; whitespace alone before the tag goes with it.

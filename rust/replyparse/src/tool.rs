@@ -46,6 +46,13 @@ pub trait PayloadGrammar: Send + std::fmt::Debug {
     /// may still become its opening markup once more text arrives: the grammar then
     /// holds it, so the answer does not depend on where a chunk ended.
     fn starts_payload(&self, rest: &str) -> bool;
+    /// The text every payload of this grammar begins with (`{`, `<function=`, an
+    /// invoke tag), if it has one. After stray text inside a block, the tool parser
+    /// resynchronises at it: a later well-formed call in the same block is still a
+    /// call, and only the junk before it is recorded.
+    fn payload_marker(&self) -> Option<&str> {
+        None
+    }
     /// Bytes the grammar holds (a name, a key, a typed value until its close tag), for
     /// the response's buffer limit.
     fn buffered_bytes(&self) -> usize {
@@ -65,6 +72,9 @@ pub struct ToolParser {
     grammar: Box<dyn PayloadGrammar>,
     calls: CallEmitter,
     close: Arc<TagSet>,
+    /// The close tags, then the grammar's payload marker (if any): where stray text
+    /// ends.
+    stray_stops: Arc<TagSet>,
     payload_closed: bool,
     block_closed: bool,
     abandoned: bool,
@@ -108,12 +118,18 @@ impl ToolParser {
         allowed: AllowedNames,
         schemas: Schemas,
     ) -> Self {
-        let close = TagSet::shared(&dialect.close_spellings());
+        let closes = dialect.close_spellings();
+        let close = TagSet::shared(&closes);
+        let grammar = grammar_for(&dialect, schemas);
+        let mut stops: Vec<&str> = closes.iter().map(|c| c.as_ref()).collect();
+        stops.extend(grammar.payload_marker().filter(|m| !m.is_empty()));
+        let stray_stops = TagSet::shared(&stops);
         ToolParser {
-            grammar: grammar_for(&dialect, schemas),
+            grammar,
             dialect,
             calls: CallEmitter::new(allowed),
             close,
+            stray_stops,
             payload_closed: false,
             block_closed: true,
             abandoned: false,
@@ -229,8 +245,11 @@ impl ToolParser {
     }
 
     /// Between the payload and the close tag: another payload, the close tag, or stray
-    /// text up to the close tag. Once stray text began, everything up to the close tag
-    /// is stray (whitespace included), so the record does not depend on chunking.
+    /// text up to the close tag or the next payload marker. Once stray text began,
+    /// everything up to that stop is stray (whitespace included), so the record does
+    /// not depend on chunking; at a payload marker the junk so far becomes one record
+    /// and the next payload begins (resynchronisation: one bad call does not swallow
+    /// the well-formed calls after it).
     fn after_payload(&mut self, text: &str, pos: usize, final_: bool) -> usize {
         let rest = &text[pos..];
         let after = if self.stray.is_empty() {
@@ -244,7 +263,20 @@ impl ToolParser {
             self.payload_closed = false;
             return start;
         }
-        match self.close.find(after) {
+        match self.stray_stops.find(after) {
+            // The next payload's marker: resynchronise there. (A grammar that refused its
+            // own marker without consuming it would loop here; the marker is then stray.)
+            Some(m) if m.tag >= self.close.len() && (m.start > 0 || !self.stray.is_empty()) => {
+                self.stray(&after[..m.start]);
+                self.flush_stray();
+                self.grammar.reset();
+                self.payload_closed = false;
+                start + m.start
+            }
+            Some(m) if m.tag >= self.close.len() => {
+                self.stray(&after[..m.end]);
+                self.after_payload(text, start + m.end, final_)
+            }
             Some(m) => {
                 self.stray(&after[..m.start]);
                 self.close_block();
@@ -257,7 +289,7 @@ impl ToolParser {
                 text.len()
             }
             None => {
-                let keep = self.close.held_suffix(after);
+                let keep = self.stray_stops.held_suffix(after);
                 self.stray(&after[..after.len() - keep]);
                 text.len() - keep
             }
@@ -282,6 +314,11 @@ impl ToolParser {
 
     fn close_block(&mut self) {
         self.block_closed = true;
+        self.flush_stray();
+    }
+
+    /// Records the stray text so far as one rejected entry.
+    fn flush_stray(&mut self) {
         if !self.stray.is_empty() {
             let stray = std::mem::take(&mut self.stray);
             self.calls.record_stray(stray, self.stray_truncated);

@@ -178,6 +178,11 @@ impl TagSet {
         set
     }
 
+    /// How many tags the set holds (match indices are below it).
+    pub fn len(&self) -> usize {
+        self.tags.len()
+    }
+
     pub fn is_empty(&self) -> bool {
         self.finder.is_none()
     }

@@ -473,6 +473,10 @@ impl PayloadGrammar for DsmlGrammar {
         self.header.len() + self.key.len()
     }
 
+    fn payload_marker(&self) -> Option<&str> {
+        Some(&self.invoke_open)
+    }
+
     /// Another invoke, or text that may still become one (a chunk can end inside the
     /// tag): the decision must not depend on where the chunk ended.
     fn starts_payload(&self, rest: &str) -> bool {

@@ -330,6 +330,10 @@ impl PayloadGrammar for JsonEnvelope {
         self.cut
     }
 
+    fn payload_marker(&self) -> Option<&str> {
+        Some("{")
+    }
+
     fn starts_payload(&self, rest: &str) -> bool {
         rest.starts_with('{')
     }

@@ -201,6 +201,10 @@ impl PayloadGrammar for KimiGrammar {
         self.id.len()
     }
 
+    fn payload_marker(&self) -> Option<&str> {
+        Some(CALL_BEGIN)
+    }
+
     /// Another call, or text that may still become its begin marker.
     fn starts_payload(&self, rest: &str) -> bool {
         !rest.is_empty() && !matches!(head(rest, CALL_BEGIN), Head::Other)

@@ -419,6 +419,10 @@ impl PayloadGrammar for XmlGrammar {
         self.began
     }
 
+    fn payload_marker(&self) -> Option<&str> {
+        Some(self.syn.function_open.as_str()).filter(|o| !o.is_empty())
+    }
+
     /// Another function, or text that may still become its open markup (a chunk can end
     /// inside it): the decision must not depend on where the chunk ended.
     fn starts_payload(&self, rest: &str) -> bool {
