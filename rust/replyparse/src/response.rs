@@ -691,7 +691,8 @@ mod tests {
         };
         let q_param = "<｜DSML｜parameter name=\"query\" string=\"true\">q</｜DSML｜parameter>\n";
         let kimi_q = "<|tool_call_begin|>functions.search:0<|tool_call_argument_begin|>{\"query\": \"q\"}<|tool_call_end|>";
-        let cases: Vec<(&str, String, Vec<(&str, &str)>, Vec<&str>)> = vec![
+        type Case<'a> = (&'a str, String, Vec<(&'a str, &'a str)>, Vec<&'a str>);
+        let cases: Vec<Case> = vec![
             (
                 "qwen",
                 format!("<tool_call>\n{w}, {q}\n</tool_call>"),
