@@ -18,7 +18,9 @@
 //!   newline) is held back. Other types are held until the close tag, then converted
 //!   ([`crate::grammars::schema`]).
 //! - Only the value close tag ends a value: other tags inside a value (`<parameter=y>` in
-//!   a code sample) are data.
+//!   a code sample) are data, and so is the close tag itself unless the next parameter,
+//!   the function close, the block close or the end of input follows it (after
+//!   whitespace): a value holding `</parameter>` stays whole.
 //! - A key is written only once its value begins, so input that ends after a key never
 //!   produces a key without a value; once the call is closed the arguments are always
 //!   valid JSON, duplicate keys kept in order.
@@ -82,6 +84,11 @@ enum State {
     ValueOpen,
     /// Inside a value.
     Value,
+    /// After a value close tag that something other than markup follows: it may be
+    /// data (a value holding `</parameter>`). Held until a later close tag that markup
+    /// follows (then it was data), or the function or block close, or the end of input
+    /// (then it ended the value).
+    Tentative,
     Done,
 }
 
@@ -107,7 +114,27 @@ pub struct XmlGrammar {
     types: Vec<Ty>,
     /// No value byte seen yet (for the protocol newline after the open tag).
     value_fresh: bool,
+    /// Value close, function close, block close: what decides a tentative close tag.
+    value_stops: Arc<TagSet>,
+    /// In `Tentative`: bytes of protocol newline held before the first close tag.
+    lead: usize,
+    /// In `Tentative`: bytes of the held text already searched (so it is not again).
+    scanned: usize,
 }
+
+/// What a value close tag is, by what follows it ([`XmlGrammar::close_follows`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Follow {
+    /// It ends the value.
+    Structural,
+    /// It is value text.
+    Data,
+    /// Not known until more text arrives: held.
+    Hold,
+}
+
+/// Longest whitespace run after a value close tag that the lookahead reads.
+const MAX_FOLLOW_WS: usize = 256;
 
 /// Index of the function-name-end tag in `name_stops` (the only stop that is consumed).
 const NAME_END: usize = 0;
@@ -118,7 +145,13 @@ impl XmlGrammar {
         let mut stops = vec![syn.function_name_end.as_str(), syn.param_open.as_str()];
         stops.extend(syn.function_close.as_deref());
         stops.push(&block_close);
+        let mut value_stops = vec![syn.value_close.as_str()];
+        value_stops.extend(syn.function_close.as_deref());
+        value_stops.push(&block_close);
         XmlGrammar {
+            value_stops: TagSet::shared(&value_stops),
+            lead: 0,
+            scanned: 0,
             name_stops: TagSet::shared(&stops),
             param_name_end: TagSet::shared(&[&syn.param_name_end]),
             value_close: TagSet::shared(&[&syn.value_close]),
@@ -202,6 +235,63 @@ impl XmlGrammar {
         self.state = State::Done;
     }
 
+    /// Whether a value close tag followed by `after` ends the value. vLLM's rule,
+    /// which keeps a value holding the tag whole: the close tag is structural only when
+    /// what follows it (after whitespace) is the next parameter, the function close,
+    /// the block close or the end of input; otherwise it is data. A run of whitespace
+    /// longer than [`MAX_FOLLOW_WS`] counts as structural, so the lookahead (held, and
+    /// looked at again per chunk) stays bounded.
+    fn close_follows(&self, after: &str, final_: bool) -> Follow {
+        let ws = ws_len(after);
+        if ws >= MAX_FOLLOW_WS {
+            return Follow::Structural;
+        }
+        let next = &after[ws..];
+        let fclose = self.syn.function_close.as_deref().unwrap_or("");
+        let follows = [
+            self.syn.param_open.as_str(),
+            fclose,
+            self.block_close.as_str(),
+        ];
+        if follows.iter().any(|t| !t.is_empty() && next.starts_with(t)) {
+            return Follow::Structural;
+        }
+        if final_ {
+            return if next.is_empty() {
+                Follow::Structural
+            } else {
+                Follow::Data
+            };
+        }
+        if next.is_empty() || follows.iter().any(|t| partial(next, t)) {
+            Follow::Hold
+        } else {
+            Follow::Data
+        }
+    }
+
+    /// Where the value text before a close tag ends: without the protocol newline.
+    fn value_end(&self, before: &str) -> usize {
+        if self.syn.trim_value_newline && before.ends_with('\n') {
+            before.len() - 1
+        } else {
+            before.len()
+        }
+    }
+
+    /// Resolves a tentative close tag as the end of the value.
+    fn first_close_ends_value(
+        &mut self,
+        first_end: usize,
+        i: &mut usize,
+        calls: &mut CallEmitter,
+        out: &mut DeltaSink<'_>,
+    ) {
+        self.end_value(true, calls, out);
+        *i += first_end;
+        self.state = State::ArgStart;
+    }
+
     fn start_param(&mut self, key: &str) {
         self.key.clear();
         self.key.push_str(key.trim());
@@ -224,6 +314,8 @@ impl PayloadGrammar for XmlGrammar {
         self.params = 0;
         self.types.clear();
         self.value_fresh = true;
+        self.lead = 0;
+        self.scanned = 0;
     }
 
     fn consume(
@@ -368,17 +460,32 @@ impl PayloadGrammar for XmlGrammar {
                     // value and is left to the tool parser, which records it.
                     match self.value_close.find_or_held(rest, false) {
                         Ok(m) => {
-                            let mut v = &rest[..m.start];
-                            if self.syn.trim_value_newline {
-                                v = v.strip_suffix('\n').unwrap_or(v);
-                            }
-                            if !v.is_empty() {
+                            // The newline before the close tag is protocol (Qwen3-Coder)
+                            // once the tag ends the value.
+                            let v_end = self.value_end(&rest[..m.start]);
+                            if v_end > 0 {
                                 self.value_fresh = false;
                             }
-                            self.value_text(v, calls, out);
-                            self.end_value(true, calls, out);
-                            i += m.end;
-                            self.state = State::ArgStart;
+                            self.value_text(&rest[..v_end], calls, out);
+                            match self.close_follows(&rest[m.end..], final_) {
+                                Follow::Structural => {
+                                    self.end_value(true, calls, out);
+                                    i += m.end;
+                                    self.state = State::ArgStart;
+                                }
+                                Follow::Hold => {
+                                    i += v_end;
+                                    break;
+                                }
+                                Follow::Data => {
+                                    // Perhaps `</parameter>` inside the value: decided by
+                                    // what comes later (see `State::Tentative`).
+                                    i += v_end;
+                                    self.lead = m.start - v_end;
+                                    self.scanned = m.end - v_end;
+                                    self.state = State::Tentative;
+                                }
+                            }
                         }
                         Err(mut keep) => {
                             let mut v = &rest[..rest.len() - keep];
@@ -395,6 +502,45 @@ impl PayloadGrammar for XmlGrammar {
                             }
                             self.value_text(v, calls, out);
                             i += rest.len() - keep;
+                            break;
+                        }
+                    }
+                }
+                State::Tentative => {
+                    // `rest` starts at the first close tag (and its protocol newline), held
+                    // since; `scanned` bytes of it are known to decide nothing.
+                    let first_end = self.lead + self.syn.value_close.len();
+                    let from = self.scanned;
+                    match self.value_stops.find_or_held(&rest[from..], false) {
+                        Ok(m) if m.tag == 0 => {
+                            let (p, e) = (from + m.start, from + m.end);
+                            match self.close_follows(&rest[e..], final_) {
+                                Follow::Structural => {
+                                    // This one ends the value: every earlier close tag
+                                    // was data.
+                                    let v_end = self.value_end(&rest[..p]);
+                                    self.value_text(&rest[..v_end], calls, out);
+                                    self.value_fresh = false;
+                                    self.end_value(true, calls, out);
+                                    i += e;
+                                    self.state = State::ArgStart;
+                                }
+                                Follow::Data => self.scanned = e,
+                                Follow::Hold => {
+                                    self.scanned = p;
+                                    break;
+                                }
+                            }
+                        }
+                        // The function or block closed with no later value close tag
+                        // (or the input ended): the first close tag ended the value and
+                        // what follows it is not a value; the call ends there.
+                        Ok(_) => self.first_close_ends_value(first_end, &mut i, calls, out),
+                        Err(_) if final_ => {
+                            self.first_close_ends_value(first_end, &mut i, calls, out)
+                        }
+                        Err(keep) => {
+                            self.scanned = rest.len() - keep;
                             break;
                         }
                     }
@@ -483,6 +629,59 @@ mod tests {
             );
         }
         whole
+    }
+
+    /// A value close tag is structural only when markup (the next parameter, the
+    /// function close, the block close) or the end of input follows it; otherwise it is
+    /// data if a later close tag is structural, and the value stays whole (a coding
+    /// agent writing a parser's fixture). Without a later one, the first tag ended the
+    /// value and the rest is stray. Under every chunking.
+    #[test]
+    fn close_tag_inside_a_value_is_data() {
+        let call = |body: &str| {
+            format!("</think><tool_call>\n<function=run>\n{body}</function>\n</tool_call>")
+        };
+        let p = |k: &str, v: &str| format!("<parameter={k}>\n{v}\n</parameter>\n");
+        for (body, args) in [
+            (
+                p("code", "x = \"</parameter>\"\ny = 1"),
+                r#"{"code": "x = \"</parameter>\"\ny = 1"}"#,
+            ),
+            (
+                p("code", "a</parameter>b</parameter>\nc"),
+                r#"{"code": "a</parameter>b</parameter>\nc"}"#,
+            ),
+            // markup follows: structural, two parameters
+            (
+                format!("{}{}", p("a", "1"), p("b", "2")),
+                r#"{"a": "1", "b": "2"}"#,
+            ),
+            // data close tag then the next parameter after a later structural one
+            (
+                format!("{}{}", p("a", "x</parameter>y"), p("b", "2")),
+                r#"{"a": "x</parameter>y", "b": "2"}"#,
+            ),
+        ] {
+            let r = parse("qwen3coder", &call(&body));
+            assert_eq!(calls(&r), [("run", args)], "{body:?}");
+            assert_eq!(r.content, None);
+        }
+        // No later close tag: the first one ended the value; the call ends there and
+        // the rest of the block is stray.
+        let text = call("<parameter=q>\nv\n</parameter>\noops\n");
+        let cfg = config("qwen3coder");
+        let (r, rejected) = crate::testutil::chunking_invariant_rejected(&cfg, &text, false);
+        assert_eq!(calls(&r), [("run", r#"{"q": "v"}"#)]);
+        assert_eq!(rejected[0].raw, "oops\n</function>\n");
+        // The same at the end of input.
+        let text = "<tool_call>\n<function=run>\n<parameter=q>\nv\n</parameter>\noops";
+        let (r, rejected) = crate::testutil::chunking_invariant_rejected(&cfg, text, false);
+        assert_eq!(calls(&r), [("run", r#"{"q": "v"}"#)]);
+        assert_eq!(rejected[0].raw, "oops");
+        // GLM's markup alike.
+        let text = "<tool_call>run\n<arg_key>q</arg_key><arg_value>a</arg_value>b</arg_value><arg_key>z</arg_key><arg_value>1</arg_value></tool_call>";
+        let r = parse("glm47", text);
+        assert_eq!(calls(&r), [("run", r#"{"q": "a</arg_value>b", "z": "1"}"#)]);
     }
 
     #[test]
