@@ -24,15 +24,18 @@ pub enum Ty {
 }
 
 impl Ty {
+    /// A JSON Schema type name, or the Python spelling people write in hand-made
+    /// schemas (`int`, `float`, `bool`, `dict`, `list`, `str`): a value the request
+    /// calls `float` is a number, not a string.
     fn from_name(name: &str) -> Option<Ty> {
         Some(match name {
-            "string" => Ty::String,
-            "integer" => Ty::Integer,
-            "number" => Ty::Number,
-            "boolean" => Ty::Boolean,
+            "string" | "str" => Ty::String,
+            "integer" | "int" => Ty::Integer,
+            "number" | "float" | "double" => Ty::Number,
+            "boolean" | "bool" => Ty::Boolean,
             "null" => Ty::Null,
-            "object" => Ty::Object,
-            "array" => Ty::Array,
+            "object" | "dict" => Ty::Object,
+            "array" | "list" | "tuple" => Ty::Array,
             _ => return None,
         })
     }
@@ -117,9 +120,14 @@ pub fn streams_as_string(types: &[Ty]) -> bool {
     types == [Ty::String]
 }
 
-/// Converts a complete value to JSON source, trying `types` in order.
+/// Converts a complete value to JSON source, trying `types` in order. For a nullable
+/// type, `null` and Python's `None` (Qwen3.5's templates render null so) are null
+/// before anything else, a string branch included.
 pub fn convert(raw: &str, types: &[Ty]) -> String {
     let t = raw.trim();
+    if types.contains(&Ty::Null) && (t.eq_ignore_ascii_case("null") || t == "None") {
+        return "null".to_owned();
+    }
     for ty in types {
         let ok = match ty {
             Ty::String => break,
@@ -186,6 +194,16 @@ mod tests {
         );
         assert_eq!(types(json!({"enum": [1, 2]})), vec![Ty::Integer]);
         assert_eq!(types(json!({"description": "no type"})), vec![Ty::String]);
+        for (name, ty) in [
+            ("float", Ty::Number),
+            ("int", Ty::Integer),
+            ("bool", Ty::Boolean),
+            ("dict", Ty::Object),
+            ("list", Ty::Array),
+            ("str", Ty::String),
+        ] {
+            assert_eq!(types(json!({ "type": name })), vec![ty], "{name}");
+        }
         assert_eq!(param_types(None, "p"), vec![Ty::String]);
         assert_eq!(
             param_types(Some(&json!({"properties": {}})), "p"),
@@ -213,6 +231,12 @@ mod tests {
             ("yes", &[Boolean], "\"yes\""),
             ("null", &[Null], "null"),
             ("Null", &[Integer, Null], "null"),
+            ("None", &[Integer, Null], "null"),
+            ("None", &[String, Null], "null"),
+            ("null", &[String, Null], "null"),
+            ("none", &[String, Null], "\"none\""),
+            ("None", &[String], "\"None\""),
+            ("text", &[String, Null], "\"text\""),
             ("5", &[Integer, Null], "5"),
             ("x", &[Integer, Null], "\"x\""),
             ("{\"a\": [1, 2]}", &[Object], "{\"a\": [1, 2]}"),
