@@ -16,6 +16,8 @@ use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 
 use replyparse as engine;
 
+mod constraints;
+
 create_exception!(
     replyparse,
     UnknownParserError,
@@ -1928,5 +1930,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_panic_in_parser_for_tests, m)?)?;
     m.add_class::<NativeServeStream>()?;
     m.add_function(wrap_pyfunction!(anthropic_tool_input, m)?)?;
+    constraints::register(m)?;
     Ok(())
 }
