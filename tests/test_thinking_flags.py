@@ -116,3 +116,24 @@ def test_bad_kwargs_raise() -> None:
         rp.register_reasoning_parser(
             name="flags-test-bad", open="<t>", close="</t>", thinking_flags=[{"on": [1]}]
         )
+
+
+def test_constraint_reasoning_section_follows_the_flags() -> None:
+    """The constraint's reasoning section comes from the same flags as the parser's start
+    rule: DeepSeek's template reads `thinking`."""
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
+    common = {"tool_parser": "qwen", "reasoning_parser": "deepseek-v3", "tools": tools}
+    off = rp.ResponseParser(tool_choice="required", **common).lark_grammar
+    on = rp.ResponseParser(
+        tool_choice="required", chat_template_kwargs={"thinking": True}, **common
+    ).lark_grammar
+    assert off is not None and on is not None
+    assert "reasoning" not in off and "reasoning" in on
+    req = {
+        "messages": [],
+        "tools": tools,
+        "tool_choice": "required",
+        "chat_template_kwargs": {"thinking": True},
+    }
+    parser = rp.ResponseParser.from_request(req, tool_parser="qwen", reasoning_parser="deepseek-v3")
+    assert parser.lark_grammar == on

@@ -136,7 +136,13 @@ class ResponseParser(_native.ResponseParser):
             enable_thinking,
             True,  # parallel_tool_calls; from_request knows it
         )
-        parser._constraint = constraints.for_parser(*parser._constraint_args)
+        parser._constraint_flags = {
+            "chat_template_kwargs": chat_template_kwargs,
+            "reasoning_effort": reasoning_effort,
+        }
+        parser._constraint = constraints.for_parser(
+            *parser._constraint_args, **parser._constraint_flags
+        )
         return parser
 
     def constraint(self, special_tokens: Any = None) -> constraints.ToolConstraint | None:
@@ -146,7 +152,9 @@ class ResponseParser(_native.ResponseParser):
         say) builds the Lark grammar for that vocabulary; see `replyparse.constraints`."""
         if special_tokens is None or self._constraint is None:
             return self._constraint
-        return constraints.for_parser(*self._constraint_args, special_tokens=special_tokens)
+        return constraints.for_parser(
+            *self._constraint_args, special_tokens=special_tokens, **self._constraint_flags
+        )
 
     @property
     def structural_tag(self) -> dict[str, Any] | None:
@@ -198,7 +206,9 @@ class ResponseParser(_native.ResponseParser):
         parser.parallel_tool_calls = o.parallel_tool_calls
         if o.parallel_tool_calls is False and parser._constraint is not None:
             parser._constraint_args = (*parser._constraint_args[:-1], False)
-            parser._constraint = constraints.for_parser(*parser._constraint_args)
+            parser._constraint = constraints.for_parser(
+                *parser._constraint_args, **parser._constraint_flags
+            )
         return parser
 
 

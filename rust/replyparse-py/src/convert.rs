@@ -118,6 +118,19 @@ fn py_to_value_at(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<serde_json::
     )))
 }
 
+/// A request's `chat_template_kwargs` dict as a JSON object.
+pub(crate) fn kwargs_map(
+    kwargs: Option<&Bound<'_, PyDict>>,
+) -> PyResult<Option<serde_json::Map<String, serde_json::Value>>> {
+    match kwargs.map(|d| py_to_value(d.as_any())).transpose()? {
+        None => Ok(None),
+        Some(serde_json::Value::Object(m)) => Ok(Some(m)),
+        Some(_) => Err(pyo3::exceptions::PyTypeError::new_err(
+            "chat_template_kwargs must be a dict",
+        )),
+    }
+}
+
 pub(crate) fn values_to_py<'py>(
     py: Python<'py>,
     events: &[serde_json::Value],

@@ -10,12 +10,14 @@
 //! and tool_choice arguments), `convert` (Python <-> JSON values), `parsers` (the parser
 //! classes, their slot and the GIL policy), `registry` (names, dialects, registration),
 //! `batch` (`stream_many` and the shared batch helpers), `serve` and `serve_state` (the
-//! serving streams and `serve_many`), `testing` (test and benchmark hooks). This file
+//! serving streams and `serve_many`), `constraints` (the tool_choice constraints the engine builds), `testing` (test and
+//! benchmark hooks). This file
 //! registers them in the Python module.
 
 use pyo3::prelude::*;
 
 mod batch;
+mod constraints;
 mod convert;
 mod errors;
 mod objects;
@@ -75,5 +77,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_panic_in_parser_for_tests, m)?)?;
     m.add_class::<NativeServeStream>()?;
     m.add_function(wrap_pyfunction!(anthropic_tool_input, m)?)?;
+    constraints::register(m)?;
     Ok(())
 }

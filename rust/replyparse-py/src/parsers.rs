@@ -4,13 +4,12 @@
 
 use std::sync::Mutex;
 
-use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
 use replyparse as engine;
 
-use crate::convert::py_to_value;
+use crate::convert::kwargs_map;
 use crate::errors::{guarded, lock, parser_broken, to_py_err};
 use crate::objects::{DeltaMessage, DeltaToolCall, ParsedResponse};
 use crate::tools::{parse_choice, tools_arg};
@@ -162,13 +161,7 @@ impl NativeResponseParser {
         chat_template_kwargs: Option<&Bound<'_, PyDict>>,
         reasoning_effort: Option<String>,
     ) -> PyResult<Self> {
-        let chat_template_kwargs = match chat_template_kwargs {
-            Some(d) => match py_to_value(d.as_any())? {
-                serde_json::Value::Object(m) => Some(m),
-                _ => return Err(PyTypeError::new_err("chat_template_kwargs must be a dict")),
-            },
-            None => None,
-        };
+        let chat_template_kwargs = kwargs_map(chat_template_kwargs)?;
         let mut config = engine::ParserConfig {
             tool_parser,
             reasoning_parser,

@@ -31,13 +31,15 @@
 //!   one pending buffer), [`tool`] (the outer tool block and the payload-grammar
 //!   contract), [`calls`] (identity-first, filtered call output), [`delta`] (the deltas
 //!   and their aggregation), [`request`] (tools and tool choice), [`registry`] (dialects
-//!   as data), [`thinking`] (the request flags that switch reasoning);
+//!   as data), [`thinking`] (the request flags that switch reasoning), [`constraint`]
+//!   (decoding constraints for forced tool calls);
 //! - [`grammars`]: one module per grammar family, dispatched in one place;
 //! - [`scan`]: scanning primitives that know no dialect (tag prefixes, the JSON value
 //!   scanner, escaping);
 //! - [`serve`]: the stream runner and the wire formats.
 
 pub mod calls;
+pub mod constraint;
 pub mod delta;
 pub mod error;
 pub mod grammars;
@@ -57,6 +59,7 @@ pub use serve::{runner, wire};
 mod testutil;
 
 pub use calls::{AllowedNames, RejectReason, RejectedCall};
+pub use constraint::{ConstraintOptions, SpecialTokens, ToolConstraint};
 pub use delta::{
     Channel, DeltaFunctionCall, DeltaMessage, DeltaSink, DeltaToolCall, DeltaToolCalls,
     FunctionCall, ParsedResponse, ResponseAccumulator, StreamItem, ToolCall,

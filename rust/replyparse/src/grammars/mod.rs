@@ -5,7 +5,8 @@
 //! spellings one model family writes, declared in `dialects.json` (or registered at run
 //! time) and read by its family's grammar. Adding a dialect of an existing family is a
 //! declaration; adding a family is one module here plus one arm in [`grammar_for`] (the
-//! only place that names every family's type).
+//! only place that names every family's type) and one in [`constraint_for`] (its
+//! decoding constraint, in the family's `constraint.rs`).
 //!
 //! - [`envelope`]: a JSON object per call behind a tag (Qwen / Hermes, Llama 3, InternLM);
 //! - [`xml`] with [`schema`]: function-first markup whose values end at a close tag
@@ -23,6 +24,7 @@ pub mod xml;
 
 use serde::{Deserialize, Serialize};
 
+use crate::constraint::{CallConstraint, Dialect};
 use crate::registry::ToolDialect;
 use crate::request::Schemas;
 use crate::tool::PayloadGrammar;
@@ -70,5 +72,19 @@ pub fn grammar_for(d: &ToolDialect, schemas: Schemas) -> Box<dyn PayloadGrammar>
         )),
         Family::Dsml => Box::new(dsml::DsmlGrammar::new(&d.dsml.clone().unwrap_or_default())),
         Family::Kimi => Box::new(kimi::KimiGrammar::new()),
+    }
+}
+
+/// Builds the tool-call constraint writer of a dialect's family (see
+/// [`crate::constraint`]); Harmony, a response parser with calls, has its own.
+pub(crate) fn constraint_for(d: &Dialect) -> Box<dyn CallConstraint + '_> {
+    match d {
+        Dialect::Harmony => Box::new(harmony::constraint::HarmonyCalls),
+        Dialect::Tool(t) => match t.family {
+            Family::JsonEnvelope => Box::new(envelope::constraint::EnvelopeCalls(t)),
+            Family::Xml => Box::new(xml::constraint::XmlCalls::new(t)),
+            Family::Dsml => Box::new(dsml::constraint::DsmlCalls::new(t)),
+            Family::Kimi => Box::new(kimi::constraint::KimiCalls(t)),
+        },
     }
 }

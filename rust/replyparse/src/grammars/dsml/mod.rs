@@ -55,6 +55,8 @@
 //!
 //! [`ToolParser`]: crate::tool::ToolParser
 
+pub(crate) mod constraint;
+
 use std::sync::Arc;
 
 use memchr::memchr2;

@@ -14,6 +14,8 @@
 //! (for example a close tag after truncated arguments) and leaves the outer tags to the
 //! tool parser.
 
+pub(crate) mod constraint;
+
 use crate::calls::CallEmitter;
 use crate::delta::DeltaSink;
 use crate::scan::json_scan::{JsonValueScanner, ScanStatus};

@@ -79,6 +79,8 @@
 //! so per-chunk work is proportional to the new text. Decisions depend only on the text,
 //! never on where chunks end, so every chunking gives the same deltas (merged).
 
+pub(crate) mod constraint;
+
 use std::sync::Arc;
 
 use crate::calls::{AllowedNames, CallEmitter, RejectedCall};

@@ -32,6 +32,8 @@
 //!
 //! [`ToolParser`]: crate::tool::ToolParser
 
+pub(crate) mod constraint;
+
 use memchr::memchr;
 
 use crate::calls::CallEmitter;

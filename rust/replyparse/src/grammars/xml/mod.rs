@@ -27,6 +27,8 @@
 //! - `final` closes what was opened with what was written; it never invents a name or a
 //!   value.
 
+pub(crate) mod constraint;
+
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};

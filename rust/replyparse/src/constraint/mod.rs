@@ -1,0 +1,551 @@
+//! Decoding constraints for `tool_choice="required"` and a named function.
+//!
+//! When a request forces a tool call, the serving engine has to constrain decoding so
+//! that the model writes a call in its own dialect, and nothing else. This module builds
+//! that constraint from the dialect declaration (the data the parser runs on) and the
+//! request's tools, in the two forms engines take:
+//!
+//! - an xgrammar structural tag ([`structural_tag`]): `{"type": "structural_tag",
+//!   "format": {...}}`, the `response_format` xgrammar compiles (formats `tag`,
+//!   `sequence`, `or`, `const_string`, `regex`, `any_text`, `json_schema` with a `style`
+//!   for the XML-like markups, `tags_with_separator`);
+//! - an llguidance Lark grammar ([`lark_grammar`]): `%json` for schema-constrained
+//!   values, lazy `suffix=` lexemes for raw text values, special tokens unquoted.
+//!
+//! Both describe the whole output: the reasoning section when the response starts in
+//! reasoning, then the calls. `required`: one or more calls of any of the request's
+//! tools (exactly one with `parallel_tool_calls` false); a named function: exactly one
+//! call of it. `auto` and `none` constrain nothing (`Ok(None)`). What a dialect cannot
+//! express is refused as [`Error::InvalidTools`] when the constraint is built, which a
+//! server does when the request arrives, never mid-stream.
+//!
+//! Each grammar family writes its calls beside its grammar (`grammars/*/constraint.rs`,
+//! one [`CallConstraint`] each, chosen by [`crate::grammars::constraint_for`]); this
+//! module holds what they share: the selection of the functions, the refusals, the
+//! reasoning section, the Lark writer and the structural-tag nodes.
+//!
+//! ```
+//! use replyparse::constraint::{self, ConstraintOptions, SpecialTokens};
+//! use replyparse::{ToolChoice, ToolSpec};
+//!
+//! let tools = [ToolSpec { name: "get_weather".into(), parameters: None }];
+//! let options = ConstraintOptions {
+//!     reasoning: Some(("<think>".into(), "</think>".into())),
+//!     ..Default::default()
+//! };
+//! let c = constraint::tool_constraint(
+//!     "qwen", &tools, &ToolChoice::Required, &options, &SpecialTokens::Markers,
+//! ).unwrap().unwrap();
+//! assert_eq!(c.structural_tag["type"], "structural_tag");
+//! assert!(c.lark_grammar.starts_with("%llguidance {}\n\nstart: reasoning WS? call"));
+//! // auto constrains nothing
+//! assert!(constraint::structural_tag("qwen", &tools, &ToolChoice::Auto, &options)
+//!     .unwrap().is_none());
+//! ```
+
+pub(crate) mod lark;
+pub(crate) mod pytext;
+pub(crate) mod schema;
+pub(crate) mod structural;
+
+use std::borrow::Cow;
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+
+use crate::error::{Error, Result};
+use crate::grammars::{constraint_for, harmony};
+use crate::registry::{self, ToolDialect};
+use crate::request::{ToolChoice, ToolSpec};
+use crate::response::ParserConfig;
+use lark::Lark;
+
+/// The constraint of one request, in both forms.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolConstraint {
+    /// xgrammar: `{"type": "structural_tag", "format": {...}}`, a `response_format`.
+    pub structural_tag: Value,
+    /// llguidance: a Lark grammar.
+    pub lark_grammar: String,
+}
+
+/// What the constraint allows besides the calls.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConstraintOptions {
+    /// The reasoning tags (open, close) when the response starts in reasoning: a
+    /// reasoning section, its open tag optional (templates often write it in the
+    /// prompt), comes first. For Harmony any value allows `analysis` messages before
+    /// the call (its channels, not tags, mark reasoning).
+    pub reasoning: Option<(String, String)>,
+    /// The request's `parallel_tool_calls`: false allows one call only.
+    pub parallel_tool_calls: bool,
+}
+
+impl Default for ConstraintOptions {
+    fn default() -> Self {
+        ConstraintOptions {
+            reasoning: None,
+            parallel_tool_calls: true,
+        }
+    }
+}
+
+/// The reasoning tags of the built-in reasoning dialects.
+pub const DEFAULT_REASONING: (&str, &str) = ("<think>", "</think>");
+
+/// Which pieces of the tags the Lark grammar writes as single special tokens.
+///
+/// llguidance matches a token written unquoted (`<|call|>`) by its id and a quoted
+/// string by its text; a tag that the tokenizer holds as one special token must be
+/// written as a token (the model emits the id, and its text spelling would tokenize
+/// differently), and a grammar naming a token the tokenizer lacks does not compile. The
+/// structural tag is unaffected (xgrammar matches text).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum SpecialTokens {
+    /// Every `<|...|>` piece (Llama, InternLM, Kimi and Harmony markers, special in
+    /// those models' vocabularies); other tags as text, which any tokenizer can spell.
+    #[default]
+    Markers,
+    /// Every tag as text (a tokenizer without special markers).
+    None,
+    /// These exact strings, wherever a literal holds one (the longest first at a
+    /// position); empty strings are ignored.
+    Exact(BTreeSet<String>),
+    /// The tag-like pieces (`<...>`, no whitespace or `<` / `>` inside) that are in the
+    /// set: the answer of the engine's tokenizer about [`tag_like_pieces`]. Llguidance
+    /// counts tag-like added tokens of Hugging Face tokenizers (Qwen's `<tool_call>`,
+    /// DeepSeek's `</think>`) as special, so only the tokenizer can say.
+    TagLike(BTreeSet<String>),
+}
+
+/// One function the output may call, with the schema its arguments follow (an absent
+/// or `null` schema is `{"type": "object"}`).
+#[derive(Debug)]
+pub(crate) struct Function<'a> {
+    pub name: &'a str,
+    pub params: Cow<'a, Value>,
+}
+
+/// The markup a constraint is written in: a tool dialect (of its family), or Harmony,
+/// a response parser with calls of its own.
+#[derive(Debug)]
+pub(crate) enum Dialect {
+    Tool(Arc<ToolDialect>),
+    Harmony,
+}
+
+/// Substrings a tool name or a parameter key cannot hold in a markup: the call could
+/// not be written (or read back) with them.
+#[derive(Debug, Default)]
+pub(crate) struct Forbidden {
+    pub in_names: Vec<String>,
+    pub in_keys: Vec<String>,
+}
+
+/// How one grammar family writes forced calls; implemented beside each family's
+/// grammar, chosen by [`crate::grammars::constraint_for`].
+pub(crate) trait CallConstraint {
+    /// The dialect's name, for messages.
+    fn dialect_name(&self) -> &str;
+
+    /// What names and keys cannot hold (nothing by default: JSON can write anything).
+    fn forbidden(&self) -> Forbidden {
+        Forbidden::default()
+    }
+
+    /// The structural tag's `format`, the reasoning section included. `many`: one or
+    /// more calls (`required` with parallel calls allowed), else exactly one.
+    fn structural_tag(
+        &self,
+        fns: &[Function<'_>],
+        many: bool,
+        reasoning: Option<&(String, String)>,
+    ) -> Result<Value>;
+
+    /// Writes the calls' rules (and the reasoning section's) and returns the body of
+    /// the start rule.
+    fn lark_start(
+        &self,
+        l: &mut Lark<'_>,
+        fns: &[Function<'_>],
+        many: bool,
+        reasoning: Option<&(String, String)>,
+    ) -> Result<String>;
+}
+
+/// Resolves a dialect name: Harmony's names (`gpt-oss`, `harmony`, `openai`), or a tool
+/// parser's name or alias.
+pub(crate) fn resolve(name: &str) -> Result<Dialect> {
+    if registry::response_dialect(name).is_ok_and(|r| r.name == harmony::NAME) {
+        return Ok(Dialect::Harmony);
+    }
+    registry::tool_dialect(name)
+        .map(Dialect::Tool)
+        .map_err(|e| match e {
+            Error::UnknownParser {
+                kind,
+                name,
+                mut valid,
+            } => {
+                // Harmony also writes calls: say so among the valid names.
+                if let Ok(h) = registry::response_dialect(harmony::NAME) {
+                    valid.push(h.name.clone());
+                    valid.extend(h.aliases.iter().cloned());
+                }
+                Error::UnknownParser { kind, name, valid }
+            }
+            other => other,
+        })
+}
+
+/// The functions the output may call, or None when the choice constrains nothing.
+pub(crate) fn select<'a>(
+    tools: &'a [ToolSpec],
+    choice: &ToolChoice,
+) -> Result<Option<Vec<Function<'a>>>> {
+    if matches!(choice, ToolChoice::Auto | ToolChoice::None) {
+        return Ok(None);
+    }
+    let fns: Vec<Function<'a>> = tools
+        .iter()
+        .map(|t| Function {
+            name: &t.name,
+            params: match &t.parameters {
+                Some(p) if !p.is_null() => Cow::Borrowed(p),
+                _ => Cow::Owned(json!({"type": "object"})),
+            },
+        })
+        .collect();
+    if fns.is_empty() {
+        let choice = match choice {
+            ToolChoice::Function(name) => format!(
+                r#"{{"type": "function", "function": {{"name": {}}}}}"#,
+                pytext::string(name, true)
+            ),
+            _ => r#""required""#.to_owned(),
+        };
+        return Err(Error::InvalidTools(format!(
+            "tool_choice {choice} needs at least one tool"
+        )));
+    }
+    match choice {
+        ToolChoice::Function(name) => match fns.into_iter().find(|f| f.name == name) {
+            Some(f) => Ok(Some(vec![f])),
+            None => Err(Error::InvalidTools(format!(
+                "tool_choice names \"{name}\", which is not among the request's tools"
+            ))),
+        },
+        _ => Ok(Some(fns)),
+    }
+}
+
+/// Refuses a name or key the markup cannot hold.
+fn check(b: &dyn CallConstraint, fns: &[Function<'_>]) -> Result<()> {
+    let forbidden = b.forbidden();
+    let holds = |text: &str, bad: &[String]| bad.iter().any(|s| !s.is_empty() && text.contains(s));
+    for f in fns {
+        if holds(f.name, &forbidden.in_names) {
+            return Err(Error::InvalidTools(format!(
+                "tool name {} cannot be written in the {} dialect's markup, so the tool call \
+                 cannot be constrained",
+                pytext::repr(f.name),
+                b.dialect_name()
+            )));
+        }
+        for (key, _) in schema::properties(&f.params).declared {
+            if holds(key, &forbidden.in_keys) {
+                return Err(Error::InvalidTools(format!(
+                    "parameter {} of {} cannot be written in the {} dialect's markup, so the \
+                     tool call cannot be constrained",
+                    pytext::repr(key),
+                    pytext::repr(f.name),
+                    b.dialect_name()
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A request's constraint inputs, resolved and checked: what both forms are built from.
+struct Prepared<'a> {
+    dialect: Dialect,
+    fns: Vec<Function<'a>>,
+    many: bool,
+}
+
+impl<'a> Prepared<'a> {
+    fn new(
+        dialect: &str,
+        tools: &'a [ToolSpec],
+        choice: &ToolChoice,
+        options: &ConstraintOptions,
+    ) -> Result<Option<Self>> {
+        let dialect = resolve(dialect)?;
+        let Some(fns) = select(tools, choice)? else {
+            return Ok(None);
+        };
+        check(&*constraint_for(&dialect), &fns)?;
+        let many = *choice == ToolChoice::Required && options.parallel_tool_calls;
+        Ok(Some(Prepared { dialect, fns, many }))
+    }
+
+    fn structural_tag(&self, options: &ConstraintOptions) -> Result<Value> {
+        let b = constraint_for(&self.dialect);
+        let format = b.structural_tag(&self.fns, self.many, options.reasoning.as_ref())?;
+        Ok(json!({"type": "structural_tag", "format": format}))
+    }
+
+    fn lark(&self, options: &ConstraintOptions, l: &mut Lark<'_>) -> Result<String> {
+        let b = constraint_for(&self.dialect);
+        b.lark_start(l, &self.fns, self.many, options.reasoning.as_ref())
+    }
+}
+
+/// The xgrammar structural tag that makes the output a call in `dialect`'s markup (a
+/// tool parser's name, or `gpt-oss`), or None when `choice` is `auto` / `none`.
+pub fn structural_tag(
+    dialect: &str,
+    tools: &[ToolSpec],
+    choice: &ToolChoice,
+    options: &ConstraintOptions,
+) -> Result<Option<Value>> {
+    match Prepared::new(dialect, tools, choice, options)? {
+        Some(p) => p.structural_tag(options).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// The llguidance Lark grammar that makes the output a call in `dialect`'s markup, or
+/// None when `choice` is `auto` / `none`; `special` says which tag pieces are single
+/// special tokens of the engine's tokenizer.
+pub fn lark_grammar(
+    dialect: &str,
+    tools: &[ToolSpec],
+    choice: &ToolChoice,
+    options: &ConstraintOptions,
+    special: &SpecialTokens,
+) -> Result<Option<String>> {
+    let Some(p) = Prepared::new(dialect, tools, choice, options)? else {
+        return Ok(None);
+    };
+    let mut l = Lark::new(special);
+    let start = p.lark(options, &mut l)?;
+    Ok(Some(l.finish(&start)))
+}
+
+/// Both forms (None when `choice` is `auto` / `none`). Fails if either cannot be built:
+/// a server does not know which one its engine will use.
+pub fn tool_constraint(
+    dialect: &str,
+    tools: &[ToolSpec],
+    choice: &ToolChoice,
+    options: &ConstraintOptions,
+    special: &SpecialTokens,
+) -> Result<Option<ToolConstraint>> {
+    let Some(p) = Prepared::new(dialect, tools, choice, options)? else {
+        return Ok(None);
+    };
+    let structural_tag = p.structural_tag(options)?;
+    let mut l = Lark::new(special);
+    let start = p.lark(options, &mut l)?;
+    Ok(Some(ToolConstraint {
+        structural_tag,
+        lark_grammar: l.finish(&start),
+    }))
+}
+
+/// Every tag-like piece (`<...>` without whitespace, `<` or `>` inside) of the literals
+/// the Lark grammar for these inputs holds, sorted; None when `choice` is `auto` /
+/// `none`. Ask the engine's tokenizer which are one special token each and pass those
+/// as [`SpecialTokens::TagLike`] (the tokenizer lives where the engine does: the crate
+/// does not link one).
+pub fn tag_like_pieces(
+    dialect: &str,
+    tools: &[ToolSpec],
+    choice: &ToolChoice,
+    options: &ConstraintOptions,
+) -> Result<Option<Vec<String>>> {
+    let Some(p) = Prepared::new(dialect, tools, choice, options)? else {
+        return Ok(None);
+    };
+    // Which pieces are tokens changes how literals are written, never which literals
+    // the grammar holds: one pass with none of them special sees every literal.
+    let none = SpecialTokens::TagLike(BTreeSet::new());
+    let mut l = Lark::new(&none);
+    l.record_tag_like();
+    p.lark(options, &mut l)?;
+    Ok(Some(l.tag_like_seen()))
+}
+
+impl ParserConfig {
+    /// The decoding constraint of the parser this config builds (None for `auto` /
+    /// `none`), so that a server gets the parser and its constraint from one place.
+    ///
+    /// The dialect is the Harmony response parser's, or the tool parser's; the
+    /// reasoning section comes first when the reasoning parser's start rule says the
+    /// response starts in reasoning for the request's thinking flags, read as the
+    /// parser reads them (Harmony: unless thinking is switched off). `required` or a named function without a tool parser is
+    /// refused: no call could be parsed, and no constraint built.
+    pub fn constraint(
+        &self,
+        parallel_tool_calls: bool,
+        special: &SpecialTokens,
+    ) -> Result<Option<ToolConstraint>> {
+        match self.constraint_inputs(parallel_tool_calls)? {
+            Some((dialect, options)) => tool_constraint(
+                &dialect,
+                self.tools.as_deref().unwrap_or_default(),
+                &self.tool_choice,
+                &options,
+                special,
+            ),
+            None => Ok(None),
+        }
+    }
+
+    /// [`tag_like_pieces`] of [`constraint`](Self::constraint)'s Lark grammar.
+    pub fn constraint_tag_like_pieces(
+        &self,
+        parallel_tool_calls: bool,
+    ) -> Result<Option<Vec<String>>> {
+        match self.constraint_inputs(parallel_tool_calls)? {
+            Some((dialect, options)) => tag_like_pieces(
+                &dialect,
+                self.tools.as_deref().unwrap_or_default(),
+                &self.tool_choice,
+                &options,
+            ),
+            None => Ok(None),
+        }
+    }
+
+    /// The dialect and options of this config's constraint, or None when nothing is
+    /// constrained.
+    fn constraint_inputs(
+        &self,
+        parallel_tool_calls: bool,
+    ) -> Result<Option<(String, ConstraintOptions)>> {
+        let tools = self.tools.as_deref().unwrap_or_default();
+        if select(tools, &self.tool_choice)?.is_none() {
+            return Ok(None);
+        }
+        let named = |n: &Option<String>| n.clone().filter(|n| !n.is_empty());
+        let harmony = match named(&self.response_parser) {
+            Some(n) => registry::response_dialect(&n)?.name == harmony::NAME,
+            None => false,
+        };
+        let (dialect, reasoning) = if harmony {
+            let (open, close) = DEFAULT_REASONING;
+            let on = self.thinking_flags().resolve(&[]) != Some(false);
+            let tags = on.then(|| (open.to_owned(), close.to_owned()));
+            (harmony::NAME.to_owned(), tags)
+        } else if let Some(tool_parser) = named(&self.tool_parser) {
+            let reasoning = match named(&self.reasoning_parser) {
+                Some(n) => {
+                    let r = registry::reasoning_dialect(&n)?;
+                    r.starts_in_reasoning(r.thinking(&self.thinking_flags()))
+                        .then(|| (r.open.clone(), r.close.clone()))
+                }
+                None => None,
+            };
+            (tool_parser, reasoning)
+        } else {
+            return Err(Error::InvalidTools(
+                "tool_choice 'required' or a named function needs a tool parser: without one \
+                 no call can be parsed and no decoding constraint can be built"
+                    .into(),
+            ));
+        };
+        Ok(Some((
+            dialect,
+            ConstraintOptions {
+                reasoning,
+                parallel_tool_calls,
+            },
+        )))
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// What the families share
+// ---------------------------------------------------------------------------------------
+
+/// The structural tag of calls written one per block, blocks on their own lines (JSON
+/// envelope, XML), then trailing whitespace, after the reasoning section if any.
+pub(crate) fn st_blocks(
+    tags: Vec<Value>,
+    many: bool,
+    reasoning: Option<&(String, String)>,
+) -> Value {
+    let calls = structural::repeat(tags, "\n", many);
+    st_after_reasoning(calls, reasoning)
+}
+
+/// The structural tag of calls inside one block (`open`, the calls, `close`: DSML,
+/// Kimi), then trailing whitespace, after the reasoning section if any.
+pub(crate) fn st_section(
+    open: &str,
+    tags: Vec<Value>,
+    close: &str,
+    many: bool,
+    reasoning: Option<&(String, String)>,
+) -> Value {
+    let calls = structural::sequence(vec![
+        structural::const_string(open),
+        structural::repeat(tags, "", many),
+        structural::const_string(close),
+    ]);
+    st_after_reasoning(calls, reasoning)
+}
+
+fn st_after_reasoning(calls: Value, reasoning: Option<&(String, String)>) -> Value {
+    let calls = structural::sequence(vec![calls, structural::regex(structural::WS_REGEX)]);
+    let Some((open, close)) = reasoning else {
+        return calls;
+    };
+    let text = structural::any_text(&[open, close]);
+    let think = structural::or(vec![
+        structural::tag(open, text.clone(), close),
+        structural::tag("", text, close),
+    ]);
+    structural::sequence(vec![think, structural::regex(structural::WS_REGEX), calls])
+}
+
+/// The Lark body of the calls: `call`, or one or more of it (`many`), inside
+/// `block_open` ... `block_close` when the family writes every call in one block.
+pub(crate) fn lark_calls(block_open: &str, call: &str, block_close: &str, many: bool) -> String {
+    let inner = if many {
+        format!("{call} (WS? {call})*")
+    } else {
+        call.to_owned()
+    };
+    if block_open.is_empty() {
+        return inner;
+    }
+    if block_close.is_empty() {
+        return format!("{block_open} WS? {inner}");
+    }
+    format!("{block_open} WS? {inner} WS? {block_close}")
+}
+
+/// The start rule's body for `calls` after the reasoning section (if any), then
+/// trailing whitespace. The open tag is optional: templates often write it in the
+/// prompt.
+pub(crate) fn lark_after_reasoning(
+    l: &mut Lark<'_>,
+    calls: &str,
+    reasoning: Option<&(String, String)>,
+) -> Result<String> {
+    let Some((open, close)) = reasoning else {
+        return Ok(format!("{calls} WS?"));
+    };
+    let text = l.until("reasoning_text", close)?;
+    let open = l.lit(open);
+    l.rule("reasoning", &format!("({open})? {text}"));
+    Ok(format!("reasoning WS? {calls} WS?"))
+}
+
+#[cfg(test)]
+pub(crate) mod tests;

@@ -1,0 +1,367 @@
+//! Forced calls in an XML-like dialect: each call is its own block, `open`, the
+//! function (its open text and name), the parameters, the function close, `close`.
+//!
+//! The Lark grammar follows any declared markup. The structural tag uses xgrammar's
+//! `json_schema` styles, which exist for two markups only (Qwen3-Coder's `qwen_xml` and
+//! GLM's `glm_xml`); another declared markup is refused there, with its Lark grammar
+//! still available.
+
+use serde_json::Value;
+
+use super::XmlSyntax;
+use crate::constraint::lark::{self, Lark, KEY_NAME};
+use crate::constraint::structural as st;
+use crate::constraint::{lark_after_reasoning, lark_calls, pytext, st_blocks};
+use crate::constraint::{CallConstraint, Forbidden, Function};
+use crate::error::{Error, Result};
+use crate::registry::ToolDialect;
+
+/// The markup fields xgrammar's styles fix: function open, name end, function close,
+/// parameter open, parameter name end, value open, value close.
+type Shape<'a> = (
+    &'a str,
+    &'a str,
+    Option<&'a str>,
+    &'a str,
+    &'a str,
+    Option<&'a str>,
+    &'a str,
+);
+
+/// `qwen_xml`: `<function=F>` `<parameter=P>V</parameter>` `</function>`.
+const QWEN_XML: Shape<'static> = (
+    "<function=",
+    ">",
+    Some("</function>"),
+    "<parameter=",
+    ">",
+    None,
+    "</parameter>",
+);
+/// `glm_xml`: `F\n` `<arg_key>P</arg_key><arg_value>V</arg_value>`.
+const GLM_XML: Shape<'static> = (
+    "",
+    "\n",
+    None,
+    "<arg_key>",
+    "</arg_key>",
+    Some("<arg_value>"),
+    "</arg_value>",
+);
+
+fn shape(x: &XmlSyntax) -> Shape<'_> {
+    (
+        &x.function_open,
+        &x.function_name_end,
+        x.function_close.as_deref(),
+        &x.param_open,
+        &x.param_name_end,
+        x.value_open.as_deref(),
+        &x.value_close,
+    )
+}
+
+/// See the module docs.
+pub(crate) struct XmlCalls<'a> {
+    d: &'a ToolDialect,
+    x: &'a XmlSyntax,
+}
+
+impl<'a> XmlCalls<'a> {
+    pub(crate) fn new(d: &'a ToolDialect) -> Self {
+        XmlCalls {
+            d,
+            x: d.xml
+                .as_ref()
+                .expect("xml dialects carry their syntax (validated at registration)"),
+        }
+    }
+
+    fn close(&self) -> &str {
+        self.d.close.as_deref().unwrap_or("")
+    }
+}
+
+/// `text` unless it is empty or `None`.
+fn given(text: Option<&str>) -> Option<&str> {
+    text.filter(|t| !t.is_empty())
+}
+
+impl CallConstraint for XmlCalls<'_> {
+    fn dialect_name(&self) -> &str {
+        &self.d.name
+    }
+
+    /// A name ends at the name end (or, for a whitespace name end, at any whitespace),
+    /// a parameter or the block close; a key at the key end.
+    fn forbidden(&self) -> Forbidden {
+        let x = self.x;
+        let mut in_names = vec![x.param_open.clone(), self.close().to_owned()];
+        if pytext::has_non_space(&x.function_name_end) {
+            in_names.push(x.function_name_end.clone());
+        } else {
+            in_names.extend([" ", "\t", "\n", "\r"].map(String::from));
+        }
+        Forbidden {
+            in_names,
+            in_keys: vec![x.param_name_end.clone()],
+        }
+    }
+
+    fn structural_tag(
+        &self,
+        fns: &[Function<'_>],
+        many: bool,
+        reasoning: Option<&(String, String)>,
+    ) -> Result<Value> {
+        let (open, close) = (&self.d.open, self.close());
+        let tags = match shape(self.x) {
+            QWEN_XML => fns
+                .iter()
+                .map(|f| {
+                    st::tag(
+                        &format!("{open}\n<function={}>\n", f.name),
+                        st::json_schema(&f.params, Some("qwen_xml")),
+                        &format!("\n</function>\n{close}"),
+                    )
+                })
+                .collect(),
+            GLM_XML => fns
+                .iter()
+                .map(|f| {
+                    st::tag(
+                        &format!("{open}{}", f.name),
+                        st::json_schema(&f.params, Some("glm_xml")),
+                        close,
+                    )
+                })
+                .collect(),
+            _ => {
+                return Err(Error::InvalidTools(format!(
+                    "the {} dialect's XML markup has no xgrammar structural-tag form (known: \
+                     the Qwen3-Coder and GLM markups), so tool_choice required / named cannot \
+                     be constrained",
+                    self.d.name
+                )))
+            }
+        };
+        Ok(st_blocks(tags, many, reasoning))
+    }
+
+    fn lark_start(
+        &self,
+        l: &mut Lark<'_>,
+        fns: &[Function<'_>],
+        many: bool,
+        reasoning: Option<&(String, String)>,
+    ) -> Result<String> {
+        let x = self.x;
+        let mut param = |l: &mut Lark<'_>,
+                         rule: &str,
+                         key: Option<&str>,
+                         sub: Option<&Value>|
+         -> Result<String> {
+            let name = key.map_or(KEY_NAME.to_owned(), |k| pytext::string(k, false));
+            let mut head = format!(
+                "{} {name} {}",
+                l.lit(&x.param_open),
+                l.lit(&x.param_name_end)
+            );
+            if let Some(value_open) = given(x.value_open.as_deref()) {
+                head.push_str(&format!(" WS? {}", l.lit(value_open)));
+            }
+            let value = lark::text_value(
+                l,
+                &format!("{rule}_v"),
+                sub,
+                &x.value_close,
+                x.trim_value_newline,
+            )?;
+            Ok(l.rule(rule, &format!("WS? {head} {value}")))
+        };
+        let mut calls = Vec::new();
+        for (i, f) in fns.iter().enumerate() {
+            // A name end that is whitespace (GLM's newline) is JSON-like whitespace the
+            // `WS?` before the first parameter covers; a visible one is markup.
+            let name_end = &x.function_name_end;
+            let name_end = if pytext::has_non_space(name_end) {
+                name_end.as_str()
+            } else {
+                ""
+            };
+            let head = l.lit(&format!("{}{}{name_end}", x.function_open, f.name));
+            let mut body = vec![l.lit(&self.d.open), "WS?".into(), head];
+            body.push(lark::params(l, &format!("p_{i}"), &f.params, &mut param)?);
+            if let Some(function_close) = given(x.function_close.as_deref()) {
+                body.extend(["WS?".into(), l.lit(function_close)]);
+            }
+            body.extend(["WS?".into(), l.lit(self.close())]);
+            calls.push(l.rule(&format!("call_{i}"), &lark::join_nonempty(&body)));
+        }
+        let call = l.rule("call", &calls.join(" | "));
+        lark_after_reasoning(l, &lark_calls("", &call, "", many), reasoning)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use crate::constraint::tests::{lark_of, named, single, st_of, thinking, tool, tools};
+    use crate::constraint::{lark_grammar, structural_tag, ConstraintOptions, SpecialTokens};
+    use crate::{Error, ToolChoice};
+
+    /// The grammars the first (Python) builder wrote for these tools.
+    const QWEN3CODER: &str = r#"%llguidance {}
+
+start: reasoning WS? call (WS? call)* WS?
+p_0_0_v[suffix="</parameter>"]: /(?s:.*)/
+p_0_0: WS? "<parameter=" "city" ">" p_0_0_v
+p_0_1: WS? "<parameter=" "days" ">" WS? (/-?(0|[1-9][0-9]*)/ | "null") WS? "</parameter>"
+p_0_2: WS? "<parameter=" "unit" ">" "\n"? ("c" | "f") "\n"? "</parameter>"
+call_0: "<tool_call>" WS? "<function=get_weather>" p_0_0 p_0_1? p_0_2? WS? "</function>" WS? "</tool_call>"
+p_1_any_v[suffix="</parameter>"]: /(?s:.*)/
+p_1_any: WS? "<parameter=" /[^<>"\s]+/ ">" p_1_any_v
+call_1: "<tool_call>" WS? "<function=search>" p_1_any* WS? "</function>" WS? "</tool_call>"
+call: call_0 | call_1
+reasoning_text[suffix="</think>"]: /(?s:.*)/
+reasoning: ("<think>")? reasoning_text
+WS: /[ \t\r\n]+/
+"#;
+    const GLM45_SINGLE: &str = r#"%llguidance {}
+
+start: call WS?
+p_0_0_v[suffix="</arg_value>"]: /(?s:.*)/
+p_0_0: WS? "<arg_key>" "city" "</arg_key>" WS? "<arg_value>" p_0_0_v
+p_0_1: WS? "<arg_key>" "days" "</arg_key>" WS? "<arg_value>" WS? (/-?(0|[1-9][0-9]*)/ | "null") WS? "</arg_value>"
+p_0_2: WS? "<arg_key>" "unit" "</arg_key>" WS? "<arg_value>" ("c" | "f")  "</arg_value>"
+call_0: "<tool_call>" WS? "get_weather" p_0_0 p_0_1? p_0_2? WS? "</tool_call>"
+p_1_any_v[suffix="</arg_value>"]: /(?s:.*)/
+p_1_any: WS? "<arg_key>" /[^<>"\s]+/ "</arg_key>" WS? "<arg_value>" p_1_any_v
+call_1: "<tool_call>" WS? "search" p_1_any* WS? "</tool_call>"
+call: call_0 | call_1
+WS: /[ \t\r\n]+/
+"#;
+
+    #[test]
+    fn lark_follows_the_markup_and_the_schema() {
+        let t = tools();
+        assert_eq!(
+            lark_of("qwen3coder", &t, &ToolChoice::Required, &thinking()),
+            QWEN3CODER
+        );
+        assert_eq!(
+            lark_of("glm45", &t, &ToolChoice::Required, &single()),
+            GLM45_SINGLE
+        );
+        // glm47 and glm45 share a markup: one grammar.
+        assert_eq!(
+            lark_of("glm47", &t, &ToolChoice::Required, &single()),
+            GLM45_SINGLE
+        );
+        // Keys: none allowed when the schema declares them closed.
+        let closed = [tool("f", json!({"additionalProperties": false}))];
+        let lark = lark_of("qwen3coder", &closed, &named("f"), &Default::default());
+        assert!(lark.contains("\ncall_0: \"<tool_call>\" WS? \"<function=f>\" WS? \"</function>\""));
+    }
+
+    #[test]
+    fn structural_tag_uses_the_xgrammar_styles() {
+        let st = st_of(
+            "qwen3coder",
+            &tools(),
+            &named("search"),
+            &Default::default(),
+        );
+        assert_eq!(
+            st["format"]["elements"][0],
+            json!({"type": "tag", "begin": "<tool_call>\n<function=search>\n",
+                   "content": {"type": "json_schema", "json_schema": {"type": "object"}, "style": "qwen_xml"},
+                   "end": "\n</function>\n</tool_call>"})
+        );
+        let glm = st_of(
+            "glm47",
+            &tools(),
+            &ToolChoice::Required,
+            &Default::default(),
+        );
+        let tags = &glm["format"]["elements"][0]["tags"];
+        assert_eq!(tags[0]["begin"], "<tool_call>get_weather");
+        assert_eq!(tags[0]["end"], "</tool_call>");
+        assert_eq!(tags[0]["content"]["style"], "glm_xml");
+        assert_eq!(
+            tags[0]["content"]["json_schema"],
+            *tools()[0].parameters.as_ref().unwrap()
+        );
+    }
+
+    /// A declared markup: its Lark grammar follows it, special tokens included; there
+    /// is no structural-tag style for it.
+    #[test]
+    fn declared_markup() {
+        let mut d = (*crate::registry::tool_dialect("qwen3coder").unwrap()).clone();
+        d.name = "xml-constraint-test".into();
+        d.aliases.clear();
+        d.open = "<|calls|>".into();
+        d.close = Some("<|/calls|>".into());
+        let x = d.xml.as_mut().unwrap();
+        x.function_open = "<invoke name=".into();
+        x.function_name_end = "\u{a0}".into(); // whitespace: names cannot hold any
+        x.param_open = "<|arg|>".into();
+        x.value_open = Some(String::new()); // empty: no value element
+        x.trim_value_newline = false;
+        crate::registry::register_tool_dialect(d.clone(), true).unwrap();
+        let t = [tool(
+            "f",
+            json!({"properties": {"n": {"type": "number"}}, "required": ["n"]}),
+        )];
+        let o = ConstraintOptions::default();
+        let lark = lark_of("xml-constraint-test", &t, &ToolChoice::Required, &o);
+        assert!(lark.contains(
+            "\np_0_0: WS? <|arg|> \"n\" \">\" WS? (/-?(0|[1-9][0-9]*)(\\.[0-9]+)?([eE][+-]?[0-9]+)?/) WS? \"</parameter>\"\n"
+        ), "{lark}");
+        assert!(lark.contains("\ncall_0: <|calls|> WS? \"<invoke name=f\" p_0_0 WS? \"</function>\" WS? <|/calls|>\n"), "{lark}");
+        let err = structural_tag("xml-constraint-test", &t, &ToolChoice::Required, &o).unwrap_err();
+        assert_eq!(
+            err,
+            Error::InvalidTools(
+                "the xml-constraint-test dialect's XML markup has no xgrammar structural-tag form \
+                 (known: the Qwen3-Coder and GLM markups), so tool_choice required / named cannot \
+                 be constrained"
+                    .into()
+            )
+        );
+        let spaced = [tool("a\u{2003}b", json!({}))];
+        let r = lark_grammar(
+            "xml-constraint-test",
+            &spaced,
+            &ToolChoice::Required,
+            &o,
+            &SpecialTokens::None,
+        );
+        assert!(
+            r.is_ok(),
+            "only the four ASCII whitespace characters are refused"
+        );
+        let spaced = [tool("a b", json!({}))];
+        let r = lark_grammar(
+            "xml-constraint-test",
+            &spaced,
+            &ToolChoice::Required,
+            &o,
+            &SpecialTokens::None,
+        );
+        assert!(matches!(r, Err(Error::InvalidTools(m)) if m.starts_with("tool name 'a b'")));
+        // Without a block close tag (or an empty function close) the call ends with its
+        // last parameter.
+        d.name = "xml-constraint-test-open".into();
+        d.close = None;
+        d.xml.as_mut().unwrap().function_close = Some(String::new());
+        crate::registry::register_tool_dialect(d, true).unwrap();
+        let lark = lark_of("xml-constraint-test-open", &t, &ToolChoice::Required, &o);
+        assert!(
+            lark.contains("\ncall_0: <|calls|> WS? \"<invoke name=f\" p_0_0 WS?\n"),
+            "{lark}"
+        );
+    }
+}
