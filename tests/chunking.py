@@ -436,12 +436,23 @@ def check_stream(
 # ---------------------------------------------------------------------------------------
 
 
-def reference_channels(text: str, reasoning_parser: str | None, thinking: bool | None):
-    """The state machine's reasoning routing with tool tags disarmed, merged by channel:
+DROP_MARKUP_MAX = 128  # the engine's registry::DROP_MARKUP_MAX
+
+
+def reference_channels(
+    text: str,
+    reasoning_parser: str | None,
+    thinking: bool | None,
+    dialect: Any = None,
+):
+    """The state machine's routing with tool tags disarmed, merged by channel:
     `<think>` opens reasoning from plain text, `</think>` closes it, a leading `<think>`
     (after nothing but whitespace, which goes with it) is dropped when the response
     starts in reasoning, a `<think>` inside reasoning is dropped, and with
-    enable_thinking=False reasoning text is content."""
+    enable_thinking=False reasoning text is content. A tool `dialect`'s content wrappers
+    (dropped; an open one ends reasoning) and dropped markup (a tag, or a prefix through
+    its end within DROP_MARKUP_MAX bytes) apply in both channels. Tags are found
+    leftmost, then longest."""
     out: list[tuple[str, str]] = []
 
     def push(ch: str, t: str) -> None:
@@ -452,26 +463,50 @@ def reference_channels(text: str, reasoning_parser: str | None, thinking: bool |
         else:
             out.append((ch, t))
 
-    if reasoning_parser is None:
+    markup: list[tuple[str, str, str]] = []  # (tag, role, end)
+    for w in getattr(dialect, "content_wrappers", None) or []:
+        markup += [(w.open, "wrapper", ""), (w.close, "drop", "")]
+    for m in getattr(dialect, "drop_markup", None) or []:
+        if m.tag:
+            markup.append((m.tag, "drop", ""))
+        elif m.prefix and m.end:
+            markup.append((m.prefix, "until", m.end))
+    if reasoning_parser is None and not markup:
         push("content", text)
         return out
-    starts = thinking is True if reasoning_parser == "deepseek-v3" else thinking is not False
+    if reasoning_parser is None:
+        starts = False
+    elif reasoning_parser == "deepseek-v3":
+        starts = thinking is True
+    else:
+        starts = thinking is not False
+    think = [] if reasoning_parser is None else [("<think>", "open", "")]
     mode = "reasoning" if starts else "content"
     pos = 0
     lead = text.lstrip(" \t\n\r")
     if starts and lead.startswith("<think>"):
         pos = len(text) - len(lead) + len("<think>")
     while True:
-        tags = ["</think>", "<think>"] if mode == "reasoning" else ["<think>"]
-        found = [(i, t) for t in tags if (i := text.find(t, pos)) >= 0]
-        i, tag = min(found) if found else (-1, "")
-        end = len(text) if i < 0 else i
-        push("content" if thinking is False else mode, text[pos:end])
-        if i < 0:
+        armed = list(think) + markup
+        if mode == "reasoning":
+            armed.append(("</think>", "close", ""))
+        found = [(i, -len(t), t, r, e) for t, r, e in armed if (i := text.find(t, pos)) >= 0]
+        if not found:
+            push("content" if thinking is False else mode, text[pos:])
             return out
+        i, _, tag, role, end = min(found)
+        push("content" if thinking is False else mode, text[pos:i])
         pos = i + len(tag)
-        if tag == "</think>" or mode == "content":
+        if role == "close" or (role == "open" and mode == "content"):
             mode = "content" if mode == "reasoning" else "reasoning"
+        elif role == "wrapper":
+            mode = "content"
+        elif role == "until":
+            j = text.find(end, pos, pos + DROP_MARKUP_MAX)
+            if j >= 0 and j + len(end) <= pos + DROP_MARKUP_MAX:
+                pos = j + len(end)
+            else:  # not markup: the prefix is text
+                push("content" if thinking is False else mode, tag)
 
 
 def merged(pieces: list[tuple[str, str]]) -> list[tuple[str, str]]:

@@ -11,13 +11,17 @@ from typing import Any
 
 from . import _native, constraints
 from ._models import (
+    BlockTags,
+    DropMarkup,
     DsmlSyntax,
+    EnvelopeSyntax,
     FlagRule,
     FunctionDefinition,
     NamedToolChoice,
     ReasoningDialect,
     Tool,
     ToolDialect,
+    WrapperTags,
     XmlSyntax,
     tool_choice_json,
     validated_tools,
@@ -44,6 +48,10 @@ from ._native import (
 )
 
 __all__ = [
+    "BlockTags",
+    "DropMarkup",
+    "EnvelopeSyntax",
+    "WrapperTags",
     "BufferLimitError",
     "ConcurrentUseError",
     "DeltaFunctionCall",

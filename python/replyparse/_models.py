@@ -134,6 +134,48 @@ class DsmlSyntax(BaseModel):
     parameter: str = Field(default="parameter", min_length=1)
 
 
+class EnvelopeSyntax(BaseModel):
+    """The `json_envelope` family's further fields (see the engine's `grammars/envelope`):
+    more name / argument keys, the key of the model's call id, name-as-key objects
+    (`{"NAME": {...}}`), and what a payload holds (`object`, `array`, or a `sequence` of
+    objects joined by `separator`)."""
+
+    model_config = ConfigDict(extra="forbid")
+    name_keys: list[str] = []
+    argument_keys: list[str] = []
+    id_key: str | None = None
+    name_as_key: bool = False
+    container: Literal["object", "array", "sequence"] = "object"
+    separator: str | None = None
+
+
+class BlockTags(BaseModel):
+    """One more kind of tool block: its open tag, its close tag (None: the block ends
+    with its payload), and whether it is a call only if it emits one (`tentative`)."""
+
+    model_config = ConfigDict(extra="forbid")
+    open: str = Field(min_length=1)
+    close: str | None = None
+    tentative: bool = False
+
+
+class WrapperTags(BaseModel):
+    """Tags that wrap content as protocol (dropped; the open tag ends reasoning)."""
+
+    model_config = ConfigDict(extra="forbid")
+    open: str = Field(min_length=1)
+    close: str = Field(min_length=1)
+
+
+class DropMarkup(BaseModel):
+    """Markup removed from the text: a fixed `tag`, or a `prefix` through its `end`."""
+
+    model_config = ConfigDict(extra="forbid")
+    tag: str | None = None
+    prefix: str | None = None
+    end: str | None = None
+
+
 class ToolDialect(BaseModel):
     """A tool-call dialect of an existing grammar family, declared as data.
 
@@ -161,6 +203,14 @@ class ToolDialect(BaseModel):
     # The marker pieces that are single special tokens (None: every `<|...|>` piece);
     # markers are also accepted with one space beside them, as engines decode them.
     special_tokens: list[str] | None = None
+    envelope: EnvelopeSyntax | None = None
+    # More kinds of block with their own tags; a bare payload at the start of the content;
+    # the first kind is a call only if it emits one.
+    blocks: list[BlockTags] = []
+    bare_start: bool = False
+    tentative: bool = False
+    content_wrappers: list[WrapperTags] = []
+    drop_markup: list[DropMarkup] = []
 
 
 class FlagRule(BaseModel):

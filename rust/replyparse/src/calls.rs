@@ -301,6 +301,11 @@ impl CallEmitter {
         });
     }
 
+    /// Drops the records after the first `n` (a tentative block given back as text).
+    pub fn truncate_rejected(&mut self, n: usize) {
+        self.rejected.truncate(n);
+    }
+
     /// Bytes held for the open call: arguments waiting for a name, or the record of a
     /// rejected call.
     pub fn held_bytes(&self) -> usize {

@@ -58,6 +58,35 @@ pub struct ToolDialect {
     /// The markup of an `xml` family dialect.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub xml: Option<crate::grammars::xml::XmlSyntax>,
+    /// More kinds of block, each with its own open and close tag: xLAM writes its array
+    /// bare, after `[TOOL_CALLS]`, inside `<tool_call>...</tool_call>` or in a fenced
+    /// block; Llama 4 after `<|python_tag|>` or inside `<|python_start|>...<|python_end|>`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub blocks: Vec<BlockTags>,
+    /// A block opened by `open` (or its aliases) is a call only if it emits one;
+    /// otherwise it is given back as content: for an open tag that is an ordinary word
+    /// (Phi-4-mini's `functools`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub tentative: bool,
+    /// The payload may also stand with no marker at the start of the content (after
+    /// whitespace, at the start of the output or right after reasoning): xLAM's bare
+    /// array, Llama 3's bare JSON. Such a payload is a call only if it emits one (its
+    /// first call names a request tool); otherwise it is content, as written.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub bare_start: bool,
+    /// Tags that wrap content as protocol, not content (ERNIE `<response>`, Cohere
+    /// `<|START_RESPONSE|>`, Hunyuan `<answer>`): dropped; an open wrapper while reasoning
+    /// ends the reasoning.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub content_wrappers: Vec<WrapperTags>,
+    /// Markup removed from content and reasoning, the text between kept (Cohere's
+    /// citation tags `<co: 0>...</co: 0>`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub drop_markup: Vec<DropMarkup>,
+    /// The envelope family's further fields (name / argument / id keys, name-as-key,
+    /// array or sequence payloads).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub envelope: Option<crate::grammars::envelope::EnvelopeSyntax>,
     /// The markup of a `dsml` family dialect.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dsml: Option<crate::grammars::dsml::DsmlSyntax>,
@@ -91,18 +120,37 @@ impl ToolDialect {
         }
     }
 
-    /// Every spelling that opens a block: each open tag as declared and as engines may
-    /// decode it (spaces beside its special tokens), declared tags first, no repeats.
+    /// Every spelling that opens a block of the first kind: each open tag as declared
+    /// and as engines may decode it (spaces beside its special tokens), declared tags
+    /// first, no repeats.
     pub fn open_spellings(&self) -> Vec<Cow<'_, str>> {
-        self.spellings(self.open_tags())
+        self.spellings_of(self.open_tags())
     }
 
-    /// Every spelling that closes a block, as [`open_spellings`](Self::open_spellings).
+    /// Every spelling that closes a block of the first kind, as
+    /// [`open_spellings`](Self::open_spellings).
     pub fn close_spellings(&self) -> Vec<Cow<'_, str>> {
-        self.spellings(self.close_tags())
+        self.spellings_of(self.close_tags())
     }
 
-    fn spellings<'a>(&'a self, tags: impl Iterator<Item = &'a str>) -> Vec<Cow<'a, str>> {
+    /// The kinds of block: the first is `open` (and its aliases) closed by `close` (and
+    /// its aliases); each of [`blocks`](Self::blocks) is another, with its own tags.
+    pub fn block_kinds(&self) -> Vec<BlockKind<'_>> {
+        let mut kinds = vec![BlockKind {
+            opens: self.open_tags().collect(),
+            closes: self.close_tags().collect(),
+            tentative: self.tentative,
+        }];
+        kinds.extend(self.blocks.iter().map(|b| BlockKind {
+            opens: vec![b.open.as_str()],
+            closes: b.close.as_deref().into_iter().collect(),
+            tentative: b.tentative,
+        }));
+        kinds
+    }
+
+    /// Every spelling of `tags` (declared first, then as engines may decode them).
+    pub fn spellings_of<'a>(&'a self, tags: impl Iterator<Item = &'a str>) -> Vec<Cow<'a, str>> {
         let tags: Vec<&str> = tags.collect();
         let special = self.special();
         let mut out: Vec<Cow<'a, str>> = tags.iter().map(|t| Cow::Borrowed(*t)).collect();
@@ -116,6 +164,54 @@ impl ToolDialect {
         out
     }
 }
+
+/// The tags of one more kind of block.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BlockTags {
+    pub open: String,
+    /// `None`: the block ends with its payload.
+    #[serde(default)]
+    pub close: Option<String>,
+    /// The block is a call only if it emits one; otherwise all of it, tags included,
+    /// is given back as content (xLAM's fenced block: prose has code fences too).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub tentative: bool,
+}
+
+/// One kind of block, as the tool and response parsers arm it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BlockKind<'a> {
+    pub opens: Vec<&'a str>,
+    pub closes: Vec<&'a str>,
+    /// See [`BlockTags::tentative`].
+    pub tentative: bool,
+}
+
+/// A content wrapper's tags.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WrapperTags {
+    pub open: String,
+    pub close: String,
+}
+
+/// Markup dropped from the text: a fixed `tag`, or a `prefix` up to and including the
+/// first `end` within [`DROP_MARKUP_MAX`] bytes (a citation's `</co: 0:[1,2]>`); longer,
+/// it is text.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DropMarkup {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tag: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefix: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end: Option<String>,
+}
+
+/// Longest markup a [`DropMarkup`] prefix rule drops.
+pub const DROP_MARKUP_MAX: usize = 128;
 
 fn default_name_field() -> String {
     "name".into()
@@ -331,6 +427,40 @@ fn validate_tool_dialect(d: &ToolDialect) -> Result<()> {
             "{}: close tag is empty (use null for a block that ends with its payload)",
             d.name
         )));
+    }
+    let bad = |what: &str| Err(Error::InvalidDialect(format!("{}: {what}", d.name)));
+    for b in &d.blocks {
+        if b.open.is_empty() || b.close.as_deref() == Some("") {
+            return bad("a block's open tag, or its close tag when given, is empty");
+        }
+    }
+    if d.content_wrappers
+        .iter()
+        .any(|w| w.open.is_empty() || w.close.is_empty())
+    {
+        return bad("a content wrapper's tag is empty");
+    }
+    for m in &d.drop_markup {
+        let tag = m.tag.as_deref().is_some_and(|t| !t.is_empty());
+        let prefix = m.prefix.as_deref().is_some_and(|t| !t.is_empty())
+            && m.end.as_deref().is_some_and(|t| !t.is_empty());
+        if tag == prefix || (tag && (m.prefix.is_some() || m.end.is_some())) {
+            return bad("drop_markup entries are a non-empty `tag`, or a `prefix` with an `end`");
+        }
+    }
+    if let Some(e) = &d.envelope {
+        if e.name_keys
+            .iter()
+            .chain(&e.argument_keys)
+            .any(String::is_empty)
+            || e.id_key.as_deref() == Some("")
+            || e.separator.as_deref() == Some("")
+        {
+            return bad("envelope keys and the separator must be non-empty");
+        }
+        if d.family != Family::JsonEnvelope {
+            return bad("`envelope` is for the json_envelope family");
+        }
     }
     if d.family == Family::JsonEnvelope && (d.name_field.is_empty() || d.argument_field.is_empty())
     {

@@ -15,6 +15,7 @@
 //! [`ResponseParser`] is the public facade: this composition is the `default` response
 //! parser; `gpt-oss` is the dedicated Harmony parser of [`crate::grammars::harmony`].
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use crate::calls::RejectedCall;
@@ -107,7 +108,43 @@ enum Mode {
 enum Role {
     ReasoningOpen,
     ReasoningClose,
-    ToolOpen,
+    /// Opens a tool block of this kind ([`ToolDialect::block_kinds`]).
+    ToolOpen(usize),
+    /// A content wrapper's open tag: dropped; it ends reasoning.
+    WrapperOpen,
+    /// Dropped markup: a wrapper's close tag, a fixed citation tag.
+    Drop,
+    /// A prefix dropped with the text up to and including its end (a citation's
+    /// `</co: 0:[1,2]>`): the index of its rule in `drop_ends`.
+    DropUntil(usize),
+}
+
+/// Whether a bare payload starts at the start of the content.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Bare {
+    Start,
+    Hold,
+    No,
+}
+
+/// Where dropped markup ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum DropEnd {
+    /// This many bytes after its prefix, its end included.
+    At(usize),
+    /// Not known yet: hold the prefix.
+    Hold,
+}
+
+/// The end of markup whose prefix was just found, within
+/// [`registry::DROP_MARKUP_MAX`] bytes; `None` when there is none (the prefix is text).
+fn drop_until(rest: &str, end: &str, final_: bool) -> Option<DropEnd> {
+    let window = &rest.as_bytes()[..rest.len().min(registry::DROP_MARKUP_MAX)];
+    match memchr::memmem::find(window, end.as_bytes()) {
+        Some(i) => Some(DropEnd::At(i + end.len())),
+        None if !final_ && rest.len() < registry::DROP_MARKUP_MAX => Some(DropEnd::Hold),
+        None => None,
+    }
 }
 
 /// The tags armed in one mode, with their roles in the same order.
@@ -146,8 +183,16 @@ struct Composed {
     tool: Option<ToolParser>,
     tool_open: String,
     /// The tag (index in the armed set the block was opened from) that opened the
-    /// current tool block: an abandoned block gives back that spelling.
+    /// current tool block: an abandoned block gives back that spelling. `usize::MAX`
+    /// for a bare block, which has none.
     opened_by: usize,
+    /// The end of each `DropUntil` rule.
+    drop_ends: Vec<String>,
+    /// The dialect's payload may stand bare at the start of the content.
+    bare_start: bool,
+    /// At the start of the content channel (of the output, or right after reasoning):
+    /// nothing shown as content yet.
+    content_start: bool,
     plain: Armed,
     in_reasoning: Armed,
     mode: Mode,
@@ -221,22 +266,59 @@ impl Composed {
         enable_thinking: Option<bool>,
         reasoning_tag_ids: Option<(u32, u32)>,
     ) -> Self {
-        let tool = tool
+        // Content wrappers and dropped markup are the dialect's protocol whether or not
+        // the request arms tool calls.
+        let mut markup: Vec<(&str, Role)> = Vec::new();
+        let mut drop_ends: Vec<String> = Vec::new();
+        if let Some(d) = &tool {
+            for w in &d.content_wrappers {
+                markup.push((&w.open, Role::WrapperOpen));
+                markup.push((&w.close, Role::Drop));
+            }
+            for m in &d.drop_markup {
+                if let Some(t) = &m.tag {
+                    markup.push((t, Role::Drop));
+                }
+                if let (Some(p), Some(e)) = (&m.prefix, &m.end) {
+                    markup.push((p, Role::DropUntil(drop_ends.len())));
+                    drop_ends.push(e.clone());
+                }
+            }
+        }
+        let markup: Vec<(Option<&str>, Role)> =
+            markup.into_iter().map(|(t, r)| (Some(t), r)).collect();
+        let bare_start = tool.as_ref().is_some_and(|d| d.bare_start) && policy.armed();
+        let tool_parser = tool
+            .as_ref()
             .filter(|_| policy.armed())
-            .map(|d| ToolParser::for_tools(d, policy, tools));
-        let tool_open = tool.as_ref().map(|t| t.dialect().open.clone());
+            .map(|d| ToolParser::for_tools(d.clone(), policy, tools));
+        let tool_open = tool_parser.as_ref().map(|t| t.dialect().open.clone());
         let r_open = reasoning.as_ref().map(|r| r.open.as_str());
         let r_close = reasoning.as_ref().map(|r| r.close.as_str());
-        // The open tag and its aliases all open a block, in every spelling an engine
-        // may decode them to.
-        let opens = tool
+        // Every kind of block's open tags (and their aliases) open a block of that kind,
+        // in every spelling an engine may decode them to.
+        let kinds = tool_parser
             .as_ref()
-            .map_or(Vec::new(), |t| t.dialect().open_spellings());
+            .map_or(Vec::new(), |t| t.dialect().block_kinds());
+        let opens: Vec<(Cow<str>, usize)> = kinds
+            .iter()
+            .enumerate()
+            .flat_map(|(k, kind)| {
+                let d = tool_parser
+                    .as_ref()
+                    .expect("kinds imply a tool parser")
+                    .dialect();
+                d.spellings_of(kind.opens.iter().copied())
+                    .into_iter()
+                    .map(move |o| (o, k))
+            })
+            .collect();
         let tool_opens: Vec<(Option<&str>, Role)> = opens
             .iter()
-            .map(|o| (Some(o.as_ref()), Role::ToolOpen))
+            .map(|(o, k)| (Some(o.as_ref()), Role::ToolOpen(*k)))
             .collect();
-        let plain = Armed::new(&[&[(r_open, Role::ReasoningOpen)][..], &tool_opens].concat());
+        let plain =
+            Armed::new(&[&[(r_open, Role::ReasoningOpen)][..], &tool_opens, &markup].concat());
         // An open tag while already reasoning (a model repeating `<think>`) is protocol,
         // not reasoning text: it is dropped (the role keeps the mode).
         let in_reasoning = Armed::new(
@@ -246,9 +328,11 @@ impl Composed {
                     (r_open, Role::ReasoningOpen),
                 ][..],
                 &tool_opens,
+                &markup,
             ]
             .concat(),
         );
+        let tool = tool_parser;
         let starts = reasoning
             .as_ref()
             .is_some_and(|r| r.starts_in_reasoning(enable_thinking));
@@ -256,6 +340,9 @@ impl Composed {
             tool,
             tool_open: tool_open.unwrap_or_default(),
             opened_by: 0,
+            drop_ends,
+            bare_start,
+            content_start: !starts,
             plain,
             in_reasoning,
             mode: if starts { Mode::Reasoning } else { Mode::Plain },
@@ -336,14 +423,17 @@ impl Composed {
                     self.ended_in_tool_block |= tool.truncated();
                     if abandoned {
                         let ch = text_channel(from_reasoning, self.reasoning_as_content);
-                        // The block's own spelling of the open tag goes back.
+                        // The block's own spelling of the open tag goes back (a bare
+                        // block has none), then what the block gives back.
                         let armed = if from_reasoning {
                             &self.in_reasoning
                         } else {
                             &self.plain
                         };
-                        sink.text(ch, armed.tags.text(self.opened_by));
-                        sink.text(ch, tool.leading_whitespace());
+                        if self.opened_by != usize::MAX {
+                            sink.text(ch, armed.tags.text(self.opened_by));
+                        }
+                        sink.text(ch, tool.given_back());
                     }
                     self.mode = if from_reasoning {
                         Mode::Reasoning
@@ -379,6 +469,22 @@ impl Composed {
                         self.after_block = false;
                         continue;
                     }
+                    if self.content_start && !reasoning {
+                        match self.bare_payload(text, final_) {
+                            Bare::Hold => break,
+                            Bare::Start => {
+                                let tool = self.tool.as_mut().expect("bare start is armed");
+                                tool.start_bare_block();
+                                self.opened_by = usize::MAX;
+                                self.content_start = false;
+                                self.mode = Mode::Tool {
+                                    from_reasoning: false,
+                                };
+                                continue;
+                            }
+                            Bare::No => self.content_start = false,
+                        }
+                    }
                     let armed = if reasoning {
                         &self.in_reasoning
                     } else {
@@ -388,21 +494,45 @@ impl Composed {
                     match armed.tags.find_or_held(text, final_) {
                         Ok(m) => {
                             sink.text(ch, &text[..m.start]);
+                            if m.start > 0 && !reasoning {
+                                self.content_start = false;
+                            }
                             pos += m.end;
                             match armed.roles[m.tag] {
                                 Role::ReasoningOpen => self.mode = Mode::Reasoning,
-                                Role::ReasoningClose => self.mode = Mode::Plain,
-                                Role::ToolOpen => {
+                                Role::ReasoningClose => {
+                                    self.mode = Mode::Plain;
+                                    self.content_start = true;
+                                }
+                                Role::ToolOpen(kind) => {
                                     self.opened_by = m.tag;
-                                    self.tool.as_mut().expect("armed").start_block();
+                                    self.content_start = false;
+                                    self.tool.as_mut().expect("armed").start_block_of(kind);
                                     self.mode = Mode::Tool {
                                         from_reasoning: reasoning,
                                     };
+                                }
+                                Role::WrapperOpen => self.mode = Mode::Plain,
+                                Role::Drop => {}
+                                Role::DropUntil(rule) => {
+                                    match drop_until(&text[m.end..], &self.drop_ends[rule], final_)
+                                    {
+                                        Some(DropEnd::At(n)) => pos += n,
+                                        Some(DropEnd::Hold) => {
+                                            pos -= m.end - m.start;
+                                            break;
+                                        }
+                                        // Not markup: the prefix is text.
+                                        None => sink.text(ch, &text[m.start..m.end]),
+                                    }
                                 }
                             }
                         }
                         Err(keep) => {
                             sink.text(ch, &text[..text.len() - keep]);
+                            if text.len() > keep && !reasoning {
+                                self.content_start = false;
+                            }
                             pos += text.len() - keep;
                             break;
                         }
@@ -411,6 +541,36 @@ impl Composed {
             }
         }
         pos
+    }
+
+    /// Whether a bare payload starts here, at the start of the content: after
+    /// whitespace, the grammar's payload marker (`{`, `[`). Whitespace alone is held
+    /// until what follows it is known.
+    fn bare_payload(&self, text: &str, final_: bool) -> Bare {
+        if !self.bare_start {
+            return Bare::No;
+        }
+        let marker = self
+            .tool
+            .as_ref()
+            .and_then(|t| t.payload_marker())
+            .unwrap_or("");
+        let lead = text.trim_start_matches([' ', '\t', '\n', '\r']);
+        // An armed tag here (xLAM's `[TOOL_CALLS]` starts like its array) is the tag's.
+        match self.plain.tags.find_or_held(lead, final_) {
+            Ok(m) if m.start == 0 => return Bare::No,
+            Err(keep) if keep == lead.len() && keep > 0 && !final_ => return Bare::Hold,
+            _ => {}
+        }
+        if marker.is_empty() {
+            Bare::No
+        } else if lead.starts_with(marker) {
+            Bare::Start
+        } else if !final_ && marker.starts_with(lead) {
+            Bare::Hold
+        } else {
+            Bare::No
+        }
     }
 
     /// Newlines right after a tool block are dropped only once the next tool open tag
@@ -498,6 +658,9 @@ pub struct ResponseParser {
     buffered: usize,
 }
 
+// One per parser, never moved per chunk: boxing the larger variant would only add an
+// indirection to every call.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 enum Inner {
     Composed(Composed),

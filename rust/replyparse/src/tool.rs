@@ -65,16 +65,49 @@ pub trait PayloadGrammar: Send + std::fmt::Debug {
     }
 }
 
+/// One kind of block: where it closes, and where stray text inside it ends.
+#[derive(Debug)]
+struct Kind {
+    close: Arc<TagSet>,
+    stray_stops: Arc<TagSet>,
+    tentative: bool,
+}
+
+impl Kind {
+    fn new<S: AsRef<str>>(closes: &[S], marker: Option<&str>, tentative: bool) -> Self {
+        let mut stops: Vec<&str> = closes.iter().map(AsRef::as_ref).collect();
+        stops.extend(marker);
+        Kind {
+            close: TagSet::shared(closes),
+            stray_stops: TagSet::shared(&stops),
+            tentative,
+        }
+    }
+}
+
 /// See the module docs.
 #[derive(Debug)]
 pub struct ToolParser {
     dialect: Arc<ToolDialect>,
     grammar: Box<dyn PayloadGrammar>,
     calls: CallEmitter,
+    /// The close tags of each kind of block ([`ToolDialect::block_kinds`]), and one more
+    /// kind without any for a bare payload ([`start_bare_block`](Self::start_bare_block)).
+    kinds: Vec<Kind>,
+    /// The kind of the current block.
+    kind: usize,
     close: Arc<TagSet>,
     /// The close tags, then the grammar's payload marker (if any): where stray text
     /// ends.
     stray_stops: Arc<TagSet>,
+    /// A bare block (no open tag) is a call only once it emits one: until then its text
+    /// is kept, to be given back if it turns out to be content.
+    tentative: bool,
+    tentative_text: String,
+    /// Rejected records before the current block (a tentative block's are dropped when
+    /// it is given back).
+    rejected_before: usize,
+    emitted_before: usize,
     payload_closed: bool,
     block_closed: bool,
     abandoned: bool,
@@ -118,18 +151,31 @@ impl ToolParser {
         allowed: AllowedNames,
         schemas: Schemas,
     ) -> Self {
-        let closes = dialect.close_spellings();
-        let close = TagSet::shared(&closes);
         let grammar = grammar_for(&dialect, schemas);
-        let mut stops: Vec<&str> = closes.iter().map(|c| c.as_ref()).collect();
-        stops.extend(grammar.payload_marker().filter(|m| !m.is_empty()));
-        let stray_stops = TagSet::shared(&stops);
+        let marker = grammar.payload_marker().filter(|m| !m.is_empty());
+        let mut kinds: Vec<Kind> = dialect
+            .block_kinds()
+            .iter()
+            .map(|k| {
+                let closes = dialect.spellings_of(k.closes.iter().copied());
+                Kind::new(&closes, marker, k.tentative)
+            })
+            .collect();
+        // The bare block: no tags, and a call only if it emits one.
+        kinds.push(Kind::new::<&str>(&[], marker, true));
+        let (close, stray_stops) = (kinds[0].close.clone(), kinds[0].stray_stops.clone());
         ToolParser {
             grammar,
             dialect,
             calls: CallEmitter::new(allowed),
+            kinds,
+            kind: 0,
             close,
             stray_stops,
+            tentative: false,
+            tentative_text: String::new(),
+            rejected_before: 0,
+            emitted_before: 0,
             payload_closed: false,
             block_closed: true,
             abandoned: false,
@@ -144,8 +190,22 @@ impl ToolParser {
         &self.dialect
     }
 
-    /// Called after the response parser consumed an open tag.
+    /// Called after the response parser consumed an open tag of the first kind.
     pub fn start_block(&mut self) {
+        self.start_block_of(0);
+    }
+
+    /// Called after the response parser consumed an open tag of kind `kind` (an index
+    /// into [`ToolDialect::block_kinds`]): the block closes at that kind's close tags.
+    pub fn start_block_of(&mut self, kind: usize) {
+        let kind = kind.min(self.kinds.len() - 1);
+        self.kind = kind;
+        self.close = self.kinds[kind].close.clone();
+        self.stray_stops = self.kinds[kind].stray_stops.clone();
+        self.tentative = self.kinds[kind].tentative;
+        self.tentative_text.clear();
+        self.rejected_before = self.calls.rejected().len();
+        self.emitted_before = self.calls.emitted_calls();
         self.grammar.reset();
         self.payload_closed = false;
         self.block_closed = false;
@@ -154,6 +214,30 @@ impl ToolParser {
         self.leading_ws.clear();
         self.stray.clear();
         self.stray_truncated = false;
+    }
+
+    /// Starts a bare block: a payload with no open tag at the start of the content
+    /// (xLAM's array, Llama 3's JSON), ended by its payload. It is a call only if it
+    /// emits one: otherwise the block is abandoned and [`given_back`](Self::given_back)
+    /// holds everything it consumed, so prose that merely starts like a payload stays
+    /// content.
+    pub fn start_bare_block(&mut self) {
+        self.start_block_of(self.kinds.len() - 1);
+    }
+
+    /// The text that goes back to its channel when the block is abandoned: the
+    /// whitespace after the open tag, or all of a bare block's text.
+    pub fn given_back(&self) -> &str {
+        if self.tentative {
+            &self.tentative_text
+        } else {
+            &self.leading_ws
+        }
+    }
+
+    /// The text every payload of the grammar begins with, if any.
+    pub fn payload_marker(&self) -> Option<&str> {
+        self.grammar.payload_marker()
     }
 
     pub fn payload_closed(&self) -> bool {
@@ -195,6 +279,26 @@ impl ToolParser {
     /// number of bytes consumed. `final_` means no more text follows: the block is then
     /// always closed.
     pub fn feed_tool_block(&mut self, text: &str, out: &mut DeltaSink<'_>, final_: bool) -> usize {
+        let used = self.feed(text, out, final_);
+        if self.tentative {
+            if self.calls.emitted_calls() > self.emitted_before {
+                // The bare payload emitted a call: it is one, whatever follows.
+                self.tentative = false;
+                self.tentative_text = String::new();
+            } else {
+                self.tentative_text.push_str(&text[..used]);
+                if self.block_closed {
+                    // Not a call after all: the text goes back whole, and the records
+                    // its would-be calls left are dropped with it.
+                    self.abandoned = true;
+                    self.calls.truncate_rejected(self.rejected_before);
+                }
+            }
+        }
+        used
+    }
+
+    fn feed(&mut self, text: &str, out: &mut DeltaSink<'_>, final_: bool) -> usize {
         let mut pos = 0;
         while !self.block_closed {
             if !self.payload_closed {
@@ -263,33 +367,32 @@ impl ToolParser {
             self.payload_closed = false;
             return start;
         }
-        match self.stray_stops.find(after) {
+        match self.stray_stops.find_or_held(after, final_) {
             // The next payload's marker: resynchronise there. (A grammar that refused its
             // own marker without consuming it would loop here; the marker is then stray.)
-            Some(m) if m.tag >= self.close.len() && (m.start > 0 || !self.stray.is_empty()) => {
+            Ok(m) if m.tag >= self.close.len() && (m.start > 0 || !self.stray.is_empty()) => {
                 self.stray(&after[..m.start]);
                 self.flush_stray();
                 self.grammar.reset();
                 self.payload_closed = false;
                 start + m.start
             }
-            Some(m) if m.tag >= self.close.len() => {
+            Ok(m) if m.tag >= self.close.len() => {
                 self.stray(&after[..m.end]);
                 self.after_payload(text, start + m.end, final_)
             }
-            Some(m) => {
+            Ok(m) => {
                 self.stray(&after[..m.start]);
                 self.close_block();
                 start + m.end
             }
-            None if final_ => {
+            Err(_) if final_ => {
                 self.stray(after);
                 self.truncated = true;
                 self.close_block();
                 text.len()
             }
-            None => {
-                let keep = self.stray_stops.held_suffix(after);
+            Err(keep) => {
                 self.stray(&after[..after.len() - keep]);
                 text.len() - keep
             }
@@ -310,6 +413,12 @@ impl ToolParser {
             + self.calls.held_bytes()
             + self.stray.len()
             + self.leading_ws.len()
+            + self.tentative_bytes()
+    }
+
+    /// Bytes held by this block, as [`buffered_bytes`](Self::buffered_bytes) counts.
+    fn tentative_bytes(&self) -> usize {
+        self.tentative_text.len()
     }
 
     fn close_block(&mut self) {

@@ -62,6 +62,7 @@ pub fn grammar_for(d: &ToolDialect, schemas: Schemas) -> Box<dyn PayloadGrammar>
         Family::JsonEnvelope => Box::new(envelope::JsonEnvelope::new(
             &d.name_field,
             &d.argument_field,
+            &d.envelope.clone().unwrap_or_default(),
         )),
         Family::Xml => Box::new(xml::XmlGrammar::new(
             d.xml

@@ -84,6 +84,10 @@ pub struct TagSet {
     is_first: [bool; 256],
     /// The longest tag, in bytes: only that many bytes minus one can be held.
     max_len: usize,
+    /// Some tag occurs inside another one other than as its suffix (`<answer>` in
+    /// `<answer>\n`): a match near the end of a chunk may then still lose to a longer
+    /// tag that more text completes, so [`find_or_held`](Self::find_or_held) checks.
+    contained: bool,
 }
 
 /// A whole tag found in a haystack.
@@ -123,7 +127,14 @@ impl TagSet {
         for &b in &first {
             is_first[usize::from(b)] = true;
         }
+        let contained = texts.iter().enumerate().any(|(i, a)| {
+            texts
+                .iter()
+                .enumerate()
+                .any(|(j, b)| i != j && b.len() > a.len() && b[..b.len() - 1].contains(a.as_str()))
+        });
         TagSet {
+            contained,
             tags: texts.iter().map(|t| Tag::new(t)).collect(),
             max_len: texts.iter().map(String::len).max().unwrap_or(0),
             texts,
@@ -214,6 +225,16 @@ impl TagSet {
             return Err(0);
         }
         match self.find(hay) {
+            // A longer tag may still match at or before this one once more text comes:
+            // hold from where it would start.
+            Some(m) if self.contained && !final_ => {
+                let keep = self.held_suffix(hay);
+                if keep >= hay.len() - m.start {
+                    Err(keep)
+                } else {
+                    Ok(m)
+                }
+            }
             Some(m) => Ok(m),
             None if final_ => Err(0),
             None => Err(self.held_suffix(hay)),
@@ -240,6 +261,28 @@ impl TagSet {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A tag that is a proper prefix of another (`<answer>` and `<answer>\n`) is not
+    /// taken at the end of a chunk that more text could turn into the longer one.
+    #[test]
+    fn contained_tags_wait_for_the_longer_match() {
+        let set = TagSet::new(&["<answer>\n", "<answer>", "a<x>b", "<x>"]);
+        assert_eq!(set.find_or_held("x<answer>", false), Err(8));
+        let m = set.find_or_held("x<answer>", true).unwrap();
+        assert_eq!((m.tag, m.start, m.end), (1, 1, 9));
+        let m = set.find_or_held("x<answer>\n", false).unwrap();
+        assert_eq!((m.tag, m.end), (0, 10));
+        let m = set.find_or_held("x<answer>y", false).unwrap();
+        assert_eq!(m.tag, 1);
+        // A longer tag starting before the match.
+        assert_eq!(set.find_or_held("a<x>", false), Err(4));
+        assert_eq!(set.find_or_held("a<x>b", false).unwrap().tag, 2);
+        assert_eq!(set.find_or_held("c<x>", false).unwrap().tag, 3);
+        // Without containment the first match stands at once.
+        let plain = TagSet::new(&["<a>", "</a>"]);
+        assert!(!plain.contained);
+        assert!(plain.find_or_held("<a>", false).is_ok());
+    }
 
     /// One set per tag list, looked up with borrowed tags; lists that differ only in
     /// order, in how they are cut, or by an empty tag are other lists.

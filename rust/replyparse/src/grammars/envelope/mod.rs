@@ -1,37 +1,101 @@
-//! The JSON-envelope payload grammar: `{"name": "f", "arguments": {...}}`.
+//! The JSON-envelope payload grammar: a call is a JSON object, `{"name": "f",
+//! "arguments": {...}}`, behind some marker.
 //!
-//! Qwen/Hermes, InternLM and Llama 3 wrap a call in one JSON object whose name and
-//! argument keys differ per dialect. The grammar walks the envelope's top level
-//! incrementally (key, colon, value, comma) and never builds a value:
+//! About a third of the families the peers ship fit it (Qwen / Hermes, Llama 3 / 4,
+//! InternLM, Granite, xLAM, Phi-4-mini, Jamba, Nemotron, Cohere, Apertus, Hunyuan, ...);
+//! what differs is data ([`EnvelopeSyntax`]): which keys hold the name, the arguments and
+//! the model's call id, whether the name is the key itself (`{"NAME": {...}}`), and what
+//! one payload holds — one object, an array of objects (ended by its matching `]`, found
+//! by the lexical scanner, never a regex), or a sequence of objects with a separator
+//! (Llama 3.2's `;`). The outer markers are the tool parser's.
+//!
+//! The grammar walks the envelope's top level incrementally (key, colon, value, comma)
+//! and never builds a value:
 //! - the argument value's source is streamed verbatim as it is scanned, so duplicate
 //!   keys, spacing and number spellings reach the client as the model wrote them;
-//! - an argument value written as a JSON *string* (`"arguments": "{\"a\":1}"`) is
-//!   decoded once complete, because a chat API's `arguments` is the object's source;
-//! - other values are scanned just far enough to find the next envelope field;
-//! - arguments may come before the name: the call emitter holds them.
+//! - an argument value written as a JSON *string* (`"arguments": "{\"a\":1}"`, Granite
+//!   4) is decoded once complete, because a chat API's `arguments` is the object's
+//!   source; cut short, it is decoded as far as it goes;
+//! - keys come in any order: arguments before the name are held by the call emitter
+//!   (identity first); with an id key, the name is held until the id (or the object's
+//!   end), so the call's first delta carries the model's id;
+//! - the first of the argument keys present wins; other values are skipped.
 //!
-//! The grammar consumes only the envelope. It stops at the first byte it cannot place
+//! The grammar consumes only the payload. It stops at the first byte it cannot place
 //! (for example a close tag after truncated arguments) and leaves the outer tags to the
 //! tool parser.
 
 pub(crate) mod constraint;
 
+use serde::{Deserialize, Serialize};
+
 use crate::calls::CallEmitter;
 use crate::delta::DeltaSink;
 use crate::scan::json_scan::{JsonValueScanner, ScanStatus};
+use crate::scan::lex::{head, Head};
 use crate::tool::PayloadGrammar;
+
+/// What one payload of an envelope dialect holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Container {
+    /// One call object.
+    #[default]
+    Object,
+    /// An array of call objects, `[{...}, {...}]` (Granite 3, xLAM, Jamba, Cohere, ...).
+    Array,
+    /// Call objects separated by [`EnvelopeSyntax::separator`] (Llama 3.2's `;`).
+    Sequence,
+}
+
+/// The envelope family's fields of a dialect declaration (`"envelope": {...}`), beside
+/// the top-level `name_field` / `argument_field` that every envelope dialect has.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EnvelopeSyntax {
+    /// More keys that hold the function name, after `name_field` (Cohere's `tool_name`
+    /// beside `name`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub name_keys: Vec<String>,
+    /// More keys that hold the arguments, after `argument_field` (models write
+    /// `arguments` where the dialect declares `parameters`, and the reverse).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub argument_keys: Vec<String>,
+    /// The key whose string value is the model's call id, kept as the call id
+    /// (Cohere's `tool_call_id`, Mistral's `id`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id_key: Option<String>,
+    /// Each call is `{"NAME": {...arguments}}` (Apertus).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub name_as_key: bool,
+    /// What one payload holds.
+    #[serde(default, skip_serializing_if = "is_object")]
+    pub container: Container,
+    /// For a sequence: the text between two objects, besides whitespace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub separator: Option<String>,
+}
+
+fn is_object(c: &Container) -> bool {
+    *c == Container::Object
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Field {
     Name,
     Arguments,
+    Id,
     Other,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
-    /// Before the envelope's `{`.
+    /// Before the payload's first byte (`{`, or `[` for an array).
     Open,
+    /// Inside an array, before an element (or the closing `]`).
+    ElementStart,
+    /// Before a call object's `{` (after a separator).
+    ObjectStart,
     /// After `{` or `,`: a key or the closing `}`.
     KeyOrEnd,
     /// Inside a key string.
@@ -39,32 +103,44 @@ enum State {
     Colon,
     /// Before the first byte of a value.
     ValueStart(Field),
-    /// Inside a string value that is collected whole (name, or string arguments).
+    /// Inside a string value that is collected whole (name, id, or string arguments).
     Collect(Field),
     /// Inside the argument value, streaming its source.
     Arguments,
     /// Inside a value that is only skipped.
     Skip,
     AfterValue,
+    /// After a call object: `,` / `]` in an array, the separator in a sequence.
+    AfterObject,
     Done,
 }
 
 /// See the module docs.
 #[derive(Debug)]
 pub struct JsonEnvelope {
-    name_field: String,
-    argument_field: String,
+    name_keys: Vec<String>,
+    argument_keys: Vec<String>,
+    id_key: Option<String>,
+    name_as_key: bool,
+    container: Container,
+    separator: String,
     state: State,
     scan: JsonValueScanner,
     /// Source of the key or string value being collected.
     buf: String,
     /// The field the current key names.
     field: Field,
-    /// The envelope's `{` was seen: this payload is a call.
+    /// The payload's first byte was seen: this payload is a call structure.
     began: bool,
-    /// The end of input closed the envelope before its `}`.
+    /// The end of input closed the payload before its end.
     cut: bool,
     arguments_seen: bool,
+    /// Keys seen in the current object (for name-as-key: the first one is the name).
+    keys: usize,
+    /// The name, held until the id (only with an id key).
+    held_name: Option<String>,
+    id: Option<String>,
+    named: bool,
 }
 
 fn skip_ws(b: &[u8], mut i: usize) -> usize {
@@ -114,10 +190,20 @@ fn collected_arguments(src: &str, complete: bool) -> String {
 }
 
 impl JsonEnvelope {
-    pub fn new(name_field: &str, argument_field: &str) -> Self {
+    /// The grammar of one dialect: its name and argument fields and envelope syntax.
+    pub fn new(name_field: &str, argument_field: &str, syntax: &EnvelopeSyntax) -> Self {
+        let keys = |first: &str, more: &[String]| {
+            let mut v = vec![first.to_owned()];
+            v.extend(more.iter().filter(|k| k.as_str() != first).cloned());
+            v
+        };
         JsonEnvelope {
-            name_field: name_field.to_owned(),
-            argument_field: argument_field.to_owned(),
+            name_keys: keys(name_field, &syntax.name_keys),
+            argument_keys: keys(argument_field, &syntax.argument_keys),
+            id_key: syntax.id_key.clone(),
+            name_as_key: syntax.name_as_key,
+            container: syntax.container,
+            separator: syntax.separator.clone().unwrap_or_default(),
             state: State::Open,
             scan: JsonValueScanner::new(),
             buf: String::new(),
@@ -125,24 +211,84 @@ impl JsonEnvelope {
             began: false,
             cut: false,
             arguments_seen: false,
+            keys: 0,
+            held_name: None,
+            id: None,
+            named: false,
         }
     }
 
     fn field_of(&self, key: &str) -> Field {
-        if key == self.name_field {
+        if self.name_keys.iter().any(|k| k == key) {
             Field::Name
-        } else if key == self.argument_field && !self.arguments_seen {
+        } else if self.argument_keys.iter().any(|k| k == key) && !self.arguments_seen {
             // A second argument field is skipped: concatenating two objects would not
             // be one JSON value.
             Field::Arguments
+        } else if self.id_key.as_deref() == Some(key) {
+            Field::Id
         } else {
             Field::Other
         }
     }
 
-    /// Ends the envelope (normally or not) and its call.
-    fn finish(&mut self, calls: &mut CallEmitter, out: &mut DeltaSink<'_>) {
+    /// Starts a call object (its `{` was consumed).
+    fn begin_object(&mut self, calls: &mut CallEmitter, out: &mut DeltaSink<'_>) {
+        self.began = true;
+        calls.begin_call(out);
+        self.arguments_seen = false;
+        self.keys = 0;
+        self.held_name = None;
+        self.id = None;
+        self.named = false;
+        self.state = State::KeyOrEnd;
+    }
+
+    /// The name, given now, or held until the id when the dialect has an id key.
+    fn name(&mut self, name: String, calls: &mut CallEmitter, out: &mut DeltaSink<'_>) {
+        if self.named || self.held_name.is_some() {
+            return;
+        }
+        if self.id_key.is_some() && self.id.is_none() {
+            self.held_name = Some(name);
+        } else {
+            calls.set_name(&name, self.id.as_deref(), out);
+            self.named = true;
+        }
+    }
+
+    fn id(&mut self, id: String, calls: &mut CallEmitter, out: &mut DeltaSink<'_>) {
+        if self.id.is_some() || self.named {
+            return;
+        }
+        self.id = Some(id);
+        if let Some(name) = self.held_name.take() {
+            calls.set_name(&name, self.id.as_deref(), out);
+            self.named = true;
+        }
+    }
+
+    /// Ends the current call object (normally or not) and its call.
+    fn end_object(&mut self, calls: &mut CallEmitter, out: &mut DeltaSink<'_>) {
+        if let Some(name) = self.held_name.take() {
+            // The id never came: the call is named without it.
+            calls.set_name(&name, None, out);
+        }
         calls.end_call(out);
+    }
+
+    /// Ends the object and, in a container, goes on to what follows it.
+    fn object_closed(&mut self, calls: &mut CallEmitter, out: &mut DeltaSink<'_>) {
+        self.end_object(calls, out);
+        self.state = match self.container {
+            Container::Object => State::Done,
+            Container::Array | Container::Sequence => State::AfterObject,
+        };
+    }
+
+    /// Ends the payload at a byte it cannot place.
+    fn stop(&mut self, calls: &mut CallEmitter, out: &mut DeltaSink<'_>) {
+        self.end_object(calls, out);
         self.state = State::Done;
     }
 }
@@ -155,6 +301,10 @@ impl PayloadGrammar for JsonEnvelope {
         self.began = false;
         self.cut = false;
         self.arguments_seen = false;
+        self.keys = 0;
+        self.held_name = None;
+        self.id = None;
+        self.named = false;
     }
 
     fn consume(
@@ -170,20 +320,89 @@ impl PayloadGrammar for JsonEnvelope {
             match self.state {
                 State::Done => break,
                 State::Open => {
-                    // Leading whitespace is not consumed until the envelope starts, so a
-                    // block that turns out not to be an envelope can be handed back whole.
+                    // Leading whitespace is not consumed until the payload starts, so a
+                    // block that turns out not to be a call can be handed back whole.
                     let j = skip_ws(b, i);
                     if j == b.len() {
                         break;
                     }
-                    if b[j] != b'{' {
+                    let first = if self.container == Container::Array {
+                        b'['
+                    } else {
+                        b'{'
+                    };
+                    if b[j] != first {
                         self.state = State::Done;
                         break;
                     }
                     i = j + 1;
-                    self.began = true;
-                    calls.begin_call(out);
-                    self.state = State::KeyOrEnd;
+                    if first == b'[' {
+                        self.began = true;
+                        self.state = State::ElementStart;
+                    } else {
+                        self.begin_object(calls, out);
+                    }
+                }
+                State::ElementStart => {
+                    i = skip_ws(b, i);
+                    if i == b.len() {
+                        break;
+                    }
+                    match b[i] {
+                        b'{' => {
+                            i += 1;
+                            self.begin_object(calls, out);
+                        }
+                        b']' => {
+                            i += 1;
+                            self.state = State::Done;
+                        }
+                        _ => self.state = State::Done,
+                    }
+                }
+                State::ObjectStart => {
+                    i = skip_ws(b, i);
+                    if i == b.len() {
+                        break;
+                    }
+                    if b[i] == b'{' {
+                        i += 1;
+                        self.begin_object(calls, out);
+                    } else {
+                        self.state = State::Done;
+                    }
+                }
+                State::AfterObject => {
+                    let j = skip_ws(b, i);
+                    if self.container == Container::Array {
+                        i = j;
+                        if i == b.len() {
+                            break;
+                        }
+                        match b[i] {
+                            b',' => {
+                                i += 1;
+                                self.state = State::ElementStart;
+                            }
+                            b']' => {
+                                i += 1;
+                                self.state = State::Done;
+                            }
+                            _ => self.state = State::Done,
+                        }
+                        continue;
+                    }
+                    // A sequence: the separator (whitespace before it is consumed with
+                    // it), or the payload ends before the whitespace.
+                    let sep = self.separator.as_str();
+                    match head(&text[j..], sep) {
+                        Head::Tag if !sep.is_empty() => {
+                            i = j + sep.len();
+                            self.state = State::ObjectStart;
+                        }
+                        Head::Partial if !final_ && !sep.is_empty() => break,
+                        _ => self.state = State::Done,
+                    }
                 }
                 State::KeyOrEnd => {
                     i = skip_ws(b, i);
@@ -199,9 +418,9 @@ impl PayloadGrammar for JsonEnvelope {
                         }
                         b'}' => {
                             i += 1;
-                            self.finish(calls, out);
+                            self.object_closed(calls, out);
                         }
-                        _ => self.finish(calls, out),
+                        _ => self.stop(calls, out),
                     }
                 }
                 State::Key => {
@@ -210,10 +429,20 @@ impl PayloadGrammar for JsonEnvelope {
                     i += n;
                     match st {
                         ScanStatus::Incomplete => break,
-                        ScanStatus::Invalid => self.finish(calls, out),
+                        ScanStatus::Invalid => self.stop(calls, out),
                         ScanStatus::Complete => {
                             let key = decode_string(&self.buf);
-                            self.field = self.field_of(&key);
+                            self.keys += 1;
+                            self.field = if self.name_as_key && self.keys == 1 {
+                                // `{"NAME": {...}}`: the key is the name, its value the
+                                // arguments.
+                                self.name(key, calls, out);
+                                Field::Arguments
+                            } else if self.name_as_key {
+                                Field::Other
+                            } else {
+                                self.field_of(&key)
+                            };
                             self.state = State::Colon;
                         }
                     }
@@ -227,7 +456,7 @@ impl PayloadGrammar for JsonEnvelope {
                         i += 1;
                         self.state = State::ValueStart(self.field);
                     } else {
-                        self.finish(calls, out);
+                        self.stop(calls, out);
                     }
                 }
                 State::ValueStart(field) => {
@@ -238,7 +467,7 @@ impl PayloadGrammar for JsonEnvelope {
                     self.scan.reset();
                     self.buf.clear();
                     self.state = match (field, b[i]) {
-                        (Field::Name, b'"') => State::Collect(field),
+                        (Field::Name | Field::Id, b'"') => State::Collect(field),
                         (Field::Arguments, b'{' | b'[') => {
                             self.arguments_seen = true;
                             State::Arguments
@@ -254,15 +483,17 @@ impl PayloadGrammar for JsonEnvelope {
                     i += n;
                     match st {
                         ScanStatus::Incomplete => break,
-                        ScanStatus::Invalid => self.finish(calls, out),
+                        ScanStatus::Invalid => self.stop(calls, out),
                         ScanStatus::Complete => {
-                            if field == Field::Name {
-                                calls.set_name(&decode_string(&self.buf), None, out);
-                            } else {
-                                self.arguments_seen = true;
-                                calls.push_args(&collected_arguments(&self.buf, true), out);
+                            let value = std::mem::take(&mut self.buf);
+                            match field {
+                                Field::Name => self.name(decode_string(&value), calls, out),
+                                Field::Id => self.id(decode_string(&value), calls, out),
+                                _ => {
+                                    self.arguments_seen = true;
+                                    calls.push_args(&collected_arguments(&value, true), out);
+                                }
                             }
-                            self.buf.clear();
                             self.state = State::AfterValue;
                         }
                     }
@@ -273,7 +504,7 @@ impl PayloadGrammar for JsonEnvelope {
                     i += n;
                     match st {
                         ScanStatus::Incomplete => break,
-                        ScanStatus::Invalid => self.finish(calls, out),
+                        ScanStatus::Invalid => self.stop(calls, out),
                         ScanStatus::Complete => self.state = State::AfterValue,
                     }
                 }
@@ -282,7 +513,7 @@ impl PayloadGrammar for JsonEnvelope {
                     i += n;
                     match st {
                         ScanStatus::Incomplete => break,
-                        ScanStatus::Invalid => self.finish(calls, out),
+                        ScanStatus::Invalid => self.stop(calls, out),
                         ScanStatus::Complete => self.state = State::AfterValue,
                     }
                 }
@@ -298,20 +529,28 @@ impl PayloadGrammar for JsonEnvelope {
                         }
                         b'}' => {
                             i += 1;
-                            self.finish(calls, out);
+                            self.object_closed(calls, out);
                         }
-                        _ => self.finish(calls, out),
+                        _ => self.stop(calls, out),
                     }
                 }
             }
         }
-        if final_ && self.state != State::Done && self.state != State::Open {
-            // Input ended inside the envelope: the call ends with what was written.
+        if final_ && !matches!(self.state, State::Done | State::Open) {
+            let inside = !matches!(
+                self.state,
+                State::AfterObject | State::ElementStart | State::ObjectStart
+            );
+            // Input ended inside the payload: the call ends with what was written.
             if self.state == State::Collect(Field::Arguments) {
                 calls.push_args(&collected_arguments(&self.buf, false), out);
             }
-            self.cut = true;
-            self.finish(calls, out);
+            // A sequence may end after any object; an array or an object is cut.
+            self.cut = inside || self.container == Container::Array;
+            if inside {
+                self.end_object(calls, out);
+            }
+            self.state = State::Done;
         }
         i
     }
@@ -325,7 +564,7 @@ impl PayloadGrammar for JsonEnvelope {
     }
 
     fn buffered_bytes(&self) -> usize {
-        self.buf.len()
+        self.buf.len() + self.held_name.as_ref().map_or(0, String::len)
     }
 
     fn cut_by_end_of_input(&self) -> bool {
@@ -333,11 +572,19 @@ impl PayloadGrammar for JsonEnvelope {
     }
 
     fn payload_marker(&self) -> Option<&str> {
-        Some("{")
+        Some(if self.container == Container::Array {
+            "["
+        } else {
+            "{"
+        })
     }
 
     fn starts_payload(&self, rest: &str) -> bool {
-        rest.starts_with('{')
+        rest.starts_with(if self.container == Container::Array {
+            '['
+        } else {
+            '{'
+        })
     }
 }
 
@@ -364,7 +611,7 @@ mod tests {
             ))
             .collect();
         for cut in cuts {
-            let mut g = JsonEnvelope::new("name", "arguments");
+            let mut g = JsonEnvelope::new("name", "arguments", &EnvelopeSyntax::default());
             let mut calls = CallEmitter::new(AllowedNames::Any);
             let mut items = Vec::new();
             let mut pending = String::new();
