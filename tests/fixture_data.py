@@ -41,6 +41,7 @@ CASE_KEYS = frozenset(
         "tokenizers",
         "call_ids",
         "arguments_json",
+        "constrained",
         "expect",
     }
 )
@@ -85,6 +86,9 @@ class Fixture:
     ended_in_tool_block: bool | None = None
     # Every call's arguments must be one valid JSON object.
     arguments_json: bool = False
+    # The output is what a `tool_choice="required"` constraint of the dialect must allow
+    # (calls only, well-formed, schema-valid): tests/test_constraints_dialects.py checks.
+    constrained: bool = False
     # Real tokenizers whose boundaries apply (names in chunking.TOKENIZERS).
     tokenizers: tuple[str, ...] = ()
     # The token ids of `text`, as the engine produced them.
@@ -170,6 +174,8 @@ def _check_types(where: str, c: dict[str, Any]) -> None:
         _fail(where, f"call_ids must be one of {sorted(CALL_ID_MODES)}")
     if not isinstance(c.get("arguments_json", False), bool):
         _fail(where, "arguments_json must be true or false")
+    if not isinstance(c.get("constrained", False), bool):
+        _fail(where, "constrained must be true or false")
     m = c.get("matrix", [])
     if not (isinstance(m, list) and all(isinstance(i, int) and i in MATRIX_ITEMS for i in m)):
         _fail(where, "matrix must be a list of behaviour-matrix items 1..18")
@@ -285,6 +291,7 @@ def read_file(path: Path, cls: type[Fixture] = Fixture) -> FixtureFile:
                 ids=[call["id"] for call in calls] if call_ids == "model" else None,
                 ended_in_tool_block=e.get("ended_in_tool_block"),
                 arguments_json=c.get("arguments_json", False),
+                constrained=c.get("constrained", False),
                 tokenizers=tuple(c.get("tokenizers", [])),
                 token_ids=ids,
                 matrix=tuple(c.get("matrix", [])),

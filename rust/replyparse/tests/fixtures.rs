@@ -44,6 +44,8 @@ const CASE_KEYS: &[&str] = &[
     "tokenizers",
     "call_ids",
     "arguments_json",
+    // Read by the Python constraint test (tests/test_constraints_dialects.py).
+    "constrained",
     "expect",
 ];
 const NOT_IN_DEFAULTS: &[&str] = &["id", "note", "text", "token_ids"];

@@ -500,7 +500,8 @@ pub(crate) fn st_section(
     st_after_reasoning(calls, reasoning)
 }
 
-fn st_after_reasoning(calls: Value, reasoning: Option<&(String, String)>) -> Value {
+/// `calls`, then trailing whitespace, after the reasoning section if any.
+pub(crate) fn st_after_reasoning(calls: Value, reasoning: Option<&(String, String)>) -> Value {
     let calls = structural::sequence(vec![calls, structural::regex(structural::WS_REGEX)]);
     let Some((open, close)) = reasoning else {
         return calls;

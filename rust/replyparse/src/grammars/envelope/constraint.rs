@@ -1,17 +1,54 @@
-//! Forced calls in a JSON-envelope dialect: each call is its own block, `open`, the
-//! envelope `{"<name_field>": "F", "<argument_field>": ARGS}`, `close` (if any).
+//! Forced calls in a JSON-envelope dialect: `open`, the payload, `close` (if any).
+//!
+//! The call object is `{"<name_field>": "F", "<argument_field>": ARGS}` (or
+//! `{"F": ARGS}` for name-as-key dialects). With an object payload each call is its own
+//! block, blocks on their own lines; with an array payload the calls are the elements
+//! of one array in one block. A sequence payload is written as blocks, which the parser
+//! also reads. The Lark grammar allows the model's call id (an `id_key` member) before
+//! the name or after the arguments, where the dialect's models write it; the structural
+//! tag writes calls without it (ids are then generated), since its constant strings
+//! cannot leave a member out.
 
 use serde_json::Value;
 
 use crate::constraint::lark::{self, Lark};
 use crate::constraint::structural::{self as st, WS_REGEX};
-use crate::constraint::{lark_after_reasoning, lark_calls, pytext, st_blocks};
+use crate::constraint::{lark_after_reasoning, lark_calls, pytext, st_after_reasoning, st_blocks};
 use crate::constraint::{CallConstraint, Function};
 use crate::error::Result;
+use crate::grammars::envelope::{Container, EnvelopeSyntax};
 use crate::registry::ToolDialect;
+
+/// A JSON string, as an llguidance lexeme.
+const JSON_STRING: &str = r#"/"([^"\\\x00-\x1f]|\\.)*"/"#;
 
 /// See the module docs.
 pub(crate) struct EnvelopeCalls<'a>(pub &'a ToolDialect);
+
+impl EnvelopeCalls<'_> {
+    fn syntax(&self) -> EnvelopeSyntax {
+        self.0.envelope.clone().unwrap_or_default()
+    }
+
+    fn array(&self) -> bool {
+        self.syntax().container == Container::Array
+    }
+
+    /// The call object up to its arguments, as fixed text.
+    fn head(&self, f: &Function<'_>) -> String {
+        let d = self.0;
+        if self.syntax().name_as_key {
+            return format!("{{{}: ", pytext::string(f.name, false));
+        }
+        // The name is fixed text, so the envelope's head is one constant.
+        format!(
+            "{{{}: {}, {}: ",
+            pytext::string(&d.name_field, true),
+            pytext::string(f.name, false),
+            pytext::string(&d.argument_field, true)
+        )
+    }
+}
 
 impl CallConstraint for EnvelopeCalls<'_> {
     fn dialect_name(&self) -> &str {
@@ -25,19 +62,29 @@ impl CallConstraint for EnvelopeCalls<'_> {
         reasoning: Option<&(String, String)>,
     ) -> Result<Value> {
         let d = self.0;
+        if self.array() {
+            // One block: `open[` calls separated by `, ` `]close`.
+            let tags = fns
+                .iter()
+                .map(|f| st::tag(&self.head(f), st::json_schema(&f.params, None), "}"))
+                .collect();
+            let calls = st::sequence(vec![
+                st::const_string(&d.open),
+                st::regex(WS_REGEX),
+                st::const_string("["),
+                st::repeat(tags, ", ", many),
+                st::const_string("]"),
+                st::regex(WS_REGEX),
+                st::const_string(d.close.as_deref().unwrap_or("")),
+            ]);
+            return Ok(st_after_reasoning(calls, reasoning));
+        }
         let tags = fns
             .iter()
             .map(|f| {
-                // The name is fixed text, so the envelope's head is one constant.
-                let head = format!(
-                    "{{{}: {}, {}: ",
-                    pytext::string(&d.name_field, true),
-                    pytext::string(f.name, false),
-                    pytext::string(&d.argument_field, true)
-                );
                 let mut body = vec![
                     st::regex(WS_REGEX),
-                    st::const_string(&head),
+                    st::const_string(&self.head(f)),
                     st::json_schema(&f.params, None),
                     st::regex(WS_REGEX),
                     st::const_string("}"),
@@ -63,24 +110,43 @@ impl CallConstraint for EnvelopeCalls<'_> {
         reasoning: Option<&(String, String)>,
     ) -> Result<String> {
         let d = self.0;
+        let syntax = self.syntax();
+        let quoted = |s: &str, ascii: bool| pytext::string(&pytext::string(s, ascii), false);
+        // The model's call id, where a dialect has one: a member before the name or
+        // after the arguments.
+        let id = syntax
+            .id_key
+            .as_deref()
+            .map(|k| [quoted(k, true), r#"":""#.to_owned(), JSON_STRING.to_owned()].join(" WS? "));
         let mut calls = Vec::new();
         for (i, f) in fns.iter().enumerate() {
             // JSON whitespace may come between any two tokens of the envelope; the
             // field names and the function name are literals, the arguments a `%json`.
             let args = l.rule(&format!("args_{i}"), &lark::json_schema(&f.params));
-            let quoted = |s: &str, ascii: bool| pytext::string(&pytext::string(s, ascii), false);
-            let env = [
-                r#""{""#.to_owned(),
-                quoted(&d.name_field, true),
-                r#"":""#.to_owned(),
-                quoted(f.name, false),
-                r#"",""#.to_owned(),
-                quoted(&d.argument_field, true),
-                r#"":""#.to_owned(),
-                args,
-                r#""}""#.to_owned(),
-            ]
-            .join(" WS? ");
+            let mut env = vec![r#""{""#.to_owned()];
+            if let Some(id) = &id {
+                env.push(format!(r#"({id} WS? ",")?"#));
+            }
+            if !syntax.name_as_key {
+                env.push(quoted(&d.name_field, true));
+                env.push(r#"":""#.to_owned());
+                env.push(quoted(f.name, false));
+                env.push(r#"",""#.to_owned());
+                env.push(quoted(&d.argument_field, true));
+            } else {
+                env.push(quoted(f.name, false));
+            }
+            env.push(r#"":""#.to_owned());
+            env.push(args);
+            if let Some(id) = &id {
+                env.push(format!(r#"("," WS? {id})?"#));
+            }
+            env.push(r#""}""#.to_owned());
+            let env = env.join(" WS? ");
+            if self.array() {
+                calls.push(l.rule(&format!("call_{i}"), &env));
+                continue;
+            }
             let close = match d.close.as_deref() {
                 Some(c) if !c.is_empty() => format!(" WS? {}", l.lit(c)),
                 _ => String::new(),
@@ -89,7 +155,19 @@ impl CallConstraint for EnvelopeCalls<'_> {
             calls.push(l.rule(&format!("call_{i}"), &format!("{open} WS? {env}{close}")));
         }
         let call = l.rule("call", &calls.join(" | "));
-        lark_after_reasoning(l, &lark_calls("", &call, "", many), reasoning)
+        if !self.array() {
+            return lark_after_reasoning(l, &lark_calls("", &call, "", many), reasoning);
+        }
+        let inner = if many {
+            format!(r#"{call} (WS? "," WS? {call})*"#)
+        } else {
+            call
+        };
+        let mut block = format!(r#"{} WS? "[" WS? {inner} WS? "]""#, l.lit(&d.open));
+        if let Some(c) = d.close.as_deref().filter(|c| !c.is_empty()) {
+            block = format!("{block} WS? {}", l.lit(c));
+        }
+        lark_after_reasoning(l, &block, reasoning)
     }
 }
 
@@ -161,6 +239,50 @@ WS: /[ \t\r\n]+/
         assert_eq!(tag["end"], "");
         assert_eq!(tag["content"]["elements"].as_array().unwrap().len(), 5);
         assert_eq!(texts(tag)[1], "{\"name\": \"wetter_é\", \"parameters\": ");
+    }
+
+    /// An array payload: the calls are the elements of one array in one block; a
+    /// name-as-key object is `{"F": ARGS}`; an id key may come first or last.
+    #[test]
+    fn array_name_as_key_and_id_key() {
+        let o = Default::default();
+        let granite = lark_of("granite", &tools(), &ToolChoice::Required, &o);
+        assert_eq!(
+            start(&granite),
+            r#"<|tool_call|> WS? "[" WS? call (WS? "," WS? call)* WS? "]" WS?"#,
+            "{granite}"
+        );
+        assert!(granite.contains(
+            r#"call_0: "{" WS? "\"name\"" WS? ":" WS? "\"get_weather\"" WS? "," WS? "\"arguments\"" WS? ":" WS? args_0 WS? "}""#
+        ), "{granite}");
+        let one = lark_of("jamba", &tools(), &named("search"), &o);
+        assert_eq!(
+            start(&one),
+            r#""<tool_calls>" WS? "[" WS? call WS? "]" WS? "</tool_calls>" WS?"#
+        );
+        let apertus = lark_of("apertus", &tools(), &named("search"), &o);
+        assert!(
+            apertus.contains(r#"call_0: "{" WS? "\"search\"" WS? ":" WS? args_0 WS? "}""#),
+            "{apertus}"
+        );
+        let cohere = lark_of("cohere", &tools(), &named("search"), &o);
+        assert!(
+            cohere.contains(r#""{" WS? ("\"tool_call_id\"" WS? ":" WS? /"#),
+            "{cohere}"
+        );
+        assert!(cohere.contains(r#""\"tool_name\"" WS? ":" WS? "\"search\"""#));
+        let st = st_of("granite", &tools(), &ToolChoice::Required, &o);
+        let calls = &st["format"]["elements"][0]["elements"];
+        assert_eq!(calls[2], json!({"type": "const_string", "value": "["}));
+        assert_eq!(calls[3]["type"], "tags_with_separator");
+        assert_eq!(calls[3]["separator"], ", ");
+        assert_eq!(
+            calls[3]["tags"][1]["begin"],
+            "{\"name\": \"search\", \"arguments\": "
+        );
+        let st = st_of("apertus", &tools(), &named("search"), &o);
+        let tag = &st["format"]["elements"][0]["elements"][3];
+        assert_eq!(tag["begin"], "{\"search\": ");
     }
 
     #[test]

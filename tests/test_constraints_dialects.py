@@ -1,0 +1,105 @@
+"""Decoding constraints for every registered tool dialect, from the fixture data.
+
+For each fixture file, the cases whose output is calls and nothing else (no content, no
+reasoning, no rejected records, not cut) are exactly what a `tool_choice="required"`
+constraint must allow: the dialect's Lark grammar, run with llguidance over a byte-level
+tokenizer that holds the dialect's `<|...|>` markers as special tokens, must accept each
+of them, and reject prose, a call of an unknown tool, and a call whose arguments break
+the schema. New dialects are covered by adding their fixture file.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import llguidance as llg
+import pytest
+from fixture_data import all_files as load_all
+
+import replyparse as rp
+from replyparse import constraints
+
+PROSE = "The weather in Paris is sunny today."
+MARKER = re.compile(r"<\|[^|<>\s]+\|>")
+
+
+class ByteTokenizer:
+    """Every byte is a token, plus the special tokens and an end-of-sequence token."""
+
+    def __init__(self, specials: list[str]):
+        self.specials = sorted(set(specials), key=len, reverse=True)
+        self.tokens = [bytes([i]) for i in range(256)] + [s.encode() for s in self.specials]
+        self.tokens.append(b"<eos>")
+        self.special_token_ids = list(range(256, len(self.tokens)))
+        self.eos_token_id = len(self.tokens) - 1
+        self.bos_token_id = None
+
+    def __call__(self, text: bytes | str) -> list[int]:
+        return list(text if isinstance(text, bytes) else text.encode())
+
+    def encode(self, text: str) -> list[int]:
+        ids: list[int] = []
+        i = 0
+        while i < len(text):
+            hit = next((s for s in self.specials if text.startswith(s, i)), None)
+            if hit is not None:
+                ids.append(256 + self.specials.index(hit))
+                i += len(hit)
+            else:
+                ids.extend(text[i].encode())
+                i += 1
+        return ids
+
+
+def dialect_markers(d: rp.ToolDialect) -> list[str]:
+    tags = [d.open, *d.open_aliases, d.close or "", *d.close_aliases]
+    return [m for t in tags for m in MARKER.findall(t)]
+
+
+def clean_call_cases() -> list[tuple[str, Any]]:
+    """The cases the data marks `constrained`: calls only, well-formed, schema-valid."""
+    return [(f"{f.name}:{c.id}", c) for f in load_all() for c in f.cases if c.constrained]
+
+
+CASES = clean_call_cases()
+
+
+def grammar_and_tokenizer(case: Any) -> tuple[str, ByteTokenizer, llg.LLTokenizer]:
+    d = next(x for x in rp.tool_dialects() if case.tool_parser in (x.name, *x.aliases))
+    byte_tok = ByteTokenizer(dialect_markers(d))
+    grammar = constraints.lark_grammar(case.tool_parser, case.tools, "required")
+    assert grammar is not None
+    return grammar, byte_tok, llg.LLTokenizer(llg.TokenizerWrapper(byte_tok))
+
+
+def matches(grammar: str, tok: ByteTokenizer, lltok: llg.LLTokenizer, text: str) -> bool:
+    m = llg.LLMatcher(lltok, llg.LLMatcher.grammar_from_lark(grammar), log_level=0)
+    assert not m.is_error(), m.get_error()
+    return m.consume_tokens(tok.encode(text)) and m.is_accepting()
+
+
+def test_every_envelope_dialect_has_constrained_cases() -> None:
+    """Each JSON-envelope dialect with a fixture file contributes cases here, so the
+    check below cannot silently cover nothing."""
+    canonical = {a: d.name for d in rp.tool_dialects() for a in (d.name, *d.aliases)}
+    covered = {canonical[c.tool_parser] for _, c in CASES}
+    files = {canonical[c.tool_parser] for f in load_all() for c in f.cases if c.tool_parser}
+    envelope = {d.name for d in rp.tool_dialects() if d.family == "json_envelope"}
+    missing = sorted((files & envelope) - covered)
+    assert not missing, f"no constrained case for {missing}"
+
+
+@pytest.mark.parametrize("case", [c for _, c in CASES], ids=[i for i, _ in CASES])
+def test_constraint_accepts_the_fixture_calls(case: Any) -> None:
+    grammar, tok, lltok = grammar_and_tokenizer(case)
+    names = {t["function"]["name"] for t in case.tools}
+    if not {name for name, *_ in case.calls} <= names:
+        pytest.skip("a call of a tool the request does not declare")
+    assert matches(grammar, tok, lltok, case.text), f"rejected:\n{case.text!r}\n{grammar}"
+    assert not matches(grammar, tok, lltok, PROSE)
+    name = case.calls[0][0]
+    unknown = case.text.replace(json.dumps(name), json.dumps("zz_unknown_tool"), 1)
+    if unknown != case.text:
+        assert not matches(grammar, tok, lltok, unknown), f"accepted an unknown tool:\n{unknown}"
