@@ -82,9 +82,12 @@ def markup(d: rp.ToolDialect) -> list[str]:
         par = d.dsml.parameter if d.dsml else "parameter"
         tags += [f'<{tok}{inv} name="', f"</{tok}{inv}>", f'<{tok}{par} name="']
         tags += ['" string="true">', '" string="false">', f"</{tok}{par}>", tok]
-    elif d.family == "kimi":
-        tags += ["<|tool_call_begin|>", "<|tool_call_argument_begin|>", "<|tool_call_end|>"]
-        tags += ["functions.f:0", "functions.nope:1", "functions."]
+    elif d.family in ("header", "kimi") and d.header is not None:
+        h = d.header
+        tags += [h.call_begin or "", h.type_sep or "", h.id_marker or "", h.args_marker or ""]
+        tags += [h.args_suffix or "", h.call_end or "", "function", "f", "nope"]
+        if h.name_from_id:
+            tags += ["functions.f:0", "functions.nope:1", "functions."]
     return [t for t in dict.fromkeys(tags) if t]
 
 
@@ -157,18 +160,24 @@ def envelopes(d: rp.ToolDialect) -> list[str]:
             f'{inv}nope">{par}x{t_false}[1, {par_close}',
             f'{inv}f">{par}x{t_false}"{par_close}"',
         ]
-    elif d.family == "kimi":
-        begin, argb, end = (
-            "<|tool_call_begin|>",
-            "<|tool_call_argument_begin|>",
-            "<|tool_call_end|>",
-        )
+    elif d.family in ("header", "kimi") and d.header is not None:
+        h = d.header
+        begin, argb = h.call_begin or "", h.args_marker or ""
+        end, sfx = h.call_end or "", h.args_suffix or ""
+
+        def head(name: str) -> str:
+            if h.name_from_id:
+                return f"functions.{name}:0"
+            return f"function{h.type_sep}{name}" if h.type_sep else name
+
         out += [
-            f'{begin}functions.f:0{argb}{{"x": 1}}{end}',
-            f'{begin}functions.f:0{argb}{{"x": "{end}"',
-            f"{begin}functions.nope:3{argb}{{}}{end}",
+            f'{begin}{head("f")}{argb}{{"x": 1}}{sfx}{end}',
+            f'{begin}{head("f")}{argb}{{"x": "{end}"',
+            f"{begin}{head('nope')}{argb}{{}}{sfx}{end}",
             f"{begin}{argb}{{}}{end}",
         ]
+        if h.id_marker:
+            out.append(f'{begin}f{h.id_marker}abc123xyz{argb}{{"x": 1}}{end}')
     return out
 
 

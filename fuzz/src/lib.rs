@@ -39,18 +39,52 @@ use replyparse::{
 use serde_json::{json, Value};
 
 /// Tool dialects of the `json_envelope` family.
-pub const JSON_DIALECTS: [&str; 3] = ["qwen", "llama3", "internlm"];
+pub const JSON_DIALECTS: [&str; 17] = [
+    "qwen",
+    "llama3",
+    "internlm",
+    "granite",
+    "granite4",
+    "granite-20b-fc",
+    "xlam",
+    "phi4_mini_json",
+    "longcat",
+    "ernie45",
+    "gigachat3",
+    "jamba",
+    "nemotron_json",
+    "cohere_command3",
+    "apertus",
+    "hunyuan_a13b",
+    "mistral",
+];
 /// Tool dialects of the `xml` family.
 pub const XML_DIALECTS: [&str; 3] = ["qwen3coder", "glm47", "glm45"];
 /// Tool dialects of the `dsml` family.
 pub const DSML_DIALECTS: [&str; 2] = ["deepseek-v32", "deepseek-v4"];
-/// Tool dialects of the `kimi` family.
-pub const KIMI_DIALECTS: [&str; 1] = ["kimi_k2"];
+/// Tool dialects of the header + JSON family (the `kimi` target: the family's first).
+pub const KIMI_DIALECTS: [&str; 4] = ["kimi_k2", "deepseek_v3", "deepseek_v31", "mistral"];
 /// Every built-in tool dialect (the `response` target).
-pub const ALL_DIALECTS: [&str; 9] = [
+pub const ALL_DIALECTS: [&str; 25] = [
     "qwen",
     "llama3",
     "internlm",
+    "granite",
+    "granite4",
+    "granite-20b-fc",
+    "xlam",
+    "phi4_mini_json",
+    "longcat",
+    "ernie45",
+    "gigachat3",
+    "jamba",
+    "nemotron_json",
+    "cohere_command3",
+    "apertus",
+    "hunyuan_a13b",
+    "mistral",
+    "deepseek_v3",
+    "deepseek_v31",
     "qwen3coder",
     "glm47",
     "glm45",
@@ -349,29 +383,61 @@ fn push_piece(out: &mut Vec<(bool, String)>, reasoning: bool, text: &str) {
     }
 }
 
-/// The reasoning routing of the state machine with tool tags disarmed (a port of the
-/// reference of `tests/test_properties.py`): `<think>` opens reasoning from plain text,
-/// `</think>` closes it, a leading `<think>` is dropped when the response starts in
-/// reasoning, and with `enable_thinking=False` reasoning text is content.
+/// What a tag does in the reference routing.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum RefRole {
+    Open,
+    Close,
+    /// A content wrapper's open tag: dropped, and it ends reasoning.
+    Wrapper,
+    Drop,
+    /// A prefix dropped through its end (the index of the end in `ends`).
+    Until(usize),
+}
+
+/// The routing of the state machine with tool tags disarmed (a port of the reference in
+/// `tests/chunking.py`): `<think>` opens reasoning from plain text, `</think>` closes
+/// it, a leading `<think>` (after nothing but whitespace, which goes with it) is dropped
+/// when the response starts in reasoning, a `<think>` inside reasoning is dropped, and
+/// with `enable_thinking=False` reasoning text is content. A tool dialect's content
+/// wrappers (dropped; an open one ends reasoning) and dropped markup (a tag, or a prefix
+/// through its end within `DROP_MARKUP_MAX` bytes) apply in both channels. Tags are
+/// found leftmost, then longest.
 pub fn reference_channels(
     text: &str,
     reasoning_parser: Option<&str>,
     thinking: Option<bool>,
+    tool_parser: Option<&str>,
 ) -> Vec<(bool, String)> {
     let mut out = Vec::new();
-    let Some(rp) = reasoning_parser else {
+    let mut markup: Vec<(String, RefRole)> = Vec::new();
+    let mut ends: Vec<String> = Vec::new();
+    if let Some(d) = tool_parser.and_then(|t| replyparse::registry::tool_dialect(t).ok()) {
+        for w in &d.content_wrappers {
+            markup.push((w.open.clone(), RefRole::Wrapper));
+            markup.push((w.close.clone(), RefRole::Drop));
+        }
+        for m in &d.drop_markup {
+            if let Some(t) = &m.tag {
+                markup.push((t.clone(), RefRole::Drop));
+            }
+            if let (Some(p), Some(e)) = (&m.prefix, &m.end) {
+                markup.push((p.clone(), RefRole::Until(ends.len())));
+                ends.push(e.clone());
+            }
+        }
+    }
+    if reasoning_parser.is_none() && markup.is_empty() {
         push_piece(&mut out, false, text);
         return out;
-    };
-    let starts = if rp == "deepseek-v3" {
-        thinking == Some(true)
-    } else {
-        thinking != Some(false)
+    }
+    let starts = match reasoning_parser {
+        None => false,
+        Some("deepseek-v3") => thinking == Some(true),
+        Some(_) => thinking != Some(false),
     };
     let as_content = thinking == Some(false);
     let mut reasoning = starts;
-    // A leading `<think>` after nothing but whitespace (which goes with it) is dropped
-    // when the response starts in reasoning; inside reasoning a `<think>` is dropped.
     let lead = text.trim_start_matches([' ', '\t', '\n', '\r']);
     let mut pos = if starts && lead.starts_with("<think>") {
         text.len() - lead.len() + "<think>".len()
@@ -379,26 +445,44 @@ pub fn reference_channels(
         0
     };
     loop {
-        let close = if reasoning {
-            text[pos..].find("</think>").map(|i| (i + pos, "</think>"))
-        } else {
-            None
-        };
-        let open = text[pos..].find("<think>").map(|i| (i + pos, "<think>"));
-        let found = match (close, open) {
-            (Some(c), Some(o)) => Some(if c.0 < o.0 { c } else { o }),
-            (c, o) => c.or(o),
-        };
-        let end = found.map_or(text.len(), |(i, _)| i);
+        let mut armed: Vec<(&str, RefRole)> =
+            markup.iter().map(|(t, r)| (t.as_str(), *r)).collect();
+        if reasoning_parser.is_some() {
+            armed.push(("<think>", RefRole::Open));
+            if reasoning {
+                armed.push(("</think>", RefRole::Close));
+            }
+        }
+        // Leftmost, then longest.
+        let found = armed
+            .iter()
+            .filter_map(|&(t, r)| text[pos..].find(t).map(|i| (i + pos, t, r)))
+            .min_by_key(|&(i, t, _)| (i, usize::MAX - t.len()));
+        let end = found.map_or(text.len(), |(i, _, _)| i);
         push_piece(&mut out, reasoning && !as_content, &text[pos..end]);
-        let Some((i, tag)) = found else {
+        let Some((i, tag, role)) = found else {
             return out;
         };
         pos = i + tag.len();
-        if tag == "</think>" || !reasoning {
-            reasoning = !reasoning;
+        match role {
+            RefRole::Close => reasoning = false,
+            RefRole::Open => reasoning = true,
+            RefRole::Wrapper => reasoning = false,
+            RefRole::Drop => {}
+            RefRole::Until(e) => {
+                let max = replyparse::registry::DROP_MARKUP_MAX;
+                let window = &text.as_bytes()[pos..(pos + max).min(text.len())];
+                match memchr_find(window, ends[e].as_bytes()) {
+                    Some(j) => pos += j + ends[e].len(),
+                    None => push_piece(&mut out, reasoning && !as_content, tag),
+                }
+            }
         }
     }
+}
+
+fn memchr_find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
 }
 
 /// Whether `needle` is a subsequence of `hay` (by chars).
@@ -472,7 +556,7 @@ pub fn check_config(cfg: &ParserConfig, text: &str, k: u8) -> ParsedResponse {
 pub fn check_conservation(cfg: &ParserConfig, text: &str, k: u8) {
     assert!(!armed(cfg) && cfg.response_parser.is_none());
     let (rp, thinking) = (cfg.reasoning_parser.as_deref(), cfg.enable_thinking);
-    let want = reference_channels(text, rp, thinking);
+    let want = reference_channels(text, rp, thinking, cfg.tool_parser.as_deref());
     let run = stream_text(cfg, &chunks(text, k), k % 2 == 1);
     assert_eq!(
         pieces(&run.items),
@@ -486,7 +570,12 @@ pub fn check_conservation(cfg: &ParserConfig, text: &str, k: u8) {
         .map(|(_, t)| t.as_str())
         .collect();
     assert_eq!(whole.result.content.unwrap_or_default(), joined);
-    if rp.is_none() {
+    let markup = cfg
+        .tool_parser
+        .as_deref()
+        .and_then(|t| replyparse::registry::tool_dialect(t).ok())
+        .is_some_and(|d| !d.content_wrappers.is_empty() || !d.drop_markup.is_empty());
+    if rp.is_none() && !markup {
         assert_eq!(
             joined, text,
             "no reasoning parser, no tools: content == input"
@@ -731,14 +820,14 @@ mod tests {
 
     #[test]
     fn reference_matches_the_documented_routing() {
-        let r = reference_channels("<think>a</think>b<think>c", Some("qwen3"), None);
+        let r = reference_channels("<think>a</think>b<think>c", Some("qwen3"), None, None);
         assert_eq!(
             r,
             vec![(true, "a".into()), (false, "b".into()), (true, "c".into())]
         );
-        let r = reference_channels("<think>a</think>b", Some("qwen3"), Some(false));
+        let r = reference_channels("<think>a</think>b", Some("qwen3"), Some(false), None);
         assert_eq!(r, vec![(false, "ab".into())]);
-        let r = reference_channels("a</think>b", Some("deepseek-v3"), None);
+        let r = reference_channels("a</think>b", Some("deepseek-v3"), None, None);
         assert_eq!(r, vec![(false, "a</think>b".into())]);
     }
 }

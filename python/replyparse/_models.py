@@ -176,6 +176,39 @@ class DropMarkup(BaseModel):
     end: str | None = None
 
 
+class HeaderSyntax(BaseModel):
+    """The `header` family's markers (see the engine's `grammars/header`): per call
+    `[call_begin] HEADER [id_marker ID] args_marker JSON [args_suffix] [call_end]`; a
+    typed header `TYPE type_sep NAME`; `name_from_id` for `functions.NAME:N` ids."""
+
+    model_config = ConfigDict(extra="forbid")
+    call_begin: str | None = None
+    type_sep: str | None = None
+    id_marker: str | None = None
+    args_marker: str | None = None
+    args_on_brace: bool = False
+    args_suffix: str | None = None
+    call_end: str | None = None
+    name_from_id: bool = False
+
+
+Family = Literal["json_envelope", "xml", "dsml", "header", "kimi"]
+
+
+class FormDecl(BaseModel):
+    """Another payload form of a dialect, selected by the payload's first bytes."""
+
+    model_config = ConfigDict(extra="forbid")
+    when: str = Field(min_length=1)
+    family: Family
+    name_field: str | None = None
+    argument_field: str | None = None
+    envelope: EnvelopeSyntax | None = None
+    xml: XmlSyntax | None = None
+    dsml: DsmlSyntax | None = None
+    header: HeaderSyntax | None = None
+
+
 class ToolDialect(BaseModel):
     """A tool-call dialect of an existing grammar family, declared as data.
 
@@ -187,7 +220,7 @@ class ToolDialect(BaseModel):
     model_config = ConfigDict(extra="forbid")
     name: str = Field(min_length=1)
     aliases: list[str] = []
-    family: Literal["json_envelope", "xml", "dsml", "kimi"] = "json_envelope"
+    family: Family = "json_envelope"
     open: str = Field(min_length=1)
     close: str | None = None
     # Other spellings of the open / close tag (Kimi's singular section tags).
@@ -204,6 +237,8 @@ class ToolDialect(BaseModel):
     # markers are also accepted with one space beside them, as engines decode them.
     special_tokens: list[str] | None = None
     envelope: EnvelopeSyntax | None = None
+    header: HeaderSyntax | None = None
+    forms: list[FormDecl] = []
     # More kinds of block with their own tags; a bare payload at the start of the content;
     # the first kind is a call only if it emits one.
     blocks: list[BlockTags] = []

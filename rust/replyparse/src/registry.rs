@@ -87,6 +87,14 @@ pub struct ToolDialect {
     /// array or sequence payloads).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub envelope: Option<crate::grammars::envelope::EnvelopeSyntax>,
+    /// The header family's markers (Kimi K2, DeepSeek V3 / V3.1, Mistral v11+).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub header: Option<crate::grammars::header::HeaderSyntax>,
+    /// Other payload forms of this name, told apart at the payload's first bytes
+    /// (Mistral's array form beside its header form): a payload that starts with a
+    /// form's `when` is parsed by that form's family, anything else by the dialect's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub forms: Vec<FormDecl>,
     /// The markup of a `dsml` family dialect.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dsml: Option<crate::grammars::dsml::DsmlSyntax>,
@@ -110,6 +118,25 @@ impl ToolDialect {
             .as_deref()
             .into_iter()
             .chain(self.close_aliases.iter().map(String::as_str))
+    }
+
+    /// The dialect as one of its other forms declares it: the same tags, that form's
+    /// family and fields, no further forms.
+    pub fn form(&self, f: &FormDecl) -> ToolDialect {
+        let mut d = self.clone();
+        d.forms.clear();
+        d.family = f.family;
+        if let Some(n) = &f.name_field {
+            d.name_field = n.clone();
+        }
+        if let Some(a) = &f.argument_field {
+            d.argument_field = a.clone();
+        }
+        d.envelope = f.envelope.clone();
+        d.xml = f.xml.clone();
+        d.dsml = f.dsml.clone();
+        d.header = f.header.clone();
+        d
     }
 
     /// Which pieces of this dialect's markers are special tokens.
@@ -163,6 +190,28 @@ impl ToolDialect {
         }
         out
     }
+}
+
+/// Another payload form of a dialect: its first bytes, its family and that family's
+/// fields (the dialect's own tags and the rest of its declaration apply).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FormDecl {
+    /// The payload's first bytes (after whitespace) that select this form.
+    pub when: String,
+    pub family: Family,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name_field: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub argument_field: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub envelope: Option<crate::grammars::envelope::EnvelopeSyntax>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub xml: Option<crate::grammars::xml::XmlSyntax>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dsml: Option<crate::grammars::dsml::DsmlSyntax>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub header: Option<crate::grammars::header::HeaderSyntax>,
 }
 
 /// The tags of one more kind of block.
@@ -447,6 +496,34 @@ fn validate_tool_dialect(d: &ToolDialect) -> Result<()> {
         if tag == prefix || (tag && (m.prefix.is_some() || m.end.is_some())) {
             return bad("drop_markup entries are a non-empty `tag`, or a `prefix` with an `end`");
         }
+    }
+    for f in &d.forms {
+        if f.when.is_empty() {
+            return bad("a form's `when` is empty");
+        }
+        validate_tool_dialect(&d.form(f))?;
+    }
+    if let Some(h) = &d.header {
+        let markers = [
+            &h.call_begin,
+            &h.type_sep,
+            &h.id_marker,
+            &h.args_marker,
+            &h.args_suffix,
+            &h.call_end,
+        ];
+        if markers.iter().any(|m| m.as_deref() == Some("")) {
+            return bad("header markers, when given, are non-empty");
+        }
+        if h.args_marker.is_none() && !h.args_on_brace {
+            return bad("a header needs an args_marker (or args_on_brace)");
+        }
+        if d.family != Family::Header {
+            return bad("`header` is for the header family");
+        }
+    }
+    if d.family == Family::Header && d.header.is_none() {
+        return bad("a header dialect needs its `header` markers");
     }
     if let Some(e) = &d.envelope {
         if e.name_keys

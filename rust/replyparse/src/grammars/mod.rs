@@ -12,13 +12,15 @@
 //! - [`xml`] with [`schema`]: function-first markup whose values end at a close tag
 //!   (Qwen3-Coder, GLM), values typed by the request's JSON schema;
 //! - [`dsml`]: DeepSeek V3.2 / V4 `invoke` elements;
-//! - [`kimi`]: Kimi K2 call sections;
-//! - [`harmony`]: OpenAI Harmony, a whole response parser of its own (gpt-oss).
+//! - [`header`]: a header + JSON per call (Kimi K2, DeepSeek V3 / V3.1, Mistral v11+);
+//! - [`harmony`]: OpenAI Harmony, a whole response parser of its own (gpt-oss);
+//! - [`forms`]: one name with several payload forms, told apart at the first bytes.
 
 pub mod dsml;
 pub mod envelope;
+pub mod forms;
 pub mod harmony;
-pub mod kimi;
+pub mod header;
 pub mod schema;
 pub mod xml;
 
@@ -41,9 +43,11 @@ pub enum Family {
     /// DeepSeek V3.2 / V4 DSML `invoke` elements; the markup is the dialect's `dsml`
     /// field (DeepSeek's when absent).
     Dsml,
-    /// Kimi K2 `<|tool_call_begin|>ID<|tool_call_argument_begin|>{json}<|tool_call_end|>`
-    /// calls; the model's id is kept.
-    Kimi,
+    /// A run of markers around a header (name, type, id) then JSON arguments: Kimi K2,
+    /// DeepSeek V3 / V3.1, Mistral v11+; the syntax is the dialect's `header` field.
+    /// (`kimi` is its former name.)
+    #[serde(alias = "kimi")]
+    Header,
 }
 
 impl Family {
@@ -55,9 +59,23 @@ impl Family {
     }
 }
 
-/// Builds the grammar of a dialect's family. `schemas` are the request's parameter
-/// schemas, for grammars that convert values by type.
+/// Builds the grammar of a dialect's family (and of its other payload forms, if it
+/// declares any). `schemas` are the request's parameter schemas, for grammars that
+/// convert values by type.
 pub fn grammar_for(d: &ToolDialect, schemas: Schemas) -> Box<dyn PayloadGrammar> {
+    if d.forms.is_empty() {
+        return family_grammar(d, schemas);
+    }
+    let others = d
+        .forms
+        .iter()
+        .map(|f| (f.when.clone(), family_grammar(&d.form(f), schemas.clone())))
+        .collect();
+    Box::new(forms::Forms::new(family_grammar(d, schemas), others))
+}
+
+/// The grammar of the dialect's own family.
+fn family_grammar(d: &ToolDialect, schemas: Schemas) -> Box<dyn PayloadGrammar> {
     match d.family {
         Family::JsonEnvelope => Box::new(envelope::JsonEnvelope::new(
             &d.name_field,
@@ -72,7 +90,17 @@ pub fn grammar_for(d: &ToolDialect, schemas: Schemas) -> Box<dyn PayloadGrammar>
             schemas,
         )),
         Family::Dsml => Box::new(dsml::DsmlGrammar::new(&d.dsml.clone().unwrap_or_default())),
-        Family::Kimi => Box::new(kimi::KimiGrammar::new()),
+        Family::Header => {
+            let boundaries: Vec<_> = d
+                .open_spellings()
+                .into_iter()
+                .chain(d.close_spellings())
+                .collect();
+            Box::new(header::HeaderGrammar::new(
+                &d.header.clone().unwrap_or_default(),
+                &boundaries,
+            ))
+        }
     }
 }
 
@@ -85,7 +113,7 @@ pub(crate) fn constraint_for(d: &Dialect) -> Box<dyn CallConstraint + '_> {
             Family::JsonEnvelope => Box::new(envelope::constraint::EnvelopeCalls(t)),
             Family::Xml => Box::new(xml::constraint::XmlCalls::new(t)),
             Family::Dsml => Box::new(dsml::constraint::DsmlCalls::new(t)),
-            Family::Kimi => Box::new(kimi::constraint::KimiCalls(t)),
+            Family::Header => Box::new(header::constraint::HeaderCalls(t)),
         },
     }
 }

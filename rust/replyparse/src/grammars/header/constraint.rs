@@ -1,28 +1,66 @@
-//! Forced calls in Kimi's sections: one section (`open` ... `close`) holding the calls,
-//! each `<|tool_call_begin|>functions.F:N<|tool_call_argument_begin|>ARGS<|tool_call_end|>`.
+//! Forced calls in a header + JSON dialect: per call `[call_begin] HEADER
+//! [args_marker] ARGS [args_suffix] [call_end]`, where the header is the name (after
+//! `function<sep>` for a typed header, as `functions.F:N` for an id header), and the
+//! arguments a JSON value of the schema. With a call begin marker the calls sit in one
+//! section (`open` ... `close`); without one (Mistral) each call is its own block, the
+//! block's open tag beginning it. The Lark grammar allows the model's call id after the
+//! name (an `id_marker` and the id); the structural tag writes calls without it.
 
 use serde_json::Value;
 
-use super::{ARGUMENT_BEGIN, CALL_BEGIN, CALL_END};
 use crate::constraint::lark::{self, Lark};
 use crate::constraint::structural as st;
-use crate::constraint::{lark_after_reasoning, lark_calls, st_section};
+use crate::constraint::{lark_after_reasoning, lark_calls, st_blocks, st_section};
 use crate::constraint::{CallConstraint, Forbidden, Function};
 use crate::error::Result;
 use crate::registry::ToolDialect;
 
-/// See the module docs.
-pub(crate) struct KimiCalls<'a>(pub &'a ToolDialect);
+use super::HeaderSyntax;
 
-impl CallConstraint for KimiCalls<'_> {
+/// See the module docs.
+pub(crate) struct HeaderCalls<'a>(pub &'a ToolDialect);
+
+impl HeaderCalls<'_> {
+    fn syntax(&self) -> HeaderSyntax {
+        self.0.header.clone().unwrap_or_default()
+    }
+
+    /// What a call writes before its header's variable part (the id's counter), as
+    /// fixed text: the begin marker (or the block's open tag) and the header.
+    fn head(&self, f: &Function<'_>) -> String {
+        let syn = self.syntax();
+        let begin = syn
+            .call_begin
+            .clone()
+            .unwrap_or_else(|| self.0.open.clone());
+        if syn.name_from_id {
+            return format!("{begin}functions.{}:", f.name);
+        }
+        let typed = syn
+            .type_sep
+            .as_deref()
+            .map_or(String::new(), |sep| format!("function{sep}"));
+        format!("{begin}{typed}{}", f.name)
+    }
+}
+
+impl CallConstraint for HeaderCalls<'_> {
     fn dialect_name(&self) -> &str {
         &self.0.name
     }
 
-    /// A name holding `<|` would read as the start of a marker.
+    /// A name holding `<|` would read as the start of a marker; one holding a marker of
+    /// the header would end it.
     fn forbidden(&self) -> Forbidden {
+        let syn = self.syntax();
+        let mut in_names = vec!["<|".to_owned()];
+        in_names.extend(syn.args_marker.iter().cloned());
+        in_names.extend(syn.id_marker.iter().cloned());
+        if syn.args_on_brace {
+            in_names.push("{".into());
+        }
         Forbidden {
-            in_names: vec!["<|".into()],
+            in_names,
             in_keys: Vec::new(),
         }
     }
@@ -33,22 +71,29 @@ impl CallConstraint for KimiCalls<'_> {
         many: bool,
         reasoning: Option<&(String, String)>,
     ) -> Result<Value> {
+        let syn = self.syntax();
+        let args_marker = syn.args_marker.clone().unwrap_or_default();
+        let end = syn.call_end.clone().unwrap_or_default();
+        let suffix = syn.args_suffix.clone().unwrap_or_default();
         let tags = fns
             .iter()
             .map(|f| {
-                let content = st::sequence(vec![
-                    st::regex("[0-9]+"),
-                    st::const_string(ARGUMENT_BEGIN),
-                    st::json_schema(&f.params, None),
-                ]);
-                st::tag(
-                    &format!("{CALL_BEGIN}functions.{}:", f.name),
-                    content,
-                    CALL_END,
-                )
+                let mut content = Vec::new();
+                if syn.name_from_id {
+                    content.push(st::regex("[0-9]+"));
+                }
+                content.push(st::const_string(&args_marker));
+                content.push(st::json_schema(&f.params, None));
+                if !suffix.is_empty() {
+                    content.push(st::const_string(&suffix));
+                }
+                st::tag(&self.head(f), st::sequence(content), &end)
             })
             .collect();
         let d = self.0;
+        if syn.call_begin.is_none() {
+            return Ok(st_blocks(tags, many, reasoning));
+        }
         let close = d.close.as_deref().unwrap_or("");
         Ok(st_section(&d.open, tags, close, many, reasoning))
     }
@@ -60,16 +105,38 @@ impl CallConstraint for KimiCalls<'_> {
         many: bool,
         reasoning: Option<&(String, String)>,
     ) -> Result<String> {
+        let syn = self.syntax();
         let mut calls = Vec::new();
         for (i, f) in fns.iter().enumerate() {
             let args = l.rule(&format!("args_{i}"), &lark::json_schema(&f.params));
-            let begin = l.lit(&format!("{CALL_BEGIN}functions.{}:", f.name));
-            let (arg_begin, end) = (l.lit(ARGUMENT_BEGIN), l.lit(CALL_END));
-            let body = format!("{begin} /[0-9]+/ {arg_begin} WS? {args} WS? {end}");
-            calls.push(l.rule(&format!("call_{i}"), &body));
+            let mut body = vec![l.lit(&self.head(f))];
+            if syn.name_from_id {
+                body.push("/[0-9]+/".to_owned());
+            }
+            if let Some(id) = syn.id_marker.as_deref() {
+                let id = l.lit(id);
+                body.push(format!("({id} /[A-Za-z0-9_-]+/)?"));
+            }
+            if let Some(m) = syn.args_marker.as_deref() {
+                body.push(l.lit(m));
+            }
+            body.push("WS?".into());
+            body.push(args);
+            if let Some(sfx) = syn.args_suffix.as_deref() {
+                body.push("WS?".into());
+                body.push(l.lit(sfx));
+            }
+            if let Some(end) = syn.call_end.as_deref() {
+                body.push("WS?".into());
+                body.push(l.lit(end));
+            }
+            calls.push(l.rule(&format!("call_{i}"), &body.join(" ")));
         }
         let call = l.rule("call", &calls.join(" | "));
         let d = self.0;
+        if syn.call_begin.is_none() {
+            return lark_after_reasoning(l, &lark_calls("", &call, "", many), reasoning);
+        }
         let open = l.lit(&d.open);
         let close = l.lit(d.close.as_deref().unwrap_or(""));
         lark_after_reasoning(l, &lark_calls(&open, &call, &close, many), reasoning)
