@@ -270,5 +270,19 @@ class ReasoningDialect(BaseModel):
     aliases: list[str] = []
     open: str = Field(min_length=1)
     close: str = Field(min_length=1)
-    starts_in_reasoning: Literal["unless_disabled", "when_enabled", "never"] = "unless_disabled"
+    starts_in_reasoning: Literal["unless_disabled", "when_enabled", "never", "always"] = (
+        "unless_disabled"
+    )
     thinking_flags: list[FlagRule] = []
+    open_aliases: list[str] = []
+    close_aliases: list[str] = []
+    # `*_append_think`: no split; this text (the prompt's open tag) goes before the output.
+    inline_prefix: str | None = None
+    # One reasoning section only; a stray leading close tag dropped; a tool call ends
+    # the reasoning; one newline on each side of the close tag is protocol.
+    once: bool = False
+    drop_leading_close: bool = False
+    tool_ends_reasoning: bool = False
+    close_newlines: bool = False
+    content_wrappers: list[WrapperTags] = []
+    drop_markup: list[DropMarkup] = []

@@ -280,6 +280,9 @@ pub enum StartMode {
     WhenEnabled,
     /// Always starts in plain text; reasoning begins at an explicit open tag.
     Never,
+    /// Always starts in reasoning, whatever the flags say (templates that always open
+    /// the reasoning in the prompt: Qwen3 Thinking-2507, Step-3, MiniMax M2).
+    Always,
 }
 
 /// A reasoning dialect: tags and start rule. It is a description, not a parser: the
@@ -293,6 +296,42 @@ pub struct ReasoningDialect {
     pub open: String,
     pub close: String,
     pub starts_in_reasoning: StartMode,
+    /// Other spellings of the open tag (Granite's "Here is my thought process:" beside
+    /// "Here's ...", Gemma 4's channel with and without its `thought` label).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub open_aliases: Vec<String>,
+    /// Other spellings of the close tag.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub close_aliases: Vec<String>,
+    /// Reasoning is not split out: the output is content, this text (the open tag the
+    /// template wrote in the prompt) put before it — the `*_append_think` variants, for
+    /// clients that feed reasoning back inline.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inline_prefix: Option<String>,
+    /// One reasoning section only: after its close, an open tag is content (OLMo 3's
+    /// text tags: a literal `<think>` in an answer must not re-enter reasoning).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub once: bool,
+    /// A close tag before anything else, outside reasoning, is dropped (MiniMax M3's
+    /// non-thinking turns may start with a stray `</mm:think>`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub drop_leading_close: bool,
+    /// A tool call ends the reasoning (its reference parser's "implicit end": Gemma 4,
+    /// Solar Open2, Cohere): after the block, text is content. Otherwise a block entered
+    /// from reasoning returns to reasoning (the seed's rule).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub tool_ends_reasoning: bool,
+    /// One newline right before and one right after the close tag are protocol
+    /// (Step-3.5 writes them around `</think>`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub close_newlines: bool,
+    /// Tags that wrap content (see [`ToolDialect::content_wrappers`]): a reasoning
+    /// parser used without a tool parser still removes them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub content_wrappers: Vec<WrapperTags>,
+    /// Markup dropped from the text (see [`ToolDialect::drop_markup`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub drop_markup: Vec<DropMarkup>,
     /// The request flags this model's chat template reads to switch thinking, in order
     /// (the first one the request carries decides; see [`crate::thinking`]). Empty:
     /// `enable_thinking`.
@@ -310,11 +349,25 @@ impl ReasoningDialect {
     /// Whether a response starts in reasoning when thinking is `thinking` (resolved by
     /// [`thinking`](Self::thinking)).
     pub fn starts_in_reasoning(&self, enable_thinking: Option<bool>) -> bool {
+        if self.inline_prefix.is_some() {
+            return false;
+        }
         match self.starts_in_reasoning {
             StartMode::UnlessDisabled => enable_thinking != Some(false),
             StartMode::WhenEnabled => enable_thinking == Some(true),
             StartMode::Never => false,
+            StartMode::Always => true,
         }
+    }
+
+    /// Every tag that opens reasoning: the open tag, then its aliases.
+    pub fn open_tags(&self) -> impl Iterator<Item = &str> {
+        std::iter::once(self.open.as_str()).chain(self.open_aliases.iter().map(String::as_str))
+    }
+
+    /// Every tag that closes reasoning.
+    pub fn close_tags(&self) -> impl Iterator<Item = &str> {
+        std::iter::once(self.close.as_str()).chain(self.close_aliases.iter().map(String::as_str))
     }
 }
 
@@ -594,7 +647,7 @@ fn validate_tool_dialect(d: &ToolDialect) -> Result<()> {
 }
 
 fn validate_reasoning_dialect(d: &ReasoningDialect) -> Result<()> {
-    if d.open.is_empty() || d.close.is_empty() {
+    if d.open_tags().chain(d.close_tags()).any(str::is_empty) {
         return Err(Error::InvalidDialect(format!(
             "{}: reasoning tags must be non-empty",
             d.name
@@ -691,7 +744,10 @@ mod tests {
             reasoning_dialect("deepseek-v3.2").unwrap().name,
             "deepseek-v32"
         );
-        assert_eq!(reasoning_dialect("kimi-k2").unwrap().name, "default");
+        // Kimi K2 Thinking's template reads `thinking` (SGLang), then `enable_thinking`.
+        let k2 = reasoning_dialect("kimi-k2").unwrap();
+        assert_eq!(k2.name, "kimi_k2");
+        assert_eq!(k2.starts_in_reasoning, StartMode::UnlessDisabled);
     }
 
     #[test]

@@ -67,7 +67,7 @@ impl ParserConfig {
     /// in another form, such as Python objects, can then skip converting the schemas.
     /// Fails on an unknown name, as [`ResponseParser::new`] does.
     pub fn uses_tool_schemas(&self) -> Result<bool> {
-        if self.dedicated()? {
+        if self.normalized().dedicated()? {
             // Harmony arguments are the model's JSON as written.
             return Ok(false);
         }
@@ -84,6 +84,28 @@ impl ParserConfig {
             Some(name) => Ok(registry::response_dialect(name)?.name == harmony::NAME),
             None => Ok(false),
         }
+    }
+
+    /// The config with a reasoning parser name that names the gpt-oss response parser
+    /// (vLLM's `openai_gptoss`, SGLang's `gpt-oss` are reasoning parser names there) read
+    /// as that response parser: Harmony's channels carry the reasoning, so a server that
+    /// sets only a reasoning parser for gpt-oss gets the Harmony parser.
+    pub fn normalized(&self) -> std::borrow::Cow<'_, ParserConfig> {
+        let set = |n: &Option<String>| n.as_deref().is_some_and(|n| !n.is_empty());
+        if set(&self.response_parser) || set(&self.tool_parser) {
+            return std::borrow::Cow::Borrowed(self);
+        }
+        let Some(name) = self.reasoning_parser.as_deref().filter(|n| !n.is_empty()) else {
+            return std::borrow::Cow::Borrowed(self);
+        };
+        let harmony = registry::reasoning_dialect(name).is_err()
+            && registry::response_dialect(name).is_ok_and(|r| r.name == harmony::NAME);
+        if !harmony {
+            return std::borrow::Cow::Borrowed(self);
+        }
+        let mut c = self.clone();
+        c.response_parser = c.reasoning_parser.take();
+        std::borrow::Cow::Owned(c)
     }
 }
 
@@ -114,9 +136,20 @@ enum Role {
     WrapperOpen,
     /// Dropped markup: a wrapper's close tag, a fixed citation tag.
     Drop,
+    /// A reasoning close tag outside reasoning: dropped before anything else (a stray
+    /// leading one), text after.
+    StrayClose,
     /// A prefix dropped with the text up to and including its end (a citation's
     /// `</co: 0:[1,2]>`): the index of its rule in `drop_ends`.
     DropUntil(usize),
+}
+
+/// Which armed set a tag was found in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ArmedSet {
+    Plain,
+    PlainAfter,
+    Reasoning,
 }
 
 /// Whether a bare payload starts at the start of the content.
@@ -194,6 +227,21 @@ struct Composed {
     /// nothing shown as content yet.
     content_start: bool,
     plain: Armed,
+    /// `plain` without the reasoning open tags, once a `once` dialect's reasoning closed.
+    plain_after: Armed,
+    /// The armed set the current tool block's open tag was found in.
+    opened_in: ArmedSet,
+    /// The reasoning closed (at least once).
+    closed_once: bool,
+    once: bool,
+    tool_ends_reasoning: bool,
+    close_newlines: bool,
+    /// A newline right after the close tag is protocol: dropped when it comes.
+    eat_newline: bool,
+    /// Text put before the output (an inline reasoning dialect), until it is written.
+    inline_prefix: Option<String>,
+    /// Nothing has been emitted or consumed yet (a stray leading close tag is dropped).
+    nothing_yet: bool,
     in_reasoning: Armed,
     mode: Mode,
     pending: String,
@@ -268,21 +316,29 @@ impl Composed {
     ) -> Self {
         // Content wrappers and dropped markup are the dialect's protocol whether or not
         // the request arms tool calls.
+        // The reasoning dialect's own are added (a reasoning parser used without a tool
+        // parser still removes them).
         let mut markup: Vec<(&str, Role)> = Vec::new();
         let mut drop_ends: Vec<String> = Vec::new();
-        if let Some(d) = &tool {
-            for w in &d.content_wrappers {
-                markup.push((&w.open, Role::WrapperOpen));
-                markup.push((&w.close, Role::Drop));
+        let wrappers = tool
+            .iter()
+            .flat_map(|d| d.content_wrappers.iter())
+            .chain(reasoning.iter().flat_map(|r| r.content_wrappers.iter()));
+        for w in wrappers {
+            markup.push((&w.open, Role::WrapperOpen));
+            markup.push((&w.close, Role::Drop));
+        }
+        let drops = tool
+            .iter()
+            .flat_map(|d| d.drop_markup.iter())
+            .chain(reasoning.iter().flat_map(|r| r.drop_markup.iter()));
+        for m in drops {
+            if let Some(t) = &m.tag {
+                markup.push((t, Role::Drop));
             }
-            for m in &d.drop_markup {
-                if let Some(t) = &m.tag {
-                    markup.push((t, Role::Drop));
-                }
-                if let (Some(p), Some(e)) = (&m.prefix, &m.end) {
-                    markup.push((p, Role::DropUntil(drop_ends.len())));
-                    drop_ends.push(e.clone());
-                }
+            if let (Some(p), Some(e)) = (&m.prefix, &m.end) {
+                markup.push((p, Role::DropUntil(drop_ends.len())));
+                drop_ends.push(e.clone());
             }
         }
         let markup: Vec<(Option<&str>, Role)> =
@@ -293,8 +349,26 @@ impl Composed {
             .filter(|_| policy.armed())
             .map(|d| ToolParser::for_tools(d.clone(), policy, tools));
         let tool_open = tool_parser.as_ref().map(|t| t.dialect().open.clone());
-        let r_open = reasoning.as_ref().map(|r| r.open.as_str());
-        let r_close = reasoning.as_ref().map(|r| r.close.as_str());
+        // An inline dialect (`*_append_think`) splits nothing: no reasoning tag is armed.
+        let split = reasoning.as_ref().filter(|r| r.inline_prefix.is_none());
+        let r_opens: Vec<(Option<&str>, Role)> = split.map_or(Vec::new(), |r| {
+            r.open_tags()
+                .map(|t| (Some(t), Role::ReasoningOpen))
+                .collect()
+        });
+        let r_closes: Vec<(Option<&str>, Role)> = split.map_or(Vec::new(), |r| {
+            r.close_tags()
+                .map(|t| (Some(t), Role::ReasoningClose))
+                .collect()
+        });
+        // Outside reasoning a close tag is text, unless a stray leading one is dropped.
+        let stray_closes: Vec<(Option<&str>, Role)> = split
+            .filter(|r| r.drop_leading_close)
+            .map_or(Vec::new(), |r| {
+                r.close_tags()
+                    .map(|t| (Some(t), Role::StrayClose))
+                    .collect()
+            });
         // Every kind of block's open tags (and their aliases) open a block of that kind,
         // in every spelling an engine may decode them to.
         let kinds = tool_parser
@@ -317,25 +391,17 @@ impl Composed {
             .iter()
             .map(|(o, k)| (Some(o.as_ref()), Role::ToolOpen(*k)))
             .collect();
-        let plain =
-            Armed::new(&[&[(r_open, Role::ReasoningOpen)][..], &tool_opens, &markup].concat());
+        let plain = Armed::new(&[&r_opens[..], &stray_closes, &tool_opens, &markup].concat());
+        // After the one reasoning section of a `once` dialect, open tags are text.
+        let plain_after = Armed::new(&[&stray_closes[..], &tool_opens, &markup].concat());
         // An open tag while already reasoning (a model repeating `<think>`) is protocol,
         // not reasoning text: it is dropped (the role keeps the mode).
-        let in_reasoning = Armed::new(
-            &[
-                &[
-                    (r_close, Role::ReasoningClose),
-                    (r_open, Role::ReasoningOpen),
-                ][..],
-                &tool_opens,
-                &markup,
-            ]
-            .concat(),
-        );
+        let in_reasoning = Armed::new(&[&r_closes[..], &r_opens, &tool_opens, &markup].concat());
         let tool = tool_parser;
         let starts = reasoning
             .as_ref()
             .is_some_and(|r| r.starts_in_reasoning(enable_thinking));
+        let r = reasoning.as_deref();
         Composed {
             tool,
             tool_open: tool_open.unwrap_or_default(),
@@ -344,6 +410,15 @@ impl Composed {
             bare_start,
             content_start: !starts,
             plain,
+            plain_after,
+            opened_in: ArmedSet::Plain,
+            closed_once: false,
+            once: r.is_some_and(|r| r.once),
+            tool_ends_reasoning: r.is_some_and(|r| r.tool_ends_reasoning),
+            close_newlines: r.is_some_and(|r| r.close_newlines),
+            eat_newline: false,
+            inline_prefix: r.and_then(|r| r.inline_prefix.clone()),
+            nothing_yet: true,
             in_reasoning,
             mode: if starts { Mode::Reasoning } else { Mode::Plain },
             pending: String::new(),
@@ -387,6 +462,11 @@ impl Composed {
             }
         }
         let sink = &mut DeltaSink::new(out);
+        if !text.is_empty() || final_ {
+            if let Some(prefix) = self.inline_prefix.take() {
+                sink.text(Channel::Content, &prefix);
+            }
+        }
         if self.pending.is_empty() {
             // Nothing held (the usual case): parse the chunk where it is and keep only
             // what it leaves unconsumed, instead of copying all of it into `pending`.
@@ -425,21 +505,28 @@ impl Composed {
                         let ch = text_channel(from_reasoning, self.reasoning_as_content);
                         // The block's own spelling of the open tag goes back (a bare
                         // block has none), then what the block gives back.
-                        let armed = if from_reasoning {
-                            &self.in_reasoning
-                        } else {
-                            &self.plain
+                        let armed = match self.opened_in {
+                            ArmedSet::Plain => &self.plain,
+                            ArmedSet::PlainAfter => &self.plain_after,
+                            ArmedSet::Reasoning => &self.in_reasoning,
                         };
                         if self.opened_by != usize::MAX {
                             sink.text(ch, armed.tags.text(self.opened_by));
                         }
                         sink.text(ch, tool.given_back());
                     }
-                    self.mode = if from_reasoning {
+                    // A call ends the reasoning where the dialect's reference parser
+                    // says so ("implicit end"); otherwise the block returns to where it
+                    // was entered from.
+                    let ended = from_reasoning && !abandoned && self.tool_ends_reasoning;
+                    self.mode = if from_reasoning && !ended {
                         Mode::Reasoning
                     } else {
                         Mode::Plain
                     };
+                    if ended {
+                        self.closed_once = true;
+                    }
                     self.after_block = !abandoned;
                 }
                 Mode::Plain | Mode::Reasoning => {
@@ -449,14 +536,30 @@ impl Composed {
                         // Reasoning began implicitly: an open tag the model writes anyway,
                         // after nothing but whitespace, is the protocol's tag (Kimi K2
                         // Thinking writes "\n<think>"), so it and that whitespace go.
-                        let open = self.reasoning.as_ref().map_or("", |r| r.open.as_str());
                         let after = text.trim_start_matches([' ', '\t', '\n', '\r']);
-                        if !final_ && after.len() < open.len() && open.starts_with(after) {
+                        let r = self.reasoning.as_ref();
+                        let opens = || r.into_iter().flat_map(|r| r.open_tags());
+                        if !final_ && opens().any(|o| after.len() < o.len() && o.starts_with(after))
+                        {
                             break;
                         }
                         self.leading_open = false;
-                        if !open.is_empty() && after.starts_with(open) {
-                            pos += text.len() - after.len() + open.len();
+                        // The longest spelling that matches.
+                        if let Some(o) = opens()
+                            .filter(|o| !o.is_empty() && after.starts_with(o))
+                            .max_by_key(|o| o.len())
+                        {
+                            pos += text.len() - after.len() + o.len();
+                            continue;
+                        }
+                    }
+                    if self.eat_newline && !reasoning {
+                        if text.is_empty() && !final_ {
+                            break;
+                        }
+                        self.eat_newline = false;
+                        if text.starts_with('\n') {
+                            pos += 1;
                             continue;
                         }
                     }
@@ -485,26 +588,51 @@ impl Composed {
                             Bare::No => self.content_start = false,
                         }
                     }
-                    let armed = if reasoning {
-                        &self.in_reasoning
+                    let which = if reasoning {
+                        ArmedSet::Reasoning
+                    } else if self.once && self.closed_once {
+                        ArmedSet::PlainAfter
                     } else {
-                        &self.plain
+                        ArmedSet::Plain
+                    };
+                    let armed = match which {
+                        ArmedSet::Plain => &self.plain,
+                        ArmedSet::PlainAfter => &self.plain_after,
+                        ArmedSet::Reasoning => &self.in_reasoning,
                     };
                     let ch = text_channel(reasoning, self.reasoning_as_content);
                     match armed.tags.find_or_held(text, final_) {
                         Ok(m) => {
-                            sink.text(ch, &text[..m.start]);
+                            let role = armed.roles[m.tag];
+                            // The protocol newline before a close tag (Step-3.5) goes.
+                            let before = &text[..m.start];
+                            let before = if role == Role::ReasoningClose && self.close_newlines {
+                                before.strip_suffix('\n').unwrap_or(before)
+                            } else {
+                                before
+                            };
+                            sink.text(ch, before);
                             if m.start > 0 && !reasoning {
                                 self.content_start = false;
                             }
+                            let first = self.nothing_yet && before.trim().is_empty();
+                            self.nothing_yet = false;
                             pos += m.end;
-                            match armed.roles[m.tag] {
+                            match role {
                                 Role::ReasoningOpen => self.mode = Mode::Reasoning,
                                 Role::ReasoningClose => {
                                     self.mode = Mode::Plain;
                                     self.content_start = true;
+                                    self.closed_once = true;
+                                    self.eat_newline = self.close_newlines;
+                                }
+                                Role::StrayClose => {
+                                    if !first {
+                                        sink.text(ch, &text[m.start..m.end]);
+                                    }
                                 }
                                 Role::ToolOpen(kind) => {
+                                    self.opened_in = which;
                                     self.opened_by = m.tag;
                                     self.content_start = false;
                                     self.tool.as_mut().expect("armed").start_block_of(kind);
@@ -528,10 +656,21 @@ impl Composed {
                                 }
                             }
                         }
-                        Err(keep) => {
+                        Err(mut keep) => {
+                            // A trailing newline may be the protocol one before a close.
+                            if reasoning
+                                && self.close_newlines
+                                && !final_
+                                && text[..text.len() - keep].ends_with('\n')
+                            {
+                                keep += 1;
+                            }
                             sink.text(ch, &text[..text.len() - keep]);
-                            if text.len() > keep && !reasoning {
-                                self.content_start = false;
+                            if text.len() > keep {
+                                self.nothing_yet = false;
+                                if !reasoning {
+                                    self.content_start = false;
+                                }
                             }
                             pos += text.len() - keep;
                             break;
@@ -683,6 +822,7 @@ impl ResponseParser {
     /// `response_parser` picks the parser (`default` when unset); a dedicated parser
     /// refuses a `tool_parser` or `reasoning_parser` it would otherwise ignore.
     pub fn new(config: &ParserConfig) -> Result<Self> {
+        let config = &*config.normalized();
         let inner = if config.dedicated()? {
             Inner::Harmony(HarmonyParser::new(config)?)
         } else {

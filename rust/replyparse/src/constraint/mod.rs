@@ -427,25 +427,27 @@ impl ParserConfig {
         &self,
         parallel_tool_calls: bool,
     ) -> Result<Option<(String, ConstraintOptions)>> {
-        let tools = self.tools.as_deref().unwrap_or_default();
-        if select(tools, &self.tool_choice)?.is_none() {
+        let normalized = self.normalized();
+        let this: &ParserConfig = &normalized;
+        let tools = this.tools.as_deref().unwrap_or_default();
+        if select(tools, &this.tool_choice)?.is_none() {
             return Ok(None);
         }
         let named = |n: &Option<String>| n.clone().filter(|n| !n.is_empty());
-        let harmony = match named(&self.response_parser) {
+        let harmony = match named(&this.response_parser) {
             Some(n) => registry::response_dialect(&n)?.name == harmony::NAME,
             None => false,
         };
         let (dialect, reasoning) = if harmony {
             let (open, close) = DEFAULT_REASONING;
-            let on = self.thinking_flags().resolve(&[]) != Some(false);
+            let on = this.thinking_flags().resolve(&[]) != Some(false);
             let tags = on.then(|| (open.to_owned(), close.to_owned()));
             (harmony::NAME.to_owned(), tags)
-        } else if let Some(tool_parser) = named(&self.tool_parser) {
-            let reasoning = match named(&self.reasoning_parser) {
+        } else if let Some(tool_parser) = named(&this.tool_parser) {
+            let reasoning = match named(&this.reasoning_parser) {
                 Some(n) => {
                     let r = registry::reasoning_dialect(&n)?;
-                    r.starts_in_reasoning(r.thinking(&self.thinking_flags()))
+                    r.starts_in_reasoning(r.thinking(&this.thinking_flags()))
                         .then(|| (r.open.clone(), r.close.clone()))
                 }
                 None => None,
