@@ -36,8 +36,10 @@
 //!   would cut the value and turn the rest of it into stray text, or into calls (an
 //!   `<｜DSML｜invoke` later in the value). The text after such a close tag is held until
 //!   a later close tag that markup follows (the earlier ones were data: the value stays
-//!   whole) or until the invoke or block closes or the input ends first (the first close
-//!   tag ended the value; the rest is stray, as before). The XML values follow the same
+//!   whole) or until the invoke closes or the input ends first (the first close tag
+//!   ended the value; the rest is stray, as before). An invoke close counts only where
+//!   the next invoke, the block close or the end of input follows it: one followed by
+//!   more value text is part of the value. The XML values follow the same
 //!   rule. DeepSeek's own parser (`parse_message_from_completion_text`) takes the first
 //!   `/｜DSML｜parameter` and rejects the message instead.
 //! - any other `string` value (or none): the JSON source, copied verbatim as it
@@ -181,8 +183,8 @@ pub struct DsmlGrammar {
     param_open: String,
     /// The parameter close tag: ends values.
     param_close: Arc<TagSet>,
-    /// The parameter close tag, then any DSML close tag (`</｜DSML｜`: the invoke close,
-    /// the block close): what decides a tentative close tag.
+    /// The parameter close tag, then the invoke close: what decides a tentative close
+    /// tag.
     value_stops: Arc<TagSet>,
     /// What follows a parameter close tag that ends the value: the next parameter, or
     /// any DSML close tag.
@@ -212,7 +214,10 @@ impl DsmlGrammar {
             invoke_close: format!("</{t}{}>", syntax.invoke),
             param_open: format!("<{t}{}", syntax.parameter),
             param_close: TagSet::shared(&[format!("</{t}{}>", syntax.parameter)]),
-            value_stops: TagSet::shared(&[format!("</{t}{}>", syntax.parameter), format!("</{t}")]),
+            value_stops: TagSet::shared(&[
+                format!("</{t}{}>", syntax.parameter),
+                format!("</{t}{}>", syntax.invoke),
+            ]),
             follows: [format!("<{t}{}", syntax.parameter), format!("</{t}")],
             scanned: 0,
             state: State::InvokeStart,
@@ -307,6 +312,44 @@ impl DsmlGrammar {
             };
         }
         if next.is_empty() || self.follows.iter().any(|t| partial(next, t)) {
+            Follow::Hold
+        } else {
+            Follow::Data
+        }
+    }
+
+    /// Whether an invoke close tag met while a parameter close tag is tentative, followed
+    /// by `after`, is the invoke's end: the next invoke, a DSML close tag other than the
+    /// parameter close (the block close) or the end of input follows it. Otherwise it is
+    /// value text (a value holding DSML markup).
+    fn invoke_close_follows(&self, after: &str, final_: bool) -> Follow {
+        let ws = ws_len(after);
+        if ws >= MAX_FOLLOW_WS {
+            return Follow::Structural;
+        }
+        let next = &after[ws..];
+        let close_prefix = &self.follows[1];
+        let param_close = self.param_close.text(0);
+        if next.starts_with(self.invoke_open.as_str()) {
+            return Follow::Structural;
+        }
+        if next.starts_with(close_prefix.as_str()) {
+            return if next.starts_with(param_close) {
+                Follow::Data
+            } else if !final_ && partial(next, param_close) {
+                Follow::Hold
+            } else {
+                Follow::Structural
+            };
+        }
+        if final_ {
+            return if next.is_empty() {
+                Follow::Structural
+            } else {
+                Follow::Data
+            };
+        }
+        if next.is_empty() || partial(next, &self.invoke_open) || partial(next, close_prefix) {
             Follow::Hold
         } else {
             Follow::Data
@@ -533,20 +576,24 @@ impl PayloadGrammar for DsmlGrammar {
                                 }
                             }
                         }
-                        // `</｜DSML｜` that may still become the parameter close tag.
-                        Ok(m)
-                            if !final_
-                                && partial(&rest[from + m.start..], self.param_close.text(0)) =>
-                        {
-                            self.scanned = from + m.start;
-                            break;
-                        }
-                        // The invoke or block closed with no later close tag that markup
-                        // follows (or the input ended): the first one ended the value,
-                        // and the text after it is the tool parser's (stray).
-                        Ok(_) => {
-                            i += first_end;
-                            self.end_param(calls, out);
+                        // The invoke close: a real one (what follows it is the next
+                        // invoke, the block close or the end of input) ends the invoke
+                        // with no later close tag that markup follows, so the first one
+                        // ended the value and the text after it is the tool parser's
+                        // (stray); one inside the value is data.
+                        Ok(m) => {
+                            let (p, e) = (from + m.start, from + m.end);
+                            match self.invoke_close_follows(&rest[e..], final_) {
+                                Follow::Structural => {
+                                    i += first_end;
+                                    self.end_param(calls, out);
+                                }
+                                Follow::Data => self.scanned = e,
+                                Follow::Hold => {
+                                    self.scanned = p;
+                                    break;
+                                }
+                            }
                         }
                         Err(_) if final_ => {
                             i += first_end;
@@ -738,6 +785,14 @@ mod tests {
                 ],
                 r#"{"a": "1</｜DSML｜parameter>2</｜DSML｜parameter>3", "b": ""}"#,
             ),
+            // An invoke close inside the value (more value text follows it) is data too.
+            (
+                vec![
+                    ("code", true, "1</｜DSML｜parameter>2\n</｜DSML｜invoke> 3"),
+                    ("n", false, "2"),
+                ],
+                r#"{"code": "1</｜DSML｜parameter>2\n</｜DSML｜invoke> 3", "n": 2}"#,
+            ),
             // Markup follows: structural, as always.
             (
                 vec![("a", true, "1"), ("b", true, "2")],
@@ -758,6 +813,15 @@ mod tests {
         let (r, rejected) = crate::testutil::chunking_invariant_rejected(&cfg, &text, false);
         assert_eq!(calls(&r), [("f", r#"{"q": "v"}"#)]);
         assert_eq!(rejected.len(), 1);
+        assert_eq!(rejected[0].raw, "oops\n</｜DSML｜invoke>\n");
+        // A real invoke close (the next invoke follows) decides it the same way: the
+        // next call is not swallowed into the value.
+        let text = format!(
+            "</think>{OPEN}<｜DSML｜invoke name=\"f\">\n<｜DSML｜parameter name=\"q\" string=\"true\">v</｜DSML｜parameter>oops\n</｜DSML｜invoke>\n{}{CLOSE}",
+            invoke("z", &[("a", true, "x")])
+        );
+        let (r, rejected) = crate::testutil::chunking_invariant_rejected(&cfg, &text, false);
+        assert_eq!(calls(&r), [("f", r#"{"q": "v"}"#), ("z", r#"{"a": "x"}"#)]);
         assert_eq!(rejected[0].raw, "oops\n</｜DSML｜invoke>\n");
         // The same at the end of input.
         let text = format!(
