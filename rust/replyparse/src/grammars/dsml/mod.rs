@@ -28,7 +28,20 @@
 //! - `string="true"`: the raw text streams at once as a JSON string, escaped as it
 //!   arrives (`"`, `\`, control characters; non-ASCII is kept as is, never `\uXXXX`).
 //!   Only the parameter close tag ends it: any other tag-like text is data. Only a
-//!   possible prefix of that close tag is held back.
+//!   possible prefix of that close tag is held back. The close tag itself is data too
+//!   unless the next parameter, a DSML close tag (`</｜DSML｜invoke>`, the block close)
+//!   or the end of input follows it (after whitespace): DeepSeek's encoder writes string
+//!   values as is, so a value holding `</｜DSML｜parameter>` (an agent writing DSML, or a
+//!   parser's fixture) reaches the output unescaped, and taking the first close tag
+//!   would cut the value and turn the rest of it into stray text, or into calls (an
+//!   `<｜DSML｜invoke` later in the value). The text after such a close tag is held until
+//!   a later close tag that markup follows (the earlier ones were data: the value stays
+//!   whole) or until the invoke closes or the input ends first (the first close tag
+//!   ended the value; the rest is stray, as before). An invoke close counts only where
+//!   the next invoke, the block close or the end of input follows it: one followed by
+//!   more value text is part of the value. The XML values follow the same
+//!   rule. DeepSeek's own parser (`parse_message_from_completion_text`) takes the first
+//!   `/｜DSML｜parameter` and rejects the message instead.
 //! - any other `string` value (or none): the JSON source, copied verbatim as it
 //!   arrives. A [`JsonValueScanner`] follows it so that the close tag inside one of its
 //!   strings is data; once the value is complete (or something that is not JSON
@@ -66,7 +79,7 @@ use crate::calls::CallEmitter;
 use crate::delta::DeltaSink;
 use crate::grammars::schema::escape_json_into;
 use crate::scan::json_scan::{JsonValueScanner, ScanStatus};
-use crate::scan::lex::{head, ws_len, Head};
+use crate::scan::lex::{head, partial, ws_len, Head};
 use crate::scan::prefix::TagSet;
 use crate::tool::PayloadGrammar;
 
@@ -118,6 +131,9 @@ enum State {
     ParamHeader,
     /// A `string="true"` value.
     StrValue,
+    /// After a parameter close tag in a string value that something other than markup
+    /// follows: it may be data. Held until decided (module docs).
+    StrTentative,
     /// Before the first non-whitespace byte of a JSON value.
     JsonStart,
     /// Inside a JSON value, followed by the lexical scanner.
@@ -145,6 +161,20 @@ fn attribute<'a>(header: &'a str, key: &str) -> Option<&'a str> {
     }
 }
 
+/// What a parameter close tag in a string value is, by what follows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Follow {
+    /// It ends the value.
+    Structural,
+    /// Value text, if a later close tag ends the value.
+    Data,
+    /// Not known until more text arrives.
+    Hold,
+}
+
+/// Longest whitespace run after a parameter close tag that the lookahead reads.
+const MAX_FOLLOW_WS: usize = 256;
+
 /// See the module docs.
 #[derive(Debug)]
 pub struct DsmlGrammar {
@@ -153,6 +183,15 @@ pub struct DsmlGrammar {
     param_open: String,
     /// The parameter close tag: ends values.
     param_close: Arc<TagSet>,
+    /// The parameter close tag, then the invoke close: what decides a tentative close
+    /// tag.
+    value_stops: Arc<TagSet>,
+    /// What follows a parameter close tag that ends the value: the next parameter, or
+    /// any DSML close tag.
+    follows: [String; 2],
+    /// In `StrTentative`: bytes of the held text (from the first close tag) already
+    /// searched, so they are not searched again.
+    scanned: usize,
     state: State,
     /// Attribute text of the tag being read.
     header: String,
@@ -175,6 +214,12 @@ impl DsmlGrammar {
             invoke_close: format!("</{t}{}>", syntax.invoke),
             param_open: format!("<{t}{}", syntax.parameter),
             param_close: TagSet::shared(&[format!("</{t}{}>", syntax.parameter)]),
+            value_stops: TagSet::shared(&[
+                format!("</{t}{}>", syntax.parameter),
+                format!("</{t}{}>", syntax.invoke),
+            ]),
+            follows: [format!("<{t}{}", syntax.parameter), format!("</{t}")],
+            scanned: 0,
             state: State::InvokeStart,
             header: String::new(),
             keys: 0,
@@ -247,6 +292,70 @@ impl DsmlGrammar {
         }
     }
 
+    /// Whether a parameter close tag followed by `after` ends the value (module docs). A
+    /// whitespace run longer than [`MAX_FOLLOW_WS`] counts as structural, so what is held
+    /// to decide stays bounded.
+    fn close_follows(&self, after: &str, final_: bool) -> Follow {
+        let ws = ws_len(after);
+        if ws >= MAX_FOLLOW_WS {
+            return Follow::Structural;
+        }
+        let next = &after[ws..];
+        if self.follows.iter().any(|t| next.starts_with(t.as_str())) {
+            return Follow::Structural;
+        }
+        if final_ {
+            return if next.is_empty() {
+                Follow::Structural
+            } else {
+                Follow::Data
+            };
+        }
+        if next.is_empty() || self.follows.iter().any(|t| partial(next, t)) {
+            Follow::Hold
+        } else {
+            Follow::Data
+        }
+    }
+
+    /// Whether an invoke close tag met while a parameter close tag is tentative, followed
+    /// by `after`, is the invoke's end: the next invoke, a DSML close tag other than the
+    /// parameter close (the block close) or the end of input follows it. Otherwise it is
+    /// value text (a value holding DSML markup).
+    fn invoke_close_follows(&self, after: &str, final_: bool) -> Follow {
+        let ws = ws_len(after);
+        if ws >= MAX_FOLLOW_WS {
+            return Follow::Structural;
+        }
+        let next = &after[ws..];
+        let close_prefix = &self.follows[1];
+        let param_close = self.param_close.text(0);
+        if next.starts_with(self.invoke_open.as_str()) {
+            return Follow::Structural;
+        }
+        if next.starts_with(close_prefix.as_str()) {
+            return if next.starts_with(param_close) {
+                Follow::Data
+            } else if !final_ && partial(next, param_close) {
+                Follow::Hold
+            } else {
+                Follow::Structural
+            };
+        }
+        if final_ {
+            return if next.is_empty() {
+                Follow::Structural
+            } else {
+                Follow::Data
+            };
+        }
+        if next.is_empty() || partial(next, &self.invoke_open) || partial(next, close_prefix) {
+            Follow::Hold
+        } else {
+            Follow::Data
+        }
+    }
+
     /// Starts a parameter from its complete attribute text.
     fn begin_param(&mut self) {
         let name = attribute(&self.header, "name").unwrap_or("");
@@ -262,8 +371,10 @@ impl DsmlGrammar {
     /// The parameter close tag was consumed: completes the value.
     fn end_param(&mut self, calls: &mut CallEmitter, out: &mut DeltaSink<'_>) {
         match self.state {
-            State::StrValue if !self.key_written => self.push_value("\"\"", calls, out),
-            State::StrValue => calls.push_args("\"", out),
+            State::StrValue | State::StrTentative if !self.key_written => {
+                self.push_value("\"\"", calls, out)
+            }
+            State::StrValue | State::StrTentative => calls.push_args("\"", out),
             _ if !self.key_written => self.push_value("null", calls, out),
             _ => {}
         }
@@ -309,6 +420,14 @@ impl DsmlGrammar {
                     calls.push_args("\"", out);
                 }
             }
+            // Decided in `consume` at the end of input (the first close tag ends the
+            // value); kept for totality.
+            State::StrTentative => {
+                used = self.param_close.text(0).len().min(rest.len());
+                if self.key_written {
+                    calls.push_args("\"", out);
+                }
+            }
             State::JsonTail => {
                 used = rest.len() - self.param_close.held_suffix(rest);
                 if used > 0 {
@@ -340,6 +459,7 @@ impl PayloadGrammar for DsmlGrammar {
         self.scan.reset();
         self.began = false;
         self.named = false;
+        self.scanned = 0;
     }
 
     fn consume(
@@ -411,8 +531,22 @@ impl PayloadGrammar for DsmlGrammar {
                 State::StrValue => match self.param_close.find_or_held(rest, false) {
                     Ok(m) => {
                         self.push_escaped(&rest[..m.start], calls, out);
-                        i += m.end;
-                        self.end_param(calls, out);
+                        match self.close_follows(&rest[m.end..], final_) {
+                            Follow::Structural => {
+                                i += m.end;
+                                self.end_param(calls, out);
+                            }
+                            Follow::Hold => {
+                                i += m.start;
+                                break;
+                            }
+                            Follow::Data => {
+                                // Perhaps `</｜DSML｜parameter>` inside the value.
+                                i += m.start;
+                                self.scanned = m.end - m.start;
+                                self.state = State::StrTentative;
+                            }
+                        }
                     }
                     Err(keep) => {
                         self.push_escaped(&rest[..rest.len() - keep], calls, out);
@@ -420,6 +554,57 @@ impl PayloadGrammar for DsmlGrammar {
                         break;
                     }
                 },
+                State::StrTentative => {
+                    // `rest` starts at the first close tag, held since; `scanned` bytes
+                    // of it are known to decide nothing.
+                    let first_end = self.param_close.text(0).len();
+                    let from = self.scanned;
+                    match self.value_stops.find_or_held(&rest[from..], false) {
+                        Ok(m) if m.tag == 0 => {
+                            let (p, e) = (from + m.start, from + m.end);
+                            match self.close_follows(&rest[e..], final_) {
+                                Follow::Structural => {
+                                    // This one ends the value: the earlier ones were data.
+                                    self.push_escaped(&rest[..p], calls, out);
+                                    i += e;
+                                    self.end_param(calls, out);
+                                }
+                                Follow::Data => self.scanned = e,
+                                Follow::Hold => {
+                                    self.scanned = p;
+                                    break;
+                                }
+                            }
+                        }
+                        // The invoke close: a real one (what follows it is the next
+                        // invoke, the block close or the end of input) ends the invoke
+                        // with no later close tag that markup follows, so the first one
+                        // ended the value and the text after it is the tool parser's
+                        // (stray); one inside the value is data.
+                        Ok(m) => {
+                            let (p, e) = (from + m.start, from + m.end);
+                            match self.invoke_close_follows(&rest[e..], final_) {
+                                Follow::Structural => {
+                                    i += first_end;
+                                    self.end_param(calls, out);
+                                }
+                                Follow::Data => self.scanned = e,
+                                Follow::Hold => {
+                                    self.scanned = p;
+                                    break;
+                                }
+                            }
+                        }
+                        Err(_) if final_ => {
+                            i += first_end;
+                            self.end_param(calls, out);
+                        }
+                        Err(keep) => {
+                            self.scanned = rest.len() - keep;
+                            break;
+                        }
+                    }
+                }
                 State::JsonStart => {
                     i += ws_len(rest);
                     if i == text.len() {
@@ -564,6 +749,87 @@ mod tests {
         for c in &r.tool_calls {
             serde_json::from_str::<serde_json::Value>(&c.function.arguments).unwrap();
         }
+    }
+
+    /// DeepSeek's encoder writes string values as is, so a value holding the parameter
+    /// close tag reaches the output unescaped (found by the round trip through the
+    /// reference encoder, tests/test_dsml_roundtrip.py): the close tag is structural only
+    /// when the next parameter, a DSML close tag or the end of input follows it. Taking
+    /// the first one cut the value, recorded the rest as stray text and made a call of
+    /// an `<｜DSML｜invoke` later in the value. Under every chunking.
+    #[test]
+    fn close_tag_inside_a_string_value_is_data() {
+        let cfg = config("deepseek-v32", &["f", "z"]);
+        let block =
+            |params: &[(&str, bool, &str)]| format!("</think>{OPEN}{}{CLOSE}", invoke("f", params));
+        for (params, args) in [
+            (
+                vec![("code", true, "a</｜DSML｜parameter>b")],
+                r#"{"code": "a</｜DSML｜parameter>b"}"#,
+            ),
+            (
+                vec![
+                    (
+                        "code",
+                        true,
+                        "x</｜DSML｜parameter>\n<｜DSML｜invoke name=\"z\">",
+                    ),
+                    ("n", false, "1"),
+                ],
+                r#"{"code": "x</｜DSML｜parameter>\n<｜DSML｜invoke name=\"z\">", "n": 1}"#,
+            ),
+            (
+                vec![
+                    ("a", true, "1</｜DSML｜parameter>2</｜DSML｜parameter>3"),
+                    ("b", true, ""),
+                ],
+                r#"{"a": "1</｜DSML｜parameter>2</｜DSML｜parameter>3", "b": ""}"#,
+            ),
+            // An invoke close inside the value (more value text follows it) is data too.
+            (
+                vec![
+                    ("code", true, "1</｜DSML｜parameter>2\n</｜DSML｜invoke> 3"),
+                    ("n", false, "2"),
+                ],
+                r#"{"code": "1</｜DSML｜parameter>2\n</｜DSML｜invoke> 3", "n": 2}"#,
+            ),
+            // Markup follows: structural, as always.
+            (
+                vec![("a", true, "1"), ("b", true, "2")],
+                r#"{"a": "1", "b": "2"}"#,
+            ),
+        ] {
+            let (r, rejected) =
+                crate::testutil::chunking_invariant_rejected(&cfg, &block(&params), false);
+            assert_eq!(calls(&r), [("f", args)], "{params:?}");
+            assert!(rejected.is_empty(), "{rejected:?}");
+            assert_eq!(r.content, None);
+        }
+        // No later close tag that markup follows: the first one ended the value and
+        // the rest of the invoke is stray text, as before.
+        let text = format!(
+            "</think>{OPEN}<｜DSML｜invoke name=\"f\">\n<｜DSML｜parameter name=\"q\" string=\"true\">v</｜DSML｜parameter>oops\n</｜DSML｜invoke>\n{CLOSE}"
+        );
+        let (r, rejected) = crate::testutil::chunking_invariant_rejected(&cfg, &text, false);
+        assert_eq!(calls(&r), [("f", r#"{"q": "v"}"#)]);
+        assert_eq!(rejected.len(), 1);
+        assert_eq!(rejected[0].raw, "oops\n</｜DSML｜invoke>\n");
+        // A real invoke close (the next invoke follows) decides it the same way: the
+        // next call is not swallowed into the value.
+        let text = format!(
+            "</think>{OPEN}<｜DSML｜invoke name=\"f\">\n<｜DSML｜parameter name=\"q\" string=\"true\">v</｜DSML｜parameter>oops\n</｜DSML｜invoke>\n{}{CLOSE}",
+            invoke("z", &[("a", true, "x")])
+        );
+        let (r, rejected) = crate::testutil::chunking_invariant_rejected(&cfg, &text, false);
+        assert_eq!(calls(&r), [("f", r#"{"q": "v"}"#), ("z", r#"{"a": "x"}"#)]);
+        assert_eq!(rejected[0].raw, "oops\n</｜DSML｜invoke>\n");
+        // The same at the end of input.
+        let text = format!(
+            "</think>{OPEN}<｜DSML｜invoke name=\"f\">\n<｜DSML｜parameter name=\"q\" string=\"true\">v</｜DSML｜parameter>oops"
+        );
+        let (r, rejected) = crate::testutil::chunking_invariant_rejected(&cfg, &text, false);
+        assert_eq!(calls(&r), [("f", r#"{"q": "v"}"#)]);
+        assert_eq!(rejected[0].raw, "oops");
     }
 
     #[test]

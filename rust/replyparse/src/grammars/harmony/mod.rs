@@ -40,9 +40,22 @@
 //!   first role or channel word starting with `functions.` (malformed headers such as
 //!   `functions.f<|channel|>commentary`, or a doubled `<|channel|>`). Header text never
 //!   reaches a channel;
-//! - a tag other than an end tag inside a body (`<|start|>`, `<|channel|>`,
-//!   `<|constrain|>`, `<|message|>`) ends the message, as if `<|end|>` had been written,
-//!   and starts the next header;
+//! - inside a body, every special token is decided, and no text is ever lost (beside
+//!   each, what openai-harmony 0.0.8's `StreamableParser` does with the token id):
+//!
+//!   | token in a body | here | openai-harmony |
+//!   |---|---|---|
+//!   | `<\|end\|>`, `<\|call\|>`, `<\|return\|>` | ends the message, on any channel | the same |
+//!   | `<\|constrain\|>`, `<\|message\|>` | body text | body text |
+//!   | `<\|start\|>`, `<\|channel\|>` | a recoverable header start: if a header follows in header shape (`shape`: a role, a channel, a recipient, a content type, nothing else) up to `<\|message\|>`, the model left out `<\|end\|>`: the message ends there and a new one starts; otherwise (prose, a newline, another `<\|start\|>`, an end tag, the end of input, more than [`MAX_HEADER_BYTES`]) the token and the text after it are body text | body text, always |
+//!   | any other special token (`<\|endoftext\|>`, `<\|startoftext\|>`, `<\|endofprompt\|>`, `<\|reserved_N\|>`) | body text (not a tag here; with ids, an ordinary token) | body text |
+//!
+//!   The one difference is deliberate: a model that writes
+//!   `...<|start|>assistant<|channel|>final<|message|>answer` without `<|end|>` would
+//!   otherwise show its final answer inside the reasoning (or inside a call's
+//!   arguments). The candidate header is held (bounded) until decided, so chunking never
+//!   changes the outcome, and its tokens count as reasoning only when it turns out to be
+//!   body text;
 //! - an end tag while still in a header (`...to=functions.f<|call|>`, no `<|message|>`)
 //!   is a message with an empty body: a call gets `{}`;
 //! - at the end of input a message cut off in its body keeps what was streamed (a call
@@ -51,10 +64,23 @@
 //! - text outside the format: a header holding no tag at all is plain text the model
 //!   wrote outside any message (or text decoded with `skip_special_tokens` and no ids):
 //!   it becomes content when a tag or the end shows it was not a role part (only
-//!   whitespace between messages is dropped). A header with tags that is abandoned (a
+//!   whitespace between messages is dropped). Before `<|channel|>`, `<|constrain|>` or
+//!   `<|message|>` it is a role part only in header shape (empty, `ROLE`, `to=R`, `ROLE
+//!   to=R`); prose there (`Sure!<|channel|>final...`) is content, not a role. A header with tags that is abandoned (a
 //!   new `<|start|>` before `<|message|>`) is recorded as stray text. A header longer
 //!   than [`MAX_HEADER_BYTES`] is not a header: its text (tags removed) becomes content
 //!   and the rest streams as content until the next tag.
+//!
+//! Special tokens decoded with spaces (`spaces_between_special_tokens=True`, vLLM's
+//! default for slow tokenizers): an engine that keeps special tokens in the text may put
+//! one space between a special token and the text or special token beside it
+//! (`<|start|> assistant <|channel|> analysis <|message|> Hi <|end|>`), doubling a space
+//! the model wrote before a tag (`to=functions.f  <|constrain|>`). Headers read the same
+//! either way (their words are split on spaces, and the header shape allows one space
+//! beside a tag); whitespace-only text between messages is dropped as always. Body text
+//! beside the special tokens is kept as decoded (` Hi `): it is the model's text as the
+//! engine delivered it, and nothing in the text tells an inserted space from one the
+//! model wrote (a call body then carries its spaces into the arguments, ` {} `).
 //!
 //! Token ids. The special tokens of `o200k_harmony` (ids checked against openai/harmony's
 //! encoding table) are [`SPECIAL_TOKENS`]. `stream_chunk(text, token_ids)`:
@@ -80,6 +106,7 @@
 //! never on where chunks end, so every chunking gives the same deltas (merged).
 
 pub(crate) mod constraint;
+mod shape;
 
 use std::sync::Arc;
 
@@ -88,7 +115,9 @@ use crate::delta::{Channel, DeltaSink, StreamItem};
 use crate::error::{Error, Result};
 use crate::request::ToolPolicy;
 use crate::response::ParserConfig;
-use crate::scan::prefix::TagSet;
+use crate::scan::prefix::{TagMatch, TagSet};
+
+use shape::{HeaderTag, Seg, Shape};
 
 /// The registry name of this response parser (see `dialects.json`).
 pub const NAME: &str = "gpt-oss";
@@ -131,12 +160,6 @@ const TAG_KINDS: [Tag; 7] = [
     Tag::Call,
 ];
 
-impl Tag {
-    fn ends_message(self) -> bool {
-        matches!(self, Tag::End | Tag::Return | Tag::Call)
-    }
-}
-
 /// The tag text of a structural special token id.
 pub fn special_token_text(id: u32) -> Option<&'static str> {
     SPECIAL_TOKENS
@@ -166,6 +189,18 @@ enum State {
     Body { route: Route, analysis: bool },
 }
 
+/// A `<|start|>` or `<|channel|>` inside a body, and what followed it: a new header if it
+/// reaches `<|message|>` in header shape (the model left out `<|end|>`), otherwise body
+/// text. Bounded by [`MAX_HEADER_BYTES`].
+#[derive(Debug)]
+struct Candidate {
+    /// The held text, tags included.
+    text: String,
+    shape: Shape,
+    /// Ordinary tokens held in `text` (reasoning tokens if it turns out to be body).
+    tokens: usize,
+}
+
 /// See the module docs.
 #[derive(Debug)]
 pub struct HarmonyParser {
@@ -181,6 +216,8 @@ pub struct HarmonyParser {
     header: String,
     /// `header` holds at least one tag.
     header_tagged: bool,
+    /// In a body: a possible header being held (see [`Candidate`]).
+    candidate: Option<Candidate>,
     reasoning_tokens: Option<usize>,
     ended_in_tool_block: bool,
     finished: bool,
@@ -220,6 +257,7 @@ impl HarmonyParser {
             pending: String::new(),
             header: String::new(),
             header_tagged: false,
+            candidate: None,
             reasoning_tokens: None,
             ended_in_tool_block: false,
             finished: false,
@@ -269,9 +307,11 @@ impl HarmonyParser {
         self.ended_in_tool_block
     }
 
-    /// Bytes held back: a partial tag and the current header.
+    /// Bytes held back: a partial tag, the current header and a candidate header in a
+    /// body.
     pub fn pending_len(&self) -> usize {
-        self.pending.len() + self.header.len()
+        let candidate = self.candidate.as_ref().map_or(0, |c| c.text.len());
+        self.pending.len() + self.header.len() + candidate
     }
 
     /// Everything the parser holds for the response (what the buffer limit bounds):
@@ -331,9 +371,39 @@ impl HarmonyParser {
 
     fn count_run(&mut self, n: usize) {
         let count = self.reasoning_tokens.get_or_insert(0);
-        if matches!(self.state, State::Body { analysis: true, .. }) {
+        if let Some(c) = &mut self.candidate {
+            // Header tokens if the candidate opens a message, body tokens if not.
+            c.tokens += n;
+        } else if matches!(self.state, State::Body { analysis: true, .. }) {
             *count += n;
         }
+    }
+
+    /// The held candidate was not a header: its text is the body's, as written.
+    fn release_candidate(&mut self, sink: &mut DeltaSink) {
+        let Some(c) = self.candidate.take() else {
+            return;
+        };
+        if let State::Body { route, analysis } = self.state {
+            if analysis {
+                if let Some(n) = &mut self.reasoning_tokens {
+                    *n += c.tokens;
+                }
+            }
+            emit_body(&mut self.emitter, route, &c.text, sink);
+        }
+    }
+
+    /// The held candidate reached `<|message|>` in header shape: the open message ends
+    /// here and the candidate is the next one's header.
+    fn confirm_candidate(&mut self, sink: &mut DeltaSink) {
+        let Some(c) = self.candidate.take() else {
+            return;
+        };
+        self.close_message(sink);
+        self.header = c.text;
+        self.header_tagged = true;
+        self.open_message(sink);
     }
 
     /// Consumes `pending` as far as it is unambiguous.
@@ -343,6 +413,13 @@ impl HarmonyParser {
             let text = &self.pending[pos..];
             let found = self.tags.find(text);
             match self.state {
+                State::Body { .. } if self.candidate.is_some() => {
+                    let (n, wait) = self.run_candidate(pos, found, sink);
+                    pos += n;
+                    if wait {
+                        break;
+                    }
+                }
                 State::Body { route, .. } => {
                     let Some(m) = found else {
                         let keep = self.tags.held_suffix(text);
@@ -352,16 +429,37 @@ impl HarmonyParser {
                         pos += end;
                         break;
                     };
-                    let body = &self.pending[pos..pos + m.start];
-                    emit_body(&mut self.emitter, route, body, sink);
-                    self.close_message(sink);
-                    // An end tag is consumed; any other tag starts the next header and
-                    // is handled there.
-                    pos += if TAG_KINDS[m.tag].ends_message() {
-                        m.end
-                    } else {
-                        m.start
+                    let tag = TAG_KINDS[m.tag];
+                    let upto = match tag {
+                        // Text, as openai-harmony keeps them: they are header tags, and
+                        // no header starts with them.
+                        Tag::Message | Tag::Constrain => m.end,
+                        _ => m.start,
                     };
+                    let body = &self.pending[pos..pos + upto];
+                    emit_body(&mut self.emitter, route, body, sink);
+                    pos += upto;
+                    match tag {
+                        Tag::Message | Tag::Constrain => {}
+                        Tag::End | Tag::Return | Tag::Call => {
+                            self.close_message(sink);
+                            pos += m.end - m.start;
+                        }
+                        Tag::Start | Tag::Channel => {
+                            let seg = if tag == Tag::Start {
+                                Seg::Start
+                            } else {
+                                Seg::Channel
+                            };
+                            let tag_text = SPECIAL_TOKENS[m.tag].0;
+                            self.candidate = Some(Candidate {
+                                text: tag_text.to_owned(),
+                                shape: Shape::new(seg, tag_text.len()),
+                                tokens: 0,
+                            });
+                            pos += m.end - m.start;
+                        }
+                    }
                 }
                 State::Header => {
                     let Some(m) = found else {
@@ -383,6 +481,13 @@ impl HarmonyParser {
                     }
                     let tag = TAG_KINDS[m.tag];
                     let tag_text = SPECIAL_TOKENS[m.tag].0;
+                    if !self.header_tagged
+                        && matches!(tag, Tag::Channel | Tag::Constrain | Tag::Message)
+                        && !Shape::role_part(&self.header)
+                    {
+                        // Not a role part: text the model wrote outside any message.
+                        self.abandon_header(sink);
+                    }
                     match tag {
                         Tag::Start => {
                             self.abandon_header(sink);
@@ -408,6 +513,60 @@ impl HarmonyParser {
             }
         }
         self.pending.drain(..pos);
+    }
+
+    /// Feeds `pending[pos..]` to the held candidate; `found` is the first tag there.
+    /// Returns the bytes consumed and whether the rest must wait for more text (a held
+    /// proper prefix of a tag).
+    fn run_candidate(
+        &mut self,
+        pos: usize,
+        found: Option<TagMatch>,
+        sink: &mut DeltaSink,
+    ) -> (usize, bool) {
+        let stop = match found {
+            Some(m) => m.start,
+            None => self.pending.len() - pos - self.tags.held_suffix(&self.pending[pos..]),
+        };
+        let piece = &self.pending[pos..pos + stop];
+        let Some(c) = self.candidate.as_mut() else {
+            return (0, false);
+        };
+        if let Err(at) = c.shape.push_text(piece) {
+            // Prose: the candidate and the text up to here are the body's.
+            c.text.push_str(&piece[..at]);
+            self.release_candidate(sink);
+            return (at, false);
+        }
+        c.text.push_str(piece);
+        let Some(m) = found else {
+            return (stop, true);
+        };
+        let tag_len = m.end - m.start;
+        let tag_text = SPECIAL_TOKENS[m.tag].0;
+        let header_tag = match TAG_KINDS[m.tag] {
+            Tag::Message => {
+                if c.shape.complete() {
+                    self.confirm_candidate(sink);
+                    return (stop + tag_len, false);
+                }
+                None
+            }
+            Tag::Channel => Some(HeaderTag::Channel),
+            Tag::Constrain => Some(HeaderTag::Constrain),
+            _ => None,
+        };
+        if let Some(t) = header_tag {
+            if c.shape.push_tag(t, tag_len).is_ok() {
+                c.text.push_str(tag_text);
+                return (stop + tag_len, false);
+            }
+        }
+        // Any other tag, or one out of place: the candidate is body text, and the tag is
+        // read again as the body's (an end tag ends it, a `<|start|>` may start another
+        // candidate).
+        self.release_candidate(sink);
+        (stop, false)
     }
 
     /// The header is complete (`<|message|>`, or an end tag): decide the route.
@@ -475,7 +634,12 @@ impl HarmonyParser {
 
     /// End of input: release the held tag prefix, close an open message.
     fn finish(&mut self, sink: &mut DeltaSink) {
-        let rest = std::mem::take(&mut self.pending);
+        let mut rest = std::mem::take(&mut self.pending);
+        if let Some(c) = &mut self.candidate {
+            // Input ended before `<|message|>`: the held text was the body's.
+            c.text.push_str(&std::mem::take(&mut rest));
+            self.release_candidate(sink);
+        }
         match self.state {
             State::Body { route, .. } => {
                 emit_body(&mut self.emitter, route, &rest, sink);
@@ -720,6 +884,228 @@ mod tests {
         assert_eq!(
             (r.reasoning_content.as_deref(), r.content.as_deref()),
             (Some("x"), Some("y"))
+        );
+    }
+
+    /// The body of one message on `channel` (or a call to `search`) holding `inner`,
+    /// terminated by `<|end|>` (`<|call|>` for the call): what each route receives.
+    fn body_result(inner: &str) -> [Option<String>; 3] {
+        let fin = invariant(
+            &tools(),
+            &format!("<|channel|>final<|message|>{inner}<|end|>"),
+        )
+        .0;
+        let ana = invariant(
+            &tools(),
+            &format!("<|channel|>analysis<|message|>{inner}<|end|>"),
+        )
+        .0;
+        let call = invariant(
+            &tools(),
+            &format!("<|channel|>commentary to=functions.search <|constrain|>json<|message|>{inner}<|call|>"),
+        )
+        .0;
+        assert_eq!(call.tool_calls.len(), 1, "{inner:?}");
+        [
+            fin.content,
+            ana.reasoning_content,
+            Some(call.tool_calls[0].function.arguments.clone()),
+        ]
+    }
+
+    /// Every special token of o200k_harmony that is not a terminator is body text when it
+    /// cannot open a header, in every route, as openai-harmony's StreamableParser keeps
+    /// it; nothing after it is lost. (`<|constrain|>` used to end the message and drop
+    /// the rest as an unfinished header.)
+    #[test]
+    fn special_tokens_inside_a_body_are_text() {
+        for tok in [
+            "<|constrain|>",
+            "<|message|>",
+            "<|constrain|>json<|message|>",
+            "<|endoftext|>",
+            "<|startoftext|>",
+            "<|endofprompt|>",
+            "<|reserved_200000|>",
+            "<|reserved_200013|>",
+        ] {
+            let inner = format!("a{tok}b");
+            assert_eq!(
+                body_result(&inner),
+                [Some(inner.clone()), Some(inner.clone()), Some(inner)],
+                "{tok}"
+            );
+        }
+        // At the very end of input, unterminated: kept too.
+        let (r, rejected) = invariant(&tools(), "<|channel|>final<|message|>a<|constrain|>b");
+        assert_eq!(r.content.as_deref(), Some("a<|constrain|>b"));
+        assert!(rejected.is_empty());
+    }
+
+    /// `<|start|>` and `<|channel|>` in a body open a new message only when a header
+    /// follows up to `<|message|>` (the model left out `<|end|>`); otherwise they and the
+    /// text after them stay the body's. openai-harmony keeps both as text always.
+    #[test]
+    fn start_and_channel_inside_a_body() {
+        // Recovered: the header completes.
+        for header in [
+            "<|start|>assistant<|channel|>final<|message|>",
+            "<|channel|>final<|message|>",
+            "<|start|>assistant<|channel|>final <|constrain|>json<|message|>",
+            " <|start|> assistant <|channel|> final <|message|>", // spaced decode
+        ] {
+            let text = format!("<|channel|>analysis<|message|>x{header}y<|return|>");
+            let (r, rejected) = invariant(&tools(), &text);
+            assert_eq!(r.content.as_deref().map(str::trim), Some("y"), "{header}");
+            assert_eq!(
+                r.reasoning_content.as_deref().map(str::trim),
+                Some("x"),
+                "{header}"
+            );
+            assert!(rejected.is_empty());
+        }
+        // A call recovered from inside a final body.
+        let text = "<|channel|>final<|message|>Let me look.<|start|>assistant<|channel|>commentary to=functions.search <|constrain|>json<|message|>{}<|call|>";
+        let (r, _) = invariant(&tools(), text);
+        assert_eq!(r.content.as_deref(), Some("Let me look."));
+        assert_eq!(calls(&r), [("search", "{}")]);
+        // Not a header: text, in every route.
+        for inner in [
+            "a<|start|>b",
+            "a<|channel|>b",
+            "a<|start|>assistant",
+            "a<|start|>assistant<|channel|>final",
+            "a<|channel|>this is prose<|message|>b",
+            "a<|channel|>final answer: yes<|message|>b",
+            "a<|start|><|message|>b",
+            "a<|start|>assistant<|constrain|>json<|message|>b",
+            "a<|channel|>commentary<|channel|>final",
+            "a<|channel|>final\nb<|message|>c",
+            "使用<|channel|>通道",
+        ] {
+            assert_eq!(
+                body_result(inner),
+                [Some(inner.into()), Some(inner.into()), Some(inner.into())],
+                "{inner:?}"
+            );
+        }
+        // A candidate cut off by an end tag: text, and the end tag ends the body.
+        let text = "<|channel|>final<|message|>a<|start|>assistant<|end|>b";
+        let (r, _) = invariant(&tools(), text);
+        assert_eq!(r.content.as_deref(), Some("a<|start|>assistantb"));
+        // A failed candidate gives back its text, and a later tag may still open one.
+        let text =
+            "<|channel|>analysis<|message|>a<|channel|>commentary<|channel|>final<|message|>b";
+        let (r, _) = invariant(&tools(), text);
+        assert_eq!(
+            r.reasoning_content.as_deref(),
+            Some("a<|channel|>commentary")
+        );
+        assert_eq!(r.content.as_deref(), Some("b"));
+        // At the end of input inside a call: the arguments keep it, the block is open.
+        let text =
+            "<|channel|>commentary to=functions.search<|message|>{\"q\": \"<|start|>assistant";
+        let mut p = parser(&tools());
+        let r = p.parse_complete(text, None).unwrap();
+        assert_eq!(calls(&r), [("search", "{\"q\": \"<|start|>assistant")]);
+        assert!(p.ended_in_tool_block());
+        invariant(&tools(), text);
+        // A candidate longer than a header can be is text (and holding it is bounded).
+        let long = format!("a<|channel|>to{}", "o".repeat(MAX_HEADER_BYTES));
+        assert_eq!(body_result(&long)[0].as_deref(), Some(long.as_str()));
+    }
+
+    /// The three terminators end any body, whichever channel it is on.
+    #[test]
+    fn terminators_end_any_body() {
+        for end in ["<|end|>", "<|call|>", "<|return|>"] {
+            let text = format!("<|channel|>analysis<|message|>a{end}<|start|>assistant<|channel|>final<|message|>b");
+            let (r, _) = invariant(&tools(), &text);
+            assert_eq!(
+                (r.reasoning_content.as_deref(), r.content.as_deref()),
+                (Some("a"), Some("b")),
+                "{end}"
+            );
+        }
+    }
+
+    /// Text before the first tag of a header that no `<|start|>` opened is a role part
+    /// only in header shape; prose there is content (it used to be dropped silently).
+    #[test]
+    fn prose_before_a_header_is_content() {
+        let (r, _) = invariant(&tools(), "Hello world<|channel|>final<|message|>y");
+        assert_eq!(r.content.as_deref(), Some("Hello worldy"));
+        let (r, _) = invariant(&tools(), "x<|end|>Sure, here:<|message|>y");
+        assert_eq!(r.content.as_deref(), Some("xSure, here:y"));
+        // Role parts stay hidden, joined or spaced.
+        for role in [
+            " to=functions.search",
+            " to=functions.search ",
+            "functions.search",
+        ] {
+            let text =
+                format!("{role}<|channel|>commentary <|constrain|>json<|message|>{{}}<|call|>");
+            let (r, _) = invariant(&tools(), &text);
+            assert_eq!(calls(&r), [("search", "{}")], "{role:?}");
+            assert_eq!(r.content, None);
+        }
+    }
+
+    /// Headers as decoded with spaces_between_special_tokens=True: one space beside each
+    /// special token (two where the model wrote one before a tag). Headers route as
+    /// usual; body text keeps the decoder's spaces (the parser cannot tell them from the
+    /// model's).
+    #[test]
+    fn spaced_special_tokens() {
+        let text = "<|channel|> analysis <|message|> Need it. <|end|> <|start|> assistant <|channel|> commentary to=functions.search  <|constrain|> json <|message|> {} <|call|>";
+        let (r, rejected) = invariant(&tools(), text);
+        assert_eq!(r.reasoning_content.as_deref(), Some(" Need it. "));
+        assert_eq!(calls(&r), [("search", " {} ")]);
+        assert_eq!(r.content, None);
+        assert!(rejected.is_empty());
+        let text = " to=functions.search <|channel|> commentary json <|message|> {} <|call|>";
+        let (r, _) = invariant(&tools(), text);
+        assert_eq!(calls(&r), [("search", " {} ")]);
+    }
+
+    /// Tokens of a candidate header are counted as reasoning only when it turns out to be
+    /// body text.
+    #[test]
+    fn reasoning_tokens_with_candidates() {
+        let chunks = |parts: &[(&str, u32)]| -> Vec<(String, Vec<u32>)> {
+            parts
+                .iter()
+                .map(|(t, id)| (t.to_string(), vec![*id]))
+                .collect()
+        };
+        let head = [
+            ("<|channel|>", 200005),
+            ("analysis", 1),
+            ("<|message|>", 200008),
+            ("x", 2),
+        ];
+        // Recovered header: `assistant` and `final` are header tokens.
+        let mut parts = head.to_vec();
+        parts.extend([
+            ("<|start|>", 200006),
+            ("assistant", 3),
+            ("<|channel|>", 200005),
+            ("final", 4),
+            ("<|message|>", 200008),
+            ("y", 5),
+        ]);
+        let (r, n) = run_ids(&tools(), &chunks(&parts));
+        assert_eq!(
+            (r.reasoning_content.as_deref(), r.content.as_deref(), n),
+            (Some("x"), Some("y"), Some(1))
+        );
+        // Not a header: all three ordinary tokens are reasoning.
+        let mut parts = head.to_vec();
+        parts.extend([("<|start|>", 200006), ("two words", 3), (" here", 4)]);
+        let (r, n) = run_ids(&tools(), &chunks(&parts));
+        assert_eq!(
+            (r.reasoning_content.as_deref(), n),
+            (Some("x<|start|>two words here"), Some(3))
         );
     }
 
