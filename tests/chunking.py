@@ -202,6 +202,117 @@ def harmony_tokens(text: str, ids: Sequence[int] | None = None) -> list[tuple[st
     return list(_harmony_tokens(text, None if ids is None else tuple(ids)))
 
 
+# Llama 3.1's names of special tokens that Llama 3.0's vocabulary (the one `quicktok-v1`
+# bundles) still calls <|reserved_special_token_N|>: same ids, new names (Meta's
+# tokenizer_config.json of Llama 3.1).
+LLAMA31_SPECIAL_IDS: dict[str, int] = {
+    "<|finetune_right_pad_id|>": 128004,
+    "<|eom_id|>": 128008,
+    "<|python_tag|>": 128010,
+}
+_LLAMA31_SPECIAL = re.compile("(" + "|".join(map(re.escape, LLAMA31_SPECIAL_IDS)) + ")")
+
+
+class _Llama3:
+    """encode / decode over the Llama 3 vocabulary bundled with `quicktok-v1`, every
+    special token a single id (Llama 3.1's names included), special tokens kept as text.
+    Llama 4's <|python_start|> / <|python_end|> are not in this vocabulary (they are
+    cut as text)."""
+
+    def __init__(self) -> None:
+        import quicktok
+
+        self.tok = quicktok.get_encoding("llama3")
+        self.names = {i: s.encode() for s, i in LLAMA31_SPECIAL_IDS.items()}
+
+    def encode(self, text: str) -> list[int]:
+        ids: list[int] = []
+        for piece in _LLAMA31_SPECIAL.split(text):
+            if piece in LLAMA31_SPECIAL_IDS:
+                ids.append(LLAMA31_SPECIAL_IDS[piece])
+            elif piece:
+                ids.extend(self.tok.encode(piece, allowed_special="all"))
+        return ids
+
+    def decode(self, ids: list[int]) -> str:
+        out = b"".join(self.names.get(i) or self.tok.decode_single_token_bytes(i) for i in ids)
+        return out.decode("utf-8", errors="replace")
+
+
+@functools.lru_cache(maxsize=1)
+def _llama3() -> _Llama3:
+    return _Llama3()
+
+
+@functools.cache
+def _llama3_chunks(text: str) -> tuple[str, ...]:
+    tok = _llama3()
+    chunks = detokenize_incrementally(tok, tok.encode(text)) if text else []
+    assert "".join(chunks) == text, f"tokenizer round trip lost text: {text!r}"
+    return tuple(chunks)
+
+
+def llama3_tokens(text: str) -> list[str]:
+    """Real Llama 3 token boundaries, as an incremental detokenizer delivers them."""
+    return list(_llama3_chunks(text))
+
+
+class _Mistral:
+    """encode / decode over Mistral's tekken vocabulary as `mistral-common` ships it
+    (`tekken_240911.json`; Mistral Nemo, Small 3.x, Pixtral), its control tokens
+    (`[TOOL_CALLS]`, ...) single ids, decoded with SpecialTokenPolicy.KEEP."""
+
+    def __init__(self) -> None:
+        from pathlib import Path
+
+        import mistral_common
+        from mistral_common.tokens.tokenizers.base import SpecialTokenPolicy, SpecialTokens
+        from mistral_common.tokens.tokenizers.tekken import Tekkenizer
+
+        path = Path(mistral_common.__file__).parent / "data" / "tekken_240911.json"
+        self.tok = Tekkenizer.from_file(path)
+        self.keep = SpecialTokenPolicy.KEEP
+        self.special: dict[str, int] = {}
+        for s in SpecialTokens:
+            try:
+                self.special[s.value] = self.tok.get_special_token(s.value)
+            except ValueError:
+                continue
+        names = sorted(self.special, key=len, reverse=True)
+        self.split = re.compile("(" + "|".join(map(re.escape, names)) + ")")
+
+    def encode(self, text: str) -> list[int]:
+        ids: list[int] = []
+        for piece in self.split.split(text):
+            if piece in self.special:
+                ids.append(self.special[piece])
+            elif piece:
+                ids.extend(self.tok.encode(piece, bos=False, eos=False))
+        return ids
+
+    def decode(self, ids: list[int]) -> str:
+        return self.tok.decode(ids, special_token_policy=self.keep)
+
+
+@functools.lru_cache(maxsize=1)
+def _mistral() -> _Mistral:
+    return _Mistral()
+
+
+@functools.cache
+def _mistral_chunks(text: str) -> tuple[str, ...]:
+    tok = _mistral()
+    chunks = detokenize_incrementally(tok, tok.encode(text)) if text else []
+    assert "".join(chunks) == text, f"tokenizer round trip lost text: {text!r}"
+    return tuple(chunks)
+
+
+def mistral_tokens(text: str) -> list[str]:
+    """Real Mistral (tekken) token boundaries, as an incremental detokenizer delivers
+    them."""
+    return list(_mistral_chunks(text))
+
+
 @dataclass(frozen=True)
 class Tokenizer:
     """A real tokenizer a fixture may name (`tokenizers` in tests/fixtures/README.md)."""
@@ -223,6 +334,10 @@ TOKENIZERS: dict[str, Tokenizer] = {
     "deepseek": Tokenizer("deepseek", lambda t: deepseek_tokens(t)),
     # Kimi K2's markers as single tokens, DeepSeek BPE between them (see kimi_tokens)
     "kimi": Tokenizer("kimi", lambda t: kimi_tokens(t)),
+    # Llama 3 / 3.1 (`quicktok-v1`'s llama3 ranks; 3.1's special-token names)
+    "llama3": Tokenizer("llama3", lambda t: llama3_tokens(t)),
+    # Mistral's tekken (`mistral-common`'s tekken_240911.json), control tokens as ids
+    "mistral": Tokenizer("mistral", lambda t: mistral_tokens(t)),
     # gpt-oss: o200k_harmony, with ids
     "harmony": Tokenizer(
         "harmony",
