@@ -20,7 +20,9 @@ use serde_json::{json, Map, Value};
 use crate::delta::{DeltaMessage, ResponseAccumulator};
 use crate::serve::runner::{RunnerDelta, Usage};
 
+pub mod args;
 mod token_json;
+pub use args::{finished_arguments, ArgsGuard, Numbers, MAX_DEPTH};
 use token_json::TokenJson;
 
 /// Key under which Anthropic `tool_use.input` keeps arguments that are not a JSON
