@@ -102,3 +102,45 @@ BY_ID = {c.id: c for c in CASES}
 
 def chunks(text: str, size: int) -> list[str]:
     return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+# Hostile outputs (issue 14): arguments no SDK could parse as written, in a verbatim JSON
+# dialect, Kimi's raw argument text and Harmony's message body. Written out literally.
+HOSTILE_CASES = [
+    Case(
+        "bad-literal-qwen",
+        "Checking.\n<tool_call>\n"
+        '{"name": "search", "arguments": {"query": truX, "top_k": 3}}\n</tool_call>',
+        {"tool_parser": "qwen", "reasoning_parser": "qwen3", "enable_thinking": False},
+        TOOLS,
+    ),
+    Case(
+        "cut-qwen",
+        '<think>plan</think>On it.<tool_call>\n{"name": "get_weather", "arguments": {"city": "Par',
+        {"tool_parser": "qwen", "reasoning_parser": "qwen3"},
+        TOOLS,
+    ),
+    Case(
+        "not-an-object-qwen",
+        '<tool_call>{"name": "search", "arguments": [1, 2]}</tool_call>',
+        {"tool_parser": "qwen"},
+        TOOLS,
+    ),
+    Case(
+        "lone-surrogate-kimi",
+        "<|tool_calls_section_begin|><|tool_call_begin|>functions.search:0"
+        '<|tool_call_argument_begin|>{"query": "a\\ud83d", "top_k": 01}<|tool_call_end|>'
+        "<|tool_calls_section_end|>",
+        {"tool_parser": "kimi_k2"},
+        TOOLS,
+    ),
+    Case(
+        "trailing-text-harmony",
+        "<|start|>assistant<|channel|>commentary to=functions.search <|constrain|>json"
+        '<|message|>{"query": "x", "top_k": 1e400} and more<|call|>',
+        {"response_parser": "gpt-oss"},
+        TOOLS,
+    ),
+]
+HOSTILE_IDS = [c.id for c in HOSTILE_CASES]
+BY_ID |= {c.id: c for c in HOSTILE_CASES}

@@ -84,7 +84,10 @@ def test_malformed_arguments_are_kept_under_the_documented_key():
     body = rpa.message(p, text, model="m", finish_reason="length")
     Message.model_validate(body)
     (block,) = body["content"]
-    assert block["input"] == {rpa.RAW_ARGUMENTS_KEY: '{"query": "cut'}
+    # What was valid streamed and is kept; the open string is closed, and the model's
+    # text is kept whole beside it (README, Serving: tool-call arguments on the wire).
+    assert block["input"] == {"query": "cut", rpa.RAW_ARGUMENTS_KEY: '{"query": "cut'}
+    assert list(block["input"]) == ["query", rpa.RAW_ARGUMENTS_KEY]
     assert body["stop_reason"] == "max_tokens"
 
 

@@ -16,8 +16,13 @@ import anthropic
 import openai
 import pytest
 import uvicorn
-from serving_cases import BY_ID, CASE_IDS, CASES, chunks
-from serving_rebuild import anthropic_expected, from_anthropic_content, from_chat_message
+from serving_cases import BY_ID, CASE_IDS, CASES, HOSTILE_CASES, HOSTILE_IDS, chunks
+from serving_rebuild import (
+    anthropic_expected,
+    from_anthropic_content,
+    from_chat_message,
+    from_responses_output,
+)
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, StreamingResponse
@@ -219,8 +224,6 @@ def responses_tools(case) -> list[dict]:
 
 @pytest.mark.parametrize("case", CASES, ids=CASE_IDS)
 def test_openai_responses_stream(oai, case):
-    from serving_rebuild import from_responses_output
-
     with oai.responses.stream(
         model=case.id, input="hi", tools=responses_tools(case), **thinking(case)
     ) as stream:
@@ -292,3 +295,77 @@ def test_parser_error_mid_stream_reaches_the_clients(oai, claude):
     with oai.responses.stream(model=model, input="hi") as stream:
         events = list(stream)
     assert events[-1].type == "error" and "final chunk" in events[-1].message
+
+
+# ---------------------------------------------------------------------------------------
+# Hostile outputs (issue 14): the clients' own stream helpers, which parse the arguments
+# as they arrive (Anthropic's jiter at every delta; strict tools in the openai client),
+# must not raise, and must rebuild what the non-streaming call returns.
+# ---------------------------------------------------------------------------------------
+
+
+def anthropic_tools(case) -> list[dict]:
+    return [
+        {"name": t["function"]["name"], "input_schema": t["function"]["parameters"]}
+        for t in case.tools
+        if "parameters" in t["function"]
+    ]
+
+
+def without_ids(calls) -> list[tuple]:
+    return [(c.function.name, c.function.arguments) for c in calls or ()]
+
+
+@pytest.mark.parametrize("case", HOSTILE_CASES, ids=HOSTILE_IDS)
+def test_hostile_output_openai_chat(oai, case):
+    with oai.chat.completions.stream(
+        model=case.id, messages=[{"role": "user", "content": "hi"}], tools=strict_tools(case)
+    ) as stream:
+        for _ in stream:
+            pass
+        final = stream.get_final_completion()
+    msg = final.choices[0].message
+    whole = oai.chat.completions.create(
+        model=case.id, messages=[{"role": "user", "content": "hi"}], tools=case.tools
+    ).choices[0]
+    assert without_ids(msg.tool_calls) == without_ids(whole.message.tool_calls)
+    assert msg.content == whole.message.content
+    assert final.choices[0].finish_reason == whole.finish_reason == "tool_calls"
+    (call,) = msg.tool_calls
+    args = json.loads(call.function.arguments)
+    assert call.function.parsed_arguments == args
+    assert args[rpa.RAW_ARGUMENTS_KEY] == case.expected()["calls"][0][1]
+
+
+@pytest.mark.parametrize("case", HOSTILE_CASES, ids=HOSTILE_IDS)
+def test_hostile_output_openai_responses(oai, case):
+    tools = [{**t, "strict": True} for t in responses_tools(case)]
+    with oai.responses.stream(model=case.id, input="hi", tools=tools) as stream:
+        for _ in stream:
+            pass
+        final = stream.get_final_response()
+    whole = oai.responses.create(model=case.id, input="hi", tools=responses_tools(case))
+    got = from_responses_output([item.model_dump() for item in final.output])
+    assert got == from_responses_output([item.model_dump() for item in whole.output])
+    (call,) = [item for item in final.output if item.type == "function_call"]
+    assert call.parsed_arguments == json.loads(call.arguments)
+    assert call.parsed_arguments[rpa.RAW_ARGUMENTS_KEY] == case.expected()["calls"][0][1]
+
+
+@pytest.mark.parametrize("case", HOSTILE_CASES, ids=HOSTILE_IDS)
+def test_hostile_output_anthropic(claude, case):
+    request = {
+        "model": case.id,
+        "max_tokens": 1024,
+        "messages": [{"role": "user", "content": "hi"}],
+        "tools": anthropic_tools(case),
+    }
+    with claude.messages.stream(**request) as stream:
+        for _ in stream:
+            pass
+        final = stream.get_final_message()
+    whole = claude.messages.create(**request)
+    got = from_anthropic_content([b.model_dump() for b in final.content])
+    assert got == from_anthropic_content([b.model_dump() for b in whole.content])
+    (block,) = [b for b in final.content if b.type == "tool_use"]
+    assert block.input[rpa.RAW_ARGUMENTS_KEY] == case.expected()["calls"][0][1]

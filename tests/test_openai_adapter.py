@@ -144,7 +144,8 @@ def test_empty_final_step_still_carries_the_finish_reason():
     out = s.feed("", finish_reason="length")
     validate_chunks(out)
     assert len(out) == 1
-    assert out[0]["choices"][0]["delta"] == {"content": ""}
+    # An empty delta, as OpenAI's last chunk: a client's rebuilt content stays as it was.
+    assert out[0]["choices"][0]["delta"] == {}
     assert out[0]["choices"][0]["finish_reason"] == "length"
 
 

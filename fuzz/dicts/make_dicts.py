@@ -102,8 +102,29 @@ TARGETS = {
 TARGETS["response"] = sorted(
     {w for t in ("json_envelope", "xml", "dsml", "kimi") for w in TARGETS[t]}
 )
-# The wire encoders read the response target's inputs.
-TARGETS["wire"] = TARGETS["response"]
+# The wire encoders read the response target's inputs, plus JSON that the guard on the
+# streamed arguments must hold or finish (serve/wire/args.rs): escapes and surrogates
+# cut or alone, literals cut, numbers dangling or out of range, trailing commas.
+TARGETS["wire"] = TARGETS["response"] + [
+    "\\u",
+    "\\ud83d",
+    "\\ude00",
+    "\\ud83d\\ude00",
+    "tru",
+    "nul",
+    "fals",
+    "-",
+    ".",
+    "e+",
+    "01",
+    "1e400",
+    "123456789012345678901234567890",
+    "NaN",
+    ",}",
+    ",]",
+    "}}",
+    "\x01",
+]
 
 
 def escape(word: str) -> str:

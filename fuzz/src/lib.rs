@@ -31,7 +31,15 @@
 //! The `wire` target streams the same inputs through the stream runner and the three
 //! wire encoders (Chat Completions, Responses, Anthropic) and checks: no panic, every
 //! SSE `data:` line is one JSON object, and the SSE written directly (typed per-token
-//! events) equals the SSE of the event values, through `finish` and `complete`.
+//! events) equals the SSE of the event values, through `finish` and `complete`; and the
+//! arguments a client accumulates ([`check_wire_arguments`]): every prefix of every
+//! call's argument text (Chat `arguments` deltas, Responses
+//! `function_call_arguments.delta`, Anthropic `input_json_delta`) is valid JSON text so
+//! far by serde_json's own verdict (it parses, or fails only at the end of input; parsed
+//! at every delta up to 1 KiB, beyond which the finished string's validity implies it), every
+//! finished arguments string is one JSON object, equal to what the complete response
+//! carries (Anthropic: its `input`), and it is the parser's argument text unchanged
+//! unless it carries `_raw_arguments`, which then holds that text.
 
 use replyparse::{
     DeltaMessage, ParsedResponse, ParserConfig, ResponseParser, StreamItem, ToolChoice, ToolSpec,
@@ -762,6 +770,8 @@ pub fn check_wire(data: &[u8]) {
         let mut direct_enc = Encoder::new(protocol, meta.clone(), 3);
         let mut value_enc = Encoder::new(protocol, meta, 3);
         let (mut direct, mut via_values) = (Vec::new(), Vec::new());
+        // Every value event, and each call's argument text as the parser gave it.
+        let (mut all_events, mut raw_args) = (Vec::new(), Vec::<String>::new());
         for (i, piece) in pieces.iter().enumerate() {
             let last = i + 1 == pieces.len();
             // None to three token ids a step: the per-token events are laid out by hand
@@ -775,18 +785,32 @@ pub fn check_wire(data: &[u8]) {
             let mut events = Vec::new();
             value_enc.deltas(&items, &mut events);
             value_enc.sse(&events, false, &mut via_values);
+            all_events.extend(events);
+            for tc in items.iter().flat_map(|it| &it.delta.tool_calls) {
+                if tc.index == raw_args.len() {
+                    raw_args.push(String::new());
+                }
+                raw_args[tc.index].push_str(tc.function.arguments.as_deref().unwrap_or(""));
+            }
         }
         let usage = runner.usage(&parser, Some(3), None);
         let reason = runner.finish_reason().unwrap_or("stop").to_owned();
-        for (enc, buf) in [
+        for (n, (enc, buf)) in [
             (&mut direct_enc, &mut direct),
             (&mut value_enc, &mut via_values),
-        ] {
+        ]
+        .into_iter()
+        .enumerate()
+        {
             let mut events = Vec::new();
             enc.finish(&reason, &usage, &mut events);
             enc.sse(&events, true, buf);
             let complete = enc.complete(&reason, &usage);
             assert!(complete.is_object(), "{protocol:?}: complete is {complete}");
+            if n == 1 {
+                all_events.extend(events);
+                check_wire_arguments(protocol, &all_events, &complete, &raw_args);
+            }
         }
         let utf8 = |b: &[u8]| String::from_utf8(b.to_vec()).expect("SSE is UTF-8");
         let (d, v) = (
@@ -805,9 +829,154 @@ pub fn check_wire(data: &[u8]) {
     }
 }
 
+/// serde_json's verdict on argument text streamed so far: it parses, or fails only for
+/// want of more text (a syntax error, a lone surrogate, a number out of range or the
+/// recursion limit is not end of input). Independent of the encoders' own guard.
+pub fn valid_json_prefix(text: &str) -> bool {
+    match serde_json::from_str::<Value>(text) {
+        Ok(_) => true,
+        Err(e) => e.is_eof(),
+    }
+}
+
+/// How long a streamed prefix [`check_wire_arguments`] parses at every delta.
+const PREFIX_CHECK_BYTES: usize = 1024;
+
+/// The arguments a client accumulates from `events` (see the module docs); `raw` is each
+/// call's argument text as the parser streamed it.
+pub fn check_wire_arguments(
+    protocol: replyparse::wire::Protocol,
+    events: &[Value],
+    complete: &Value,
+    raw: &[String],
+) {
+    use replyparse::wire::{Protocol, RAW_ARGUMENTS_KEY};
+    // (event key of the call, its text so far), in the order the calls opened.
+    let mut calls: Vec<(u64, String)> = Vec::new();
+    let mut add = |key: u64, text: &str| {
+        let at = match calls.iter().position(|(k, _)| *k == key) {
+            Some(at) => at,
+            None => {
+                calls.push((key, String::new()));
+                calls.len() - 1
+            }
+        };
+        let s = &mut calls[at].1;
+        s.push_str(text);
+        // Each prefix is parsed whole, so only while it is short (quadratic otherwise);
+        // longer prefixes are prefixes of the finished string, checked below, and every
+        // prefix of valid JSON is a valid prefix.
+        assert!(
+            s.is_empty() || s.len() > PREFIX_CHECK_BYTES || valid_json_prefix(s),
+            "{protocol:?}: a client's arguments so far are not valid JSON text: {s:?}"
+        );
+    };
+    let u = |v: &Value| v.as_u64().expect("an index");
+    for e in events {
+        match protocol {
+            Protocol::ChatCompletions => {
+                let tcs = e["choices"][0]["delta"]["tool_calls"].as_array();
+                for tc in tcs.into_iter().flatten() {
+                    add(
+                        u(&tc["index"]),
+                        tc["function"]["arguments"].as_str().unwrap_or(""),
+                    );
+                }
+            }
+            Protocol::Responses => match e["type"].as_str() {
+                Some("response.output_item.added") if e["item"]["type"] == "function_call" => {
+                    add(u(&e["output_index"]), "")
+                }
+                Some("response.function_call_arguments.delta") => {
+                    add(u(&e["output_index"]), e["delta"].as_str().expect("a delta"))
+                }
+                _ => {}
+            },
+            Protocol::Anthropic => match e["type"].as_str() {
+                Some("content_block_start") if e["content_block"]["type"] == "tool_use" => {
+                    add(u(&e["index"]), "")
+                }
+                Some("content_block_delta") if e["delta"]["type"] == "input_json_delta" => add(
+                    u(&e["index"]),
+                    e["delta"]["partial_json"].as_str().expect("partial_json"),
+                ),
+                _ => {}
+            },
+        }
+    }
+    let done: Vec<&Value> = match protocol {
+        Protocol::ChatCompletions => complete["choices"][0]["message"]["tool_calls"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|c| &c["function"]["arguments"])
+            .collect(),
+        Protocol::Responses => complete["output"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|i| i["type"] == "function_call")
+            .map(|i| &i["arguments"])
+            .collect(),
+        Protocol::Anthropic => complete["content"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|b| b["type"] == "tool_use")
+            .map(|b| &b["input"])
+            .collect(),
+    };
+    assert_eq!(calls.len(), raw.len(), "{protocol:?}: calls on the wire");
+    assert_eq!(
+        done.len(),
+        raw.len(),
+        "{protocol:?}: calls in the complete response"
+    );
+    for (((_, sent), done), raw) in calls.iter().zip(done).zip(raw) {
+        let v: Value = serde_json::from_str(sent)
+            .unwrap_or_else(|e| panic!("{protocol:?}: finished arguments {sent:?}: {e}"));
+        assert!(v.is_object(), "{protocol:?}: finished arguments {sent:?}");
+        match protocol {
+            Protocol::Anthropic => assert_eq!(done, &v, "complete input != the stream's"),
+            _ => assert_eq!(done.as_str(), Some(sent.as_str()), "{protocol:?}: complete"),
+        }
+        if v.get(RAW_ARGUMENTS_KEY).is_some() && !raw.contains(RAW_ARGUMENTS_KEY) {
+            assert_eq!(
+                v[RAW_ARGUMENTS_KEY].as_str(),
+                Some(raw.as_str()),
+                "{protocol:?}"
+            );
+        } else if !raw.trim().is_empty() {
+            assert_eq!(sent, raw, "{protocol:?}: valid arguments were changed");
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_prefix_oracle_tells_end_of_input_from_errors() {
+        for ok in [
+            "{",
+            r#"{"a": tr"#,
+            r#"{"a": "\ud83d"#,
+            r#"{"a": 1."#,
+            r#"{"a": 1}"#,
+        ] {
+            assert!(valid_json_prefix(ok), "{ok}");
+        }
+        for bad in [
+            r#"{"a": 1,}"#,
+            r#"{"a": "\ud83d""#,
+            r#"{"a": 1e400"#,
+            "[1]]",
+            "{'a'",
+        ] {
+            assert!(!valid_json_prefix(bad), "{bad}");
+        }
+    }
 
     #[test]
     fn chunkings_cover_the_text() {

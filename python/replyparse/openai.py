@@ -12,6 +12,12 @@ one call, serialised by the engine. A parser error mid-stream becomes an error e
 stream; `stream.error` keeps the message. A stream keeps only what the wire needs; pass
 `keep_complete=True` to also call `stream.complete()` (the whole response object) at
 the end (Responses streams always can: their last event carries the whole output).
+
+Tool arguments stream as the model wrote them while they are valid JSON; what validity
+cannot decide yet is held, so the `openai` SDK (which parses strict tools' arguments at
+every chunk and at the end) never sees text it cannot parse. Malformed or truncated
+arguments end as one valid object: what was valid, finished, plus `"_raw_arguments":
+"<the model's whole argument text>"`. See the README, "Tool-call arguments on the wire".
 """
 
 from __future__ import annotations

@@ -373,7 +373,9 @@ pub(crate) fn serve_many<'py>(
     PyList::new(py, entries)
 }
 
-/// `tool_use.input` for raw argument text: the object, or `{"_raw_arguments": raw}`.
+/// `tool_use.input` for the model's argument text, as a stream gives it: the object
+/// when the text is one valid JSON object, otherwise what was valid, finished, plus
+/// `"_raw_arguments": raw` (see `replyparse::wire::args`).
 #[pyfunction]
 pub(crate) fn anthropic_tool_input<'py>(py: Python<'py>, raw: &str) -> PyResult<Bound<'py, PyAny>> {
     value_to_py(py, &engine::wire::tool_input(raw))

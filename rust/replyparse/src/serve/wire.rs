@@ -17,14 +17,19 @@
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
-use crate::delta::{DeltaMessage, ResponseAccumulator};
+use std::borrow::Cow;
+use std::ops::Range;
+
+use crate::delta::{DeltaFunctionCall, DeltaMessage, DeltaToolCall, ResponseAccumulator};
 use crate::serve::runner::{RunnerDelta, Usage};
 
+pub mod args;
 mod token_json;
+pub use args::{finished_arguments, ArgsGuard, Numbers, MAX_DEPTH};
 use token_json::TokenJson;
 
-/// Key under which Anthropic `tool_use.input` keeps arguments that are not a JSON
-/// object (truncated or malformed model output), so nothing the model wrote is dropped.
+/// The member that malformed or truncated tool-call arguments get on the wire, holding
+/// the model's whole argument text, so nothing it wrote is dropped (see [`args`]).
 pub const RAW_ARGUMENTS_KEY: &str = "_raw_arguments";
 
 /// The protocol an encoder speaks.
@@ -178,6 +183,23 @@ struct Chat {
     logprobs: Vec<Value>,
     /// [`EventSink::chat_chunk`]'s head, made on the first delta.
     head: Vec<u8>,
+    /// The open call's index and its arguments' guard.
+    call: Option<usize>,
+    guard: ArgsGuard,
+    /// The current chunk's calls: where each comes from and its argument text's range
+    /// in `released` (kept, so a step allocates neither).
+    entries: Vec<Entry>,
+    released: String,
+}
+
+/// One call of a Chat Completions chunk as it goes on the wire: `call` is its position
+/// in the parser's delta (for id, type and name; None for the arguments that end a
+/// call), `args` the range of its argument text in `Chat::released`.
+#[derive(Debug, Clone)]
+struct Entry {
+    index: usize,
+    call: Option<usize>,
+    args: Option<Range<usize>>,
 }
 
 impl Chat {
@@ -196,9 +218,163 @@ impl Chat {
             self.head = self.chunk_head(meta);
         }
         for it in items {
-            let role = self.record(it);
-            out.chat_chunk(&self.head, &self.delta_chunk(meta, it, role));
+            let d = &it.delta;
+            let final_ = it.finish_reason.is_some();
+            let text = d.content.as_deref().is_some_and(|c| !c.is_empty())
+                || d.reasoning_content
+                    .as_deref()
+                    .is_some_and(|r| !r.is_empty());
+            // Text after a call, or the end of the response, ends the call: its last
+            // argument text goes out first, in a chunk of its own.
+            if self.call.is_some() && (text || (final_ && d.tool_calls.is_empty())) {
+                self.end_call(meta, out);
+            }
+            if d.tool_calls.is_empty() {
+                let role = self.record(it, None);
+                let chunk = self.delta_chunk(meta, it, role, &[]);
+                out.chat_chunk(&self.head, &chunk);
+                continue;
+            }
+            let must_send = it.token_ids.is_some() || it.logprobs.is_some() || final_;
+            if let [tc] = &d.tool_calls[..] {
+                // The per-token step: one fragment of the open call's arguments, from the
+                // guard straight into the chunk (no bookkeeping: the stream keeps nothing).
+                if !self.keep && !final_ && tc.id.is_none() && self.call == Some(tc.index) {
+                    let r = tc.function.arguments.as_deref().map(|a| self.guard.push(a));
+                    if r.as_ref().is_none_or(Range::is_empty) && !must_send {
+                        continue;
+                    }
+                    let role = self.record(it, None);
+                    let calls = [WireCall {
+                        index: tc.index,
+                        id: None,
+                        kind: tc.kind.as_deref(),
+                        name: tc.function.name.as_deref(),
+                        args: r.map(|r| &self.guard.raw()[r]),
+                    }];
+                    let chunk = self.delta_chunk(meta, it, role, &calls);
+                    out.chat_chunk(&self.head, &chunk);
+                    continue;
+                }
+            }
+            self.guard_calls(d, final_);
+            // A call whose arguments were all held says nothing; the chunk goes out only
+            // when something in it must (metadata), with the held call's empty text.
+            let mut entries = std::mem::take(&mut self.entries);
+            let first = entries.first().cloned();
+            entries.retain(|e| {
+                e.call.is_some_and(|c| d.tool_calls[c].id.is_some())
+                    || e.args.as_ref().is_some_and(|r| !r.is_empty())
+            });
+            if entries.is_empty() {
+                match first {
+                    Some(e) if must_send => entries.push(Entry {
+                        args: Some(0..0),
+                        ..e
+                    }),
+                    _ => {
+                        self.entries = entries;
+                        continue;
+                    }
+                }
+            }
+            let role = self.record(it, Some(&entries));
+            let calls: smallvec::SmallVec<[WireCall<'_>; 2]> =
+                entries.iter().map(|e| self.wire_call(d, e)).collect();
+            let chunk = self.delta_chunk(meta, it, role, &calls);
+            out.chat_chunk(&self.head, &chunk);
+            drop(calls);
+            self.entries = entries;
         }
+    }
+
+    /// Puts the delta's calls through the guard: `entries` and `released` describe them
+    /// as they go on the wire. A call that starts ends the one before it (its last
+    /// argument text first, in the same chunk); `final_` ends the open call too.
+    fn guard_calls(&mut self, d: &DeltaMessage, final_: bool) {
+        self.entries.clear();
+        self.released.clear();
+        for (pos, tc) in d.tool_calls.iter().enumerate() {
+            if tc.id.is_some() {
+                if let Some(index) = self.call.take() {
+                    let at = self.released.len();
+                    self.guard.finish_into(&mut self.released);
+                    self.entries.push(Entry {
+                        index,
+                        call: None,
+                        args: Some(at..self.released.len()),
+                    });
+                }
+                self.guard.reset();
+                self.call = Some(tc.index);
+            }
+            let args = match tc.function.arguments.as_deref() {
+                Some(a) if self.call == Some(tc.index) => {
+                    let r = self.guard.push(a);
+                    let at = self.released.len();
+                    self.released.push_str(&self.guard.raw()[r]);
+                    Some(at..self.released.len())
+                }
+                // An argument fragment without its call: an engine bug, dropped (the
+                // guard cannot vouch for it).
+                _ => None,
+            };
+            self.entries.push(Entry {
+                index: tc.index,
+                call: Some(pos),
+                args,
+            });
+        }
+        if final_ {
+            if let Some(index) = self.call.take() {
+                let at = self.released.len();
+                self.guard.finish_into(&mut self.released);
+                match self.entries.last_mut() {
+                    // The open call's own entry, its text last in `released`.
+                    Some(Entry {
+                        index: i,
+                        args: Some(r),
+                        ..
+                    }) if *i == index && r.end == at => r.end = self.released.len(),
+                    _ => self.entries.push(Entry {
+                        index,
+                        call: None,
+                        args: Some(at..self.released.len()),
+                    }),
+                }
+            }
+        }
+    }
+
+    fn wire_call<'a>(&'a self, d: &'a DeltaMessage, e: &Entry) -> WireCall<'a> {
+        let tc = e.call.map(|c| &d.tool_calls[c]);
+        WireCall {
+            index: e.index,
+            id: tc.and_then(|t| t.id.as_deref()),
+            kind: tc.and_then(|t| t.kind.as_deref()),
+            name: tc.and_then(|t| t.function.name.as_deref()),
+            args: e.args.clone().map(|r| &self.released[r]),
+        }
+    }
+
+    /// Ends the open call with a chunk of its own carrying the guard's last argument
+    /// text (no metadata: that stays on the step's last chunk).
+    fn end_call(&mut self, meta: &StreamMeta, out: &mut impl EventSink) {
+        let Some(index) = self.call.take() else {
+            return;
+        };
+        self.released.clear();
+        self.guard.finish_into(&mut self.released);
+        let entries = [Entry {
+            index,
+            call: None,
+            args: Some(0..self.released.len()),
+        }];
+        let none = RunnerDelta::default();
+        let role = self.record(&none, Some(&entries));
+        let calls = [self.wire_call(&none.delta, &entries[0])];
+        let chunk = self.delta_chunk(meta, &none, role, &calls);
+        out.chat_chunk(&self.head, &chunk);
     }
 
     /// A delta chunk's bytes before its choice: the chunk serialised with no choice,
@@ -218,14 +394,23 @@ impl Chat {
         b
     }
 
-    /// The stream's bookkeeping for one delta (logprobs and deltas kept for the complete
-    /// response); returns the role to send, present on the first chunk only.
-    fn record(&mut self, it: &RunnerDelta) -> Option<&'static str> {
+    /// The stream's bookkeeping for one chunk (logprobs and deltas kept for the complete
+    /// response; `entries` are its calls as sent, when it has any); returns the role to
+    /// send, present on the first chunk only.
+    #[inline]
+    fn record(&mut self, it: &RunnerDelta, entries: Option<&[Entry]>) -> Option<&'static str> {
         let first = !self.role_sent;
         self.role_sent = true;
-        if !self.keep {
-            return first.then_some("assistant");
+        if self.keep {
+            self.keep_chunk(it, entries);
         }
+        first.then_some("assistant")
+    }
+
+    /// [`Self::record`] for a stream that keeps the complete response (out of the
+    /// per-token path of a stream that does not).
+    #[inline(never)]
+    fn keep_chunk(&mut self, it: &RunnerDelta, entries: Option<&[Entry]>) {
         if let Some(lp) = &it.logprobs {
             let content = match lp {
                 Value::Array(c) => Some(c),
@@ -235,8 +420,33 @@ impl Chat {
                 self.logprobs.extend(c.iter().cloned());
             }
         }
-        self.message.push(&it.delta);
-        first.then_some("assistant")
+        match entries {
+            None => self.message.push(&it.delta),
+            Some(entries) => {
+                // The calls as sent (the guard's text), not as the parser gave them.
+                let sent = DeltaMessage {
+                    tool_calls: entries
+                        .iter()
+                        .map(|e| {
+                            let w = self.wire_call(&it.delta, e);
+                            DeltaToolCall {
+                                index: w.index,
+                                id: w.id.map(str::to_owned),
+                                kind: w.kind.map(|k| Cow::Owned(k.to_owned())),
+                                function: DeltaFunctionCall {
+                                    name: w.name.map(str::to_owned),
+                                    arguments: w.args.map(str::to_owned),
+                                },
+                            }
+                        })
+                        .collect(),
+                    role: None,
+                    content: it.delta.content.clone(),
+                    reasoning_content: it.delta.reasoning_content.clone(),
+                };
+                self.message.push(&sent);
+            }
+        }
     }
 
     fn delta_chunk<'a>(
@@ -244,7 +454,9 @@ impl Chat {
         meta: &'a StreamMeta,
         it: &'a RunnerDelta,
         role: Option<&'static str>,
+        calls: &'a [WireCall<'a>],
     ) -> ChatChunk<'a> {
+        let d = &it.delta;
         ChatChunk {
             id: &self.id,
             object: "chat.completion.chunk",
@@ -253,8 +465,13 @@ impl Chat {
             choices: [ChatChoice {
                 index: 0,
                 delta: ChatDelta {
-                    role,
-                    delta: &it.delta,
+                    role: d.role.as_deref().or(role),
+                    // The runner's metadata-only delta (empty content) is an empty delta,
+                    // as OpenAI's last chunk is, so a client's rebuilt message keeps no
+                    // content (`null`, as in the complete response) rather than "".
+                    content: d.content.as_deref().filter(|c| !c.is_empty()),
+                    reasoning_content: d.reasoning_content.as_deref(),
+                    tool_calls: calls,
                 },
                 logprobs: it.logprobs.as_ref().map(ChatLogprobs),
                 finish_reason: it.finish_reason.as_deref(),
@@ -264,6 +481,8 @@ impl Chat {
     }
 
     fn finish(&mut self, meta: &StreamMeta, usage: &Usage, out: &mut Vec<Value>) {
+        // Only when the last step had no finish reason (a caller that never fed one).
+        self.end_call(meta, out);
         if meta.include_usage {
             let mut c = self.chunk(meta, json!([]));
             c["usage"] = chat_usage(usage);
@@ -333,29 +552,70 @@ struct ChatChoice<'a> {
     token_ids: Option<&'a [u32]>,
 }
 
-/// The delta with the role on the stream's first chunk.
+/// A chunk's delta: the parser's delta with the role on the stream's first chunk and
+/// its calls as the guard released them.
 struct ChatDelta<'a> {
-    role: Option<&'static str>,
-    delta: &'a DeltaMessage,
+    role: Option<&'a str>,
+    content: Option<&'a str>,
+    reasoning_content: Option<&'a str>,
+    tool_calls: &'a [WireCall<'a>],
 }
 
 impl Serialize for ChatDelta<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap;
-        let d = self.delta;
         let mut m = s.serialize_map(None)?;
-        if let Some(r) = d.role.as_deref().or(self.role) {
+        if let Some(r) = self.role {
             m.serialize_entry("role", r)?;
         }
-        if let Some(c) = &d.content {
+        if let Some(c) = self.content {
             m.serialize_entry("content", c)?;
         }
-        if let Some(r) = &d.reasoning_content {
+        if let Some(r) = self.reasoning_content {
             m.serialize_entry("reasoning_content", r)?;
         }
-        if !d.tool_calls.is_empty() {
-            m.serialize_entry("tool_calls", &d.tool_calls)?;
+        if !self.tool_calls.is_empty() {
+            m.serialize_entry("tool_calls", self.tool_calls)?;
         }
+        m.end()
+    }
+}
+
+/// One call of a chunk, shaped (and serialised) as [`DeltaToolCall`]: `{"index", "id",
+/// "type", "function": {"name", "arguments"}}`, absent fields left out.
+struct WireCall<'a> {
+    index: usize,
+    id: Option<&'a str>,
+    kind: Option<&'a str>,
+    name: Option<&'a str>,
+    args: Option<&'a str>,
+}
+
+impl Serialize for WireCall<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        struct Function<'b>(&'b WireCall<'b>);
+        impl Serialize for Function<'_> {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                let mut m = s.serialize_map(None)?;
+                if let Some(n) = self.0.name {
+                    m.serialize_entry("name", n)?;
+                }
+                if let Some(a) = self.0.args {
+                    m.serialize_entry("arguments", a)?;
+                }
+                m.end()
+            }
+        }
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("index", &self.index)?;
+        if let Some(id) = self.id {
+            m.serialize_entry("id", id)?;
+        }
+        if let Some(k) = self.kind {
+            m.serialize_entry("type", k)?;
+        }
+        m.serialize_entry("function", &Function(self))?;
         m.end()
     }
 }
@@ -407,8 +667,10 @@ struct Anthropic {
     open: Option<Block>,
     /// Content blocks so far (the last one is the open block), for the complete message.
     blocks: Vec<Value>,
-    /// Raw argument text of each tool_use block, by block index.
+    /// Argument text of each tool_use block as sent (the guard's), by block index.
     tool_args: Vec<(usize, String)>,
+    /// The open tool_use block's arguments ([`Numbers::Value`]: `input` is a value).
+    guard: ArgsGuard,
     /// Keep block text and arguments for `complete` (off for a stream that never asks;
     /// the blocks themselves are kept either way, they number the events).
     keep: bool,
@@ -435,6 +697,25 @@ impl Anthropic {
             return;
         };
         let index = self.blocks.len() - 1;
+        if kind == Block::Tool {
+            // The arguments' last text: what the guard held, or the finish of malformed
+            // or truncated arguments, so `input` is one valid object.
+            let mut rest = String::new();
+            self.guard.finish_into(&mut rest);
+            self.guard.reset();
+            if let Some((_, sent)) = self.tool_args.last_mut().filter(|_| self.keep) {
+                sent.push_str(&rest);
+            }
+            if !rest.is_empty() {
+                let ev = ContentBlockDelta {
+                    index,
+                    delta_type: "input_json_delta",
+                    field: "partial_json",
+                    text: &rest,
+                };
+                out.typed("content_block_delta", &ev);
+            }
+        }
         if kind == Block::Thinking {
             // Anthropic closes every thinking block with its signature. This server has
             // none to give (the reasoning was not produced by Anthropic), so it is empty.
@@ -500,14 +781,19 @@ impl Anthropic {
                 if self.open != Some(Block::Tool) {
                     continue; // an argument fragment without its call: engine bug, dropped
                 }
-                if let Some((_, raw)) = self.tool_args.last_mut().filter(|_| self.keep) {
-                    raw.push_str(args);
+                let r = self.guard.push(args);
+                let text = &self.guard.raw()[r];
+                if text.is_empty() {
+                    continue; // held (see `args`): no event
+                }
+                if let Some((_, sent)) = self.tool_args.last_mut().filter(|_| self.keep) {
+                    sent.push_str(text);
                 }
                 let ev = ContentBlockDelta {
                     index: self.blocks.len() - 1,
                     delta_type: "input_json_delta",
                     field: "partial_json",
-                    text: args,
+                    text,
                 };
                 out.typed("content_block_delta", &ev);
             }
@@ -526,8 +812,16 @@ impl Anthropic {
 
     fn complete(&self, meta: &StreamMeta, finish_reason: &str, usage: &Usage) -> Value {
         let mut blocks = self.blocks.clone();
-        for (i, raw) in &self.tool_args {
-            blocks[*i]["input"] = tool_input(raw);
+        for (i, sent) in &self.tool_args {
+            let open = self.open == Some(Block::Tool) && *i + 1 == self.blocks.len();
+            blocks[*i]["input"] = if open {
+                // Asked before the block closed: as its close would finish it.
+                let mut args = sent.clone();
+                self.guard.finish_into(&mut args);
+                object_of(&args)
+            } else {
+                object_of(sent)
+            };
         }
         json!({
             "id": self.id, "type": "message", "role": "assistant", "model": meta.model,
@@ -568,12 +862,19 @@ impl Serialize for ContentBlockDelta<'_> {
     }
 }
 
-/// `tool_use.input`: the parsed arguments object, or the raw text under
-/// [`RAW_ARGUMENTS_KEY`] when they are not a JSON object.
+/// `tool_use.input` for the model's argument text `raw`, as a stream gives it: the
+/// parsed object when `raw` is one valid JSON object, otherwise the object of the
+/// guard's finish (what was valid, plus [`RAW_ARGUMENTS_KEY`] holding `raw`).
 pub fn tool_input(raw: &str) -> Value {
-    match serde_json::from_str::<Value>(raw) {
+    object_of(&finished_arguments(raw, Numbers::Value))
+}
+
+/// The object of arguments the guard finished (valid by construction; should that ever
+/// fail, the text is kept under [`RAW_ARGUMENTS_KEY`] rather than lost).
+fn object_of(args: &str) -> Value {
+    match serde_json::from_str::<Value>(args) {
         Ok(v @ Value::Object(_)) => v,
-        _ => json!({ RAW_ARGUMENTS_KEY: raw }),
+        _ => json!({ RAW_ARGUMENTS_KEY: args }),
     }
 }
 
@@ -608,6 +909,8 @@ struct Responses {
     open: Option<Item>,
     done: Vec<Value>,
     rng: fastrand::Rng,
+    /// The open function_call item's arguments.
+    guard: ArgsGuard,
 }
 
 impl Responses {
@@ -719,10 +1022,29 @@ impl Responses {
     }
 
     fn close(&mut self, out: &mut impl EventSink) {
-        let Some(item) = self.open.take() else {
+        let Some(mut item) = self.open.take() else {
             return;
         };
         let output_index = self.done.len();
+        if let Item::Call { id, args, .. } = &mut item {
+            // The arguments' last text (see `args`): held, or the finish of malformed or
+            // truncated arguments, so `arguments` is one valid JSON object.
+            let at = args.len();
+            self.guard.finish_into(args);
+            self.guard.reset();
+            if args.len() > at {
+                let sequence_number = self.next_seq();
+                let kind = "response.function_call_arguments.delta";
+                let ev = ResponsesArgsDelta {
+                    kind,
+                    item_id: id,
+                    output_index,
+                    delta: &args[at..],
+                    sequence_number,
+                };
+                out.typed(kind, &ev);
+            }
+        }
         let id = item_id(&item).to_owned();
         match &item {
             Item::Reasoning { text, .. } => {
@@ -865,17 +1187,22 @@ impl Responses {
                 if !matches!(self.open, Some(Item::Call { .. })) {
                     continue;
                 }
+                let r = self.guard.push(a);
+                if r.is_empty() {
+                    continue; // held (see `args`): no event
+                }
                 let sequence_number = self.next_seq();
                 let Some(Item::Call { id, args, .. }) = self.open.as_mut() else {
                     continue;
                 };
-                args.push_str(a);
+                let delta = &self.guard.raw()[r];
+                args.push_str(delta);
                 let kind = "response.function_call_arguments.delta";
                 let ev = ResponsesArgsDelta {
                     kind,
                     item_id: id,
                     output_index,
-                    delta: a,
+                    delta,
                     sequence_number,
                 };
                 out.typed(kind, &ev);
@@ -977,6 +1304,10 @@ impl Encoder {
                 message: ResponseAccumulator::default(),
                 logprobs: Vec::new(),
                 head: Vec::new(),
+                call: None,
+                guard: ArgsGuard::new(Numbers::Text),
+                entries: Vec::new(),
+                released: String::new(),
             }),
             Protocol::Responses => State::Responses(Responses {
                 id: id.unwrap_or_else(|| new_id("resp_", &mut rng)),
@@ -986,6 +1317,7 @@ impl Encoder {
                 open: None,
                 done: Vec::new(),
                 rng,
+                guard: ArgsGuard::new(Numbers::Text),
             }),
             Protocol::Anthropic => State::Anthropic(Anthropic {
                 id: id.unwrap_or_else(|| new_id("msg_", &mut rng)),
@@ -993,6 +1325,7 @@ impl Encoder {
                 open: None,
                 blocks: Vec::new(),
                 tool_args: Vec::new(),
+                guard: ArgsGuard::new(Numbers::Value),
                 keep: true,
             }),
         };
@@ -1433,7 +1766,201 @@ mod tests {
     fn raw_arguments_are_kept() {
         assert_eq!(
             tool_input("{\"a\": 1"),
-            json!({ RAW_ARGUMENTS_KEY: "{\"a\": 1" })
+            json!({ "a": 1, RAW_ARGUMENTS_KEY: "{\"a\": 1" })
         );
+        assert_eq!(tool_input("[1]"), json!({ RAW_ARGUMENTS_KEY: "[1]" }));
+        assert_eq!(tool_input("{\"a\": 1}"), json!({ "a": 1 }));
+    }
+
+    /// serde_json's verdict on streamed argument text: it parses, or fails only for want
+    /// of more text (an oracle independent of the guard: a syntax error, a lone
+    /// surrogate or a recursion limit is not EOF).
+    fn valid_prefix(p: &str) -> bool {
+        match serde_json::from_str::<Value>(p) {
+            Ok(_) => true,
+            Err(e) => e.is_eof(),
+        }
+    }
+
+    /// The argument text of each call as a client accumulates it from `events`, with
+    /// every prefix checked as it grows; and the complete response's argument texts
+    /// (Anthropic: the `input` objects, serialised).
+    fn wire_arguments(
+        protocol: Protocol,
+        events: &[Value],
+        complete: &Value,
+    ) -> (Vec<String>, Vec<Value>) {
+        let mut calls: Vec<(i64, String)> = Vec::new();
+        let add = |calls: &mut Vec<(i64, String)>, key: i64, text: &str| {
+            match calls.iter_mut().find(|(k, _)| *k == key) {
+                Some((_, s)) => s.push_str(text),
+                None => calls.push((key, text.to_owned())),
+            }
+            let s = &calls.iter().find(|(k, _)| *k == key).unwrap().1;
+            assert!(
+                s.is_empty() || valid_prefix(s),
+                "{protocol:?}: streamed {s:?}"
+            );
+        };
+        for e in events {
+            match protocol {
+                Protocol::ChatCompletions => {
+                    for tc in e["choices"][0]["delta"]["tool_calls"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                    {
+                        let a = tc["function"]["arguments"].as_str().unwrap_or("");
+                        add(&mut calls, tc["index"].as_i64().unwrap(), a);
+                    }
+                }
+                Protocol::Responses => match e["type"].as_str().unwrap() {
+                    "response.output_item.added" if e["item"]["type"] == "function_call" => {
+                        add(&mut calls, e["output_index"].as_i64().unwrap(), "")
+                    }
+                    "response.function_call_arguments.delta" => add(
+                        &mut calls,
+                        e["output_index"].as_i64().unwrap(),
+                        e["delta"].as_str().unwrap(),
+                    ),
+                    "response.function_call_arguments.done" => {
+                        let k = e["output_index"].as_i64().unwrap();
+                        let got = &calls.iter().find(|(i, _)| *i == k).unwrap().1;
+                        assert_eq!(e["arguments"].as_str().unwrap(), got);
+                    }
+                    _ => {}
+                },
+                Protocol::Anthropic => match e["type"].as_str().unwrap() {
+                    "content_block_start" if e["content_block"]["type"] == "tool_use" => {
+                        add(&mut calls, e["index"].as_i64().unwrap(), "")
+                    }
+                    "content_block_delta" if e["delta"]["type"] == "input_json_delta" => add(
+                        &mut calls,
+                        e["index"].as_i64().unwrap(),
+                        e["delta"]["partial_json"].as_str().unwrap(),
+                    ),
+                    _ => {}
+                },
+            }
+        }
+        let texts: Vec<String> = calls.into_iter().map(|(_, s)| s).collect();
+        let done: Vec<Value> = match protocol {
+            Protocol::ChatCompletions => complete["choices"][0]["message"]["tool_calls"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|c| c["function"]["arguments"].clone())
+                .collect(),
+            Protocol::Responses => complete["output"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|i| i["type"] == "function_call")
+                .map(|c| c["arguments"].clone())
+                .collect(),
+            Protocol::Anthropic => complete["content"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|b| b["type"] == "tool_use")
+                .map(|b| b["input"].clone())
+                .collect(),
+        };
+        (texts, done)
+    }
+
+    /// Hostile arguments and every truncation of a call, through each encoder at three
+    /// chunkings: every streamed prefix of every call's arguments is valid JSON text,
+    /// the finished arguments are one object and equal the complete response's, and
+    /// valid arguments come out exactly as the parser gave them.
+    #[test]
+    fn arguments_on_the_wire_are_valid_json_for_any_output() {
+        let args = [
+            r#"{"a": 1, "b": [true, null, -2.5e-3, {"c": "\"\\\u00e9\ud83d\ude00"}], "d": {}}"#,
+            r#"{"x":truX}"#,
+            r#"{"a": "cut"#,
+            r#"[1, 2]"#,
+            r#"{"a": 1}}"#,
+            r#"{"n": 1e400, "m": 123456789012345678901234567890}"#,
+            r#"{"s": "\ud83d", "t": "\ude00"}"#,
+            r#"{"a": [1,], "b": 01, "c": -}"#,
+            "{\"ctl\": \"\u{1}\"}",
+            r#"{"a": NaN, 'b': 1}"#,
+        ];
+        let mut texts: Vec<String> = args
+            .iter()
+            .map(|a| format!("x<tool_call>{{\"name\": \"f\", \"arguments\": {a}}}</tool_call>y"))
+            .collect();
+        let whole = format!(
+            "<tool_call>{{\"name\": \"f\", \"arguments\": {}}}</tool_call>\n<tool_call>{{\"name\": \"f\", \"arguments\": {{\"k\": [1, \"v\"]}}}}</tool_call>",
+            args[0]
+        );
+        texts.extend(whole.char_indices().map(|(i, _)| whole[..i].to_owned()));
+        texts.push(whole);
+        let mut saw_raw = 0;
+        for text in &texts {
+            let expected = {
+                let mut p = parser();
+                p.parse_complete(text, None).unwrap()
+            };
+            for protocol in [
+                Protocol::ChatCompletions,
+                Protocol::Responses,
+                Protocol::Anthropic,
+            ] {
+                for size in [1, 3, usize::MAX] {
+                    let mut p = parser();
+                    let mut r = StreamRunner::new(RunnerOptions::default());
+                    let mut e = Encoder::new(protocol, StreamMeta::default(), 0);
+                    let mut events = Vec::new();
+                    let cuts: Vec<usize> = text
+                        .char_indices()
+                        .map(|(i, _)| i)
+                        .step_by(size.min(text.len().max(1)))
+                        .chain([text.len()])
+                        .collect();
+                    for w in cuts.windows(2) {
+                        let last = w[1] == text.len();
+                        let items = r
+                            .step(
+                                &mut p,
+                                &text[w[0]..w[1]],
+                                None,
+                                None,
+                                last.then_some("stop"),
+                            )
+                            .unwrap();
+                        e.deltas(&items, &mut events);
+                    }
+                    if text.is_empty() {
+                        let items = r.step(&mut p, "", None, None, Some("stop")).unwrap();
+                        e.deltas(&items, &mut events);
+                    }
+                    let usage = r.usage(&p, None, None);
+                    let reason = r.finish_reason().unwrap().to_owned();
+                    e.finish(&reason, &usage, &mut events);
+                    let complete = e.complete(&reason, &usage);
+                    let (streamed, done) = wire_arguments(protocol, &events, &complete);
+                    assert_eq!(streamed.len(), expected.tool_calls.len(), "{text:?}");
+                    for ((s, d), call) in streamed.iter().zip(&done).zip(&expected.tool_calls) {
+                        let v: Value = serde_json::from_str(s)
+                            .unwrap_or_else(|e| panic!("{protocol:?} {text:?}: {s:?} {e}"));
+                        assert!(v.is_object(), "{s}");
+                        let raw = &call.function.arguments;
+                        if s.contains(RAW_ARGUMENTS_KEY) && !raw.contains(RAW_ARGUMENTS_KEY) {
+                            saw_raw += 1;
+                            assert_eq!(v[RAW_ARGUMENTS_KEY], json!(raw), "{s}");
+                        } else if !raw.trim().is_empty() {
+                            assert_eq!(s, raw, "{protocol:?}: valid arguments changed");
+                        }
+                        match protocol {
+                            Protocol::Anthropic => assert_eq!(d, &v, "{text:?}"),
+                            _ => assert_eq!(d, &json!(s), "{text:?}"),
+                        }
+                    }
+                }
+            }
+        }
+        assert!(saw_raw > 100, "{saw_raw}");
     }
 }

@@ -18,8 +18,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{ChatChoice, ContentBlockDelta, ResponsesArgsDelta, ResponsesTextDelta};
-use crate::delta::DeltaToolCall;
+use super::{ChatChoice, ContentBlockDelta, ResponsesArgsDelta, ResponsesTextDelta, WireCall};
 
 /// An event written once per token.
 pub(super) trait TokenJson: Serialize {
@@ -38,26 +37,25 @@ fn uint(out: &mut Vec<u8>, n: impl itoa::Integer) {
 }
 
 /// `{"index":i,"id":…,"type":…,"function":{"name":…,"arguments":…}}`, absent fields
-/// left out, as the derived `Serialize` of [`DeltaToolCall`] writes it.
-fn tool_call(out: &mut Vec<u8>, tc: &DeltaToolCall) {
+/// left out, as the `Serialize` of [`WireCall`] writes it.
+fn tool_call(out: &mut Vec<u8>, tc: &WireCall<'_>) {
     out.extend_from_slice(br#"{"index":"#);
     uint(out, tc.index);
-    if let Some(id) = &tc.id {
+    if let Some(id) = tc.id {
         out.extend_from_slice(br#","id":"#);
         string(out, id);
     }
-    if let Some(kind) = &tc.kind {
+    if let Some(kind) = tc.kind {
         out.extend_from_slice(br#","type":"#);
         string(out, kind);
     }
     out.extend_from_slice(br#","function":{"#);
-    let f = &tc.function;
-    if let Some(name) = &f.name {
+    if let Some(name) = tc.name {
         out.extend_from_slice(br#""name":"#);
         string(out, name);
     }
-    if let Some(args) = &f.arguments {
-        if f.name.is_some() {
+    if let Some(args) = tc.args {
+        if tc.name.is_some() {
             out.push(b',');
         }
         out.extend_from_slice(br#""arguments":"#);
@@ -75,7 +73,7 @@ impl TokenJson for ChatChoice<'_> {
         uint(out, self.index);
         out.extend_from_slice(br#","delta":{"#);
         // The delta's entries in `ChatDelta`'s order, comma-separated.
-        let d = self.delta.delta;
+        let d = &self.delta;
         let mut sep = false;
         let mut key = |out: &mut Vec<u8>, k: &[u8]| {
             if std::mem::replace(&mut sep, true) {
@@ -83,15 +81,15 @@ impl TokenJson for ChatChoice<'_> {
             }
             out.extend_from_slice(k);
         };
-        if let Some(r) = d.role.as_deref().or(self.delta.role) {
+        if let Some(r) = d.role {
             key(out, br#""role":"#);
             string(out, r);
         }
-        if let Some(c) = &d.content {
+        if let Some(c) = d.content {
             key(out, br#""content":"#);
             string(out, c);
         }
-        if let Some(r) = &d.reasoning_content {
+        if let Some(r) = d.reasoning_content {
             key(out, br#""reasoning_content":"#);
             string(out, r);
         }
