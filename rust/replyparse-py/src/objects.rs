@@ -420,10 +420,10 @@ impl DeltaToolCall {
 
     /// The engine's call as Python objects, built once (the strings are copied into
     /// Python strings here and never again).
-    pub(crate) fn from_engine(
-        py: Python<'_>,
-        c: engine::DeltaToolCall,
-    ) -> PyResult<Bound<'_, Self>> {
+    pub(crate) fn from_engine<'py>(
+        py: Python<'py>,
+        c: &engine::DeltaToolCall,
+    ) -> PyResult<Bound<'py, Self>> {
         let function = Bound::new(
             py,
             DeltaFunctionCall {
@@ -582,14 +582,11 @@ impl DeltaMessage {
         let tool_calls = match d.tool_calls.len() {
             0 => py.None().into_bound(py),
             // The usual single call: no vector on the way.
-            1 => {
-                let c = d.tool_calls.into_iter().next().expect("one call");
-                PyList::new(py, [DeltaToolCall::from_engine(py, c)?])?.into_any()
-            }
+            1 => PyList::new(py, [DeltaToolCall::from_engine(py, &d.tool_calls[0])?])?.into_any(),
             _ => {
                 let calls = d
                     .tool_calls
-                    .into_iter()
+                    .iter()
                     .map(|c| DeltaToolCall::from_engine(py, c))
                     .collect::<PyResult<Vec<_>>>()?;
                 PyList::new(py, calls)?.into_any()

@@ -337,7 +337,7 @@ impl NativeToolParser {
         })?;
         for (d, _) in items {
             for c in d.tool_calls {
-                deltas.append(DeltaToolCall::from_engine(py, c)?)?;
+                deltas.append(DeltaToolCall::from_engine(py, &c)?)?;
             }
         }
         // The engine counts bytes; Python slices by code points.
