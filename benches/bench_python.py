@@ -2,6 +2,7 @@
 
     python -m pytest benches/bench_python.py --benchmark-only
     python -m pytest benches/bench_python.py --benchmark-only -k "2KB or floor or many"
+    python -m pytest benches/bench_python.py --benchmark-only -k "server or stream and tok"
 
 Not part of the default test run (pytest's testpaths is tests/). Every benchmark first
 streams its workload once and checks the reconstruction against the expected result,
@@ -12,6 +13,8 @@ o200k_harmony, or the DeepSeek tokenizer.json, decoded incrementally) and at 1, 
 and 256 characters. A timed round is one whole stream on a fresh parser (construction
 is in the untimed setup) ending with an empty final chunk; conftest.py divides by the
 number of calls and prints the per-chunk table and the ratios at the end of the run.
+The server-loop benchmarks (`test_server_loop`, `test_server_floor`) time the loop a
+server runs over the deltas (every field read, or `model_dump()`) and its floor.
 """
 
 from __future__ import annotations
@@ -87,6 +90,66 @@ def test_stream(benchmark: Any, dialect: str, size: str, chunking: str) -> None:
     benchmark.pedantic(
         feed,
         setup=lambda: ((make_parser(w), chunks), {}),
+        rounds=rounds_for(estimate),
+        warmup_rounds=1,
+    )
+
+
+# ---------------------------------------------------------------------------------------
+# The server loop: every field of every delta read (twice, mostly), or model_dump(), and
+# its floor (prebuilt plain objects, see workloads.FloorParser). compare_seed.py times the
+# same loops in paired rounds, beside the seed's.
+# ---------------------------------------------------------------------------------------
+
+SERVER_LOOPS = {"read": wl.read_loop, "dump": wl.dump_loop}  # a new loop per benchmark
+SERVER_SIZES = ("2KB", "32KB")
+
+
+@pytest.mark.parametrize("loop", list(SERVER_LOOPS))
+@pytest.mark.parametrize("size", SERVER_SIZES)
+@pytest.mark.parametrize("dialect", wl.DIALECTS)
+def test_server_loop(benchmark: Any, dialect: str, size: str, loop: str) -> None:
+    w = wl.workload(dialect, size)
+    chunks = wl.chunks(w, "tok")
+    w.check(*wl.reconstruct(collect(make_parser(w), chunks)))
+    run = SERVER_LOOPS[loop]()
+    estimate = timed_once(lambda: run(make_parser(w), chunks))
+
+    benchmark.group = f"server {loop} {size}"
+    benchmark.extra_info.update(
+        kind="server", dialect=dialect, size=size, loop=loop, calls=len(chunks) + 1
+    )
+    benchmark.pedantic(
+        run,
+        setup=lambda: ((make_parser(w), chunks), {}),
+        rounds=rounds_for(estimate),
+        warmup_rounds=1,
+    )
+
+
+@pytest.mark.parametrize("loop", list(SERVER_LOOPS))
+@pytest.mark.parametrize("size", SERVER_SIZES)
+@pytest.mark.parametrize("dialect", wl.DIALECTS)
+def test_server_floor(benchmark: Any, dialect: str, size: str, loop: str) -> None:
+    w = wl.workload(dialect, size)
+    chunks = wl.chunks(w, "tok")
+    results = wl.stream_results(make_parser(w), chunks)
+    # Checked whole (every call its own prebuilt copy), timed from the ring, whose
+    # results have replyparse's shape call by call.
+    whole = wl.floor_results(results, ring=None)
+    w.check(*wl.reconstruct([item for r in whole for item in r]))
+    ring = wl.floor_results(results)
+    assert [wl.result_shape(r) for r in ring] == [wl.result_shape(r) for r in results]
+    run = SERVER_LOOPS[loop]()
+    estimate = timed_once(lambda: run(wl.FloorParser(ring), chunks))
+
+    benchmark.group = f"server {loop} {size}"
+    benchmark.extra_info.update(
+        kind="server_floor", dialect=dialect, size=size, loop=loop, calls=len(chunks) + 1
+    )
+    benchmark.pedantic(
+        run,
+        setup=lambda: ((wl.FloorParser(ring), chunks), {}),
         rounds=rounds_for(estimate),
         warmup_rounds=1,
     )

@@ -32,6 +32,7 @@ def pytest_terminal_summary(terminalreporter: Any, config: Any) -> None:
     threads: dict[tuple[str, str], dict[str, Any]] = {}
     memory: list[dict[str, Any]] = []
     serve: dict[str, float] = {}
+    server: dict[tuple[str, str, str, str], float] = {}
     for b in session.benchmarks:
         if not b:
             continue
@@ -54,6 +55,8 @@ def pytest_terminal_summary(terminalreporter: Any, config: Any) -> None:
             memory.append(x)
         elif kind == "serve":
             serve[x["dialect"]] = t / x["calls"]
+        elif kind in ("server", "server_floor"):
+            server[(kind, x["dialect"], x["size"], x["loop"])] = t / x["calls"]
 
     w = terminalreporter.write_line
     w("")
@@ -80,6 +83,35 @@ def pytest_terminal_summary(terminalreporter: Any, config: Any) -> None:
                 w(f"{d:14} {c:>5} {cells} {lin} {flc} {r2} {r32}")
     elif noop:
         w("floor (ns/call): " + ", ".join(f"{c}: {v * 1e9:.0f}" for c, v in noop.items()))
+    if server:
+        w("")
+        w("server loop, ns per token chunk: stream_chunk alone (bare), every field read, and")
+        w("  model_dump(); floor: the same loop over prebuilt SimpleNamespace results")
+        w(
+            f"{'dialect':14} {'size':>5} {'bare':>7} {'read':>7} {'floor':>7} {'rd/fl':>6}"
+            f" {'dump':>7} {'floor':>7} {'dp/fl':>6}"
+        )
+
+        def cell(v: float | None, width: int = 7) -> str:
+            return f"{v * 1e9:{width}.0f}" if v else f"{'-':>{width}}"
+
+        def ratio(a: float | None, b: float | None) -> str:
+            return f"{a / b:6.2f}" if a and b else f"{'-':>6}"
+
+        keys = sorted({k[1:3] for k in server}, key=lambda k: (list_index(k[0]), k[1]))
+        for d, size in keys:
+            rd, fr = (
+                server.get(("server", d, size, "read")),
+                server.get(("server_floor", d, size, "read")),
+            )
+            dp, fd = (
+                server.get(("server", d, size, "dump")),
+                server.get(("server_floor", d, size, "dump")),
+            )
+            w(
+                f"{d:14} {size:>5} {cell(stream.get((d, size, 'tok')))} {cell(rd)} {cell(fr)}"
+                f" {ratio(rd, fr)} {cell(dp)} {cell(fd)} {ratio(dp, fd)}"
+            )
     if complete:
         w("")
         w("parse_complete throughput (MB/s)")

@@ -15,17 +15,19 @@ use crate::objects::{DeltaMessage, DeltaToolCall, ParsedResponse};
 use crate::tools::{parse_choice, tools_arg};
 
 /// Moves a chunk's deltas into a Python list of `(DeltaMessage, bool)`, leaving `items`
-/// empty with its capacity, ready for the next chunk.
+/// empty with its capacity, ready for the next chunk. Each delta's Python objects are
+/// built here, once (see `objects`): reading them afterwards builds nothing.
 pub(crate) fn to_items<'py>(
     py: Python<'py>,
     items: &mut Vec<engine::StreamItem>,
 ) -> PyResult<Bound<'py, PyList>> {
-    PyList::new(
-        py,
-        items
-            .drain(..)
-            .map(|(d, flag)| (DeltaMessage::from(d), flag)),
-    )
+    // Appending costs what a preallocated list does (one allocation for the usual one
+    // item) and lets a failed conversion return early (the drain drops the rest).
+    let out = PyList::empty(py);
+    for (d, flag) in items.drain(..) {
+        out.append((DeltaMessage::from_engine(py, d)?, flag))?;
+    }
+    Ok(out)
 }
 
 /// A parser and the vector its chunks' deltas pass through (reused, so a chunk costs
@@ -197,19 +199,19 @@ impl NativeResponseParser {
 
     /// The whole response at once (`stream_chunk(final=True)` plus aggregation).
     #[pyo3(signature = (text, token_ids=None))]
-    fn parse_complete(
+    fn parse_complete<'py>(
         &self,
-        py: Python<'_>,
+        py: Python<'py>,
         text: &str,
         token_ids: Option<Vec<u32>>,
-    ) -> PyResult<ParsedResponse> {
+    ) -> PyResult<Bound<'py, ParsedResponse>> {
         let mut p = lock(&self.inner)?;
         let p = &mut *p;
         let r = maybe_detach(py, text.len(), || {
             p.engine(|p, _| p.parse_complete(text, token_ids.as_deref()))?
                 .map_err(to_py_err)
         })?;
-        Ok(r.into())
+        ParsedResponse::from_engine(py, r)
     }
 
     /// Reasoning tokens counted from token ids, or None without `reasoning_tag_ids`.
@@ -335,7 +337,7 @@ impl NativeToolParser {
         })?;
         for (d, _) in items {
             for c in d.tool_calls {
-                deltas.append(Py::new(py, DeltaToolCall::from(c))?)?;
+                deltas.append(DeltaToolCall::from_engine(py, &c)?)?;
             }
         }
         // The engine counts bytes; Python slices by code points.
