@@ -7,8 +7,8 @@ values and the model's ids.
 Tokenizer versions, built offline from the files `mistral-common` ships
 (research/peers_measured.md): v3 and v7 write the array form
 `[TOOL_CALLS][{"name": ..., "arguments": {...}, "id": ...}]`, v11 and v13 the header form
-`[TOOL_CALLS]NAME[CALL_ID]ID[ARGS]{...}` / `[TOOL_CALLS]NAME[ARGS]{...}`, which the parser
-does not read yet (issue 16): those tests are strict xfails.
+`[TOOL_CALLS]NAME[CALL_ID]ID[ARGS]{...}` / `[TOOL_CALLS]NAME[ARGS]{...}`, both under the one
+name `mistral` (its forms are told apart at the payload's first byte).
 
 Decodings: tekken files decode with SpecialTokenPolicy.KEEP. SentencePiece files, under
 KEEP, give the raw pieces (`▁` for a space, `<0xNN>` byte pieces), so two engine views
@@ -45,7 +45,6 @@ from mistral_common.tokens.tokenizers.mistral import MistralTokenizer  # noqa: E
 import replyparse as rp  # noqa: E402
 
 DATA = Path(__import__("mistral_common").__file__).parent / "data"
-HEADER_FORM = pytest.mark.xfail(strict=True, raises=AssertionError, reason="header form: issue 16")
 
 # One call as the test writes it: (name, arguments, id or None).
 Call = tuple[str, dict[str, Any], str | None]
@@ -398,14 +397,12 @@ def check_header_form(enc: Encoder, calls: list[Call], content: str | None = Non
         check_round_trip(enc, calls, content)
 
 
-@HEADER_FORM
 @pytest.mark.parametrize("case", sorted(FIXED))
 @pytest.mark.parametrize("version", HEADER_FORMS)
 def test_header_form_fixed(encoders: Encoders, version: str, case: str) -> None:
     check_header_form(encoders[version], FIXED[case])
 
 
-@HEADER_FORM
 @pytest.mark.parametrize("version", HEADER_FORMS)
 def test_header_form_with_content(encoders: Encoders, version: str) -> None:
     """v11+ accept an assistant message with content and calls: the text before the
@@ -413,7 +410,6 @@ def test_header_form_with_content(encoders: Encoders, version: str) -> None:
     check_header_form(encoders[version], FIXED["several_calls"], "Let me check.")
 
 
-@HEADER_FORM
 @pytest.mark.parametrize("version", HEADER_FORMS)
 @settings(SETTINGS, max_examples=10, phases=[Phase.explicit, Phase.generate])
 @given(calls=call_lists())

@@ -131,11 +131,23 @@ def call_markup(name: str, args: str) -> str:
     d = DIALECTS[name]
     close = d.close or ""
     if d.family == "json_envelope":
-        return f'{d.open}{{"{d.name_field}": "f", "{d.argument_field}": {args}}}{close}'
-    if d.family == "kimi":
+        e = d.envelope or rp.EnvelopeSyntax()
+        call = (
+            f'{{"f": {args}}}'
+            if e.name_as_key
+            else f'{{"{d.name_field}": "f", "{d.argument_field}": {args}}}'
+        )
+        if e.container == "array":
+            call = f"[{call}]"
+        return f"{d.open}{call}{close}"
+    if d.family in ("header", "kimi") and d.header is not None:
+        h = d.header
+        head = (
+            "functions.f:0" if h.name_from_id else (f"function{h.type_sep}f" if h.type_sep else "f")
+        )
         return (
-            f"{d.open}<|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>"
-            f"{args}<|tool_call_end|>{close}"
+            f"{d.open}{h.call_begin or ''}{head}{h.args_marker or ''}{args}"
+            f"{h.args_suffix or ''}{h.call_end or ''}{close}"
         )
     if d.family == "dsml":
         tok = d.dsml.token if d.dsml else "\uff5cDSML\uff5c"

@@ -214,7 +214,8 @@ struct TokenCounter {
 struct Composed {
     reasoning: Option<Arc<ReasoningDialect>>,
     tool: Option<ToolParser>,
-    tool_open: String,
+    /// Every spelling of every kind's open tag (for the newlines between two blocks).
+    tool_opens: Vec<String>,
     /// The tag (index in the armed set the block was opened from) that opened the
     /// current tool block: an abandoned block gives back that spelling. `usize::MAX`
     /// for a bare block, which has none.
@@ -348,7 +349,6 @@ impl Composed {
             .as_ref()
             .filter(|_| policy.armed())
             .map(|d| ToolParser::for_tools(d.clone(), policy, tools));
-        let tool_open = tool_parser.as_ref().map(|t| t.dialect().open.clone());
         // An inline dialect (`*_append_think`) splits nothing: no reasoning tag is armed.
         let split = reasoning.as_ref().filter(|r| r.inline_prefix.is_none());
         let r_opens: Vec<(Option<&str>, Role)> = split.map_or(Vec::new(), |r| {
@@ -397,6 +397,8 @@ impl Composed {
         // An open tag while already reasoning (a model repeating `<think>`) is protocol,
         // not reasoning text: it is dropped (the role keeps the mode).
         let in_reasoning = Armed::new(&[&r_closes[..], &r_opens, &tool_opens, &markup].concat());
+        let tool_opens: Vec<String> = opens.iter().map(|(o, _)| o.to_string()).collect();
+        drop(opens);
         let tool = tool_parser;
         let starts = reasoning
             .as_ref()
@@ -404,7 +406,7 @@ impl Composed {
         let r = reasoning.as_deref();
         Composed {
             tool,
-            tool_open: tool_open.unwrap_or_default(),
+            tool_opens,
             opened_by: 0,
             drop_ends,
             bare_start,
@@ -576,6 +578,12 @@ impl Composed {
                         match self.bare_payload(text, final_) {
                             Bare::Hold => break,
                             Bare::Start => {
+                                // Whitespace before the payload is content, as before a
+                                // tagged block.
+                                let ws = text.len()
+                                    - text.trim_start_matches([' ', '\t', '\n', '\r']).len();
+                                sink.text(Channel::Content, &text[..ws]);
+                                pos += ws;
                                 let tool = self.tool.as_mut().expect("bare start is armed");
                                 tool.start_bare_block();
                                 self.opened_by = usize::MAX;
@@ -720,28 +728,31 @@ impl Composed {
             return Separator::Hold;
         }
         let nl = text.bytes().take_while(|&b| b == b'\n').count();
-        if nl == 0 || nl > MAX_SEPARATOR_NEWLINES || self.tool_open.is_empty() {
+        if nl == 0 || nl > MAX_SEPARATOR_NEWLINES || self.tool_opens.is_empty() {
             return Separator::Text;
         }
-        let tag_nl = self.tool_open.bytes().take_while(|&b| b == b'\n').count();
-        if nl < tag_nl {
-            // Fewer newlines than the tag's own: while only newlines arrived, more may
-            // follow (one chunk per newline must decide as the whole text does);
-            // otherwise at most a partial tag, handled by the search.
-            return if !final_ && nl == text.len() {
-                Separator::Hold
-            } else {
-                Separator::Text
-            };
+        // Any kind of block's open tag after the newlines makes them separators.
+        let mut hold = false;
+        for open in &self.tool_opens {
+            let tag_nl = open.bytes().take_while(|&b| b == b'\n').count();
+            if nl < tag_nl {
+                // Fewer newlines than the tag's own: while only newlines arrived, more
+                // may follow (one chunk per newline must decide as the whole text
+                // does); otherwise at most a partial tag, handled by the search.
+                hold |= !final_ && nl == text.len();
+                continue;
+            }
+            let candidate = &text[nl - tag_nl..];
+            if candidate.starts_with(open.as_str()) {
+                return Separator::Drop(nl - tag_nl);
+            }
+            hold |= !final_ && open.starts_with(candidate);
         }
-        let candidate = &text[nl - tag_nl..];
-        if candidate.starts_with(&self.tool_open) {
-            return Separator::Drop(nl - tag_nl);
+        if hold {
+            Separator::Hold
+        } else {
+            Separator::Text
         }
-        if !final_ && self.tool_open.starts_with(candidate) {
-            return Separator::Hold;
-        }
-        Separator::Text
     }
 
     /// Reasoning tokens counted from token ids (tool tokens inside reasoning included),

@@ -120,6 +120,11 @@ pub fn function_name(id: &str) -> &str {
     }
 }
 
+/// Longest header a dialect without a call begin marker looks at before deciding the
+/// text after its open tag is not a call (so the text held, and looked at again per
+/// chunk, stays bounded).
+const MAX_BARE_HEADER: usize = 256;
+
 /// The namespace prefix of Kimi's ids.
 const ID_PREFIX: &str = "functions.";
 
@@ -248,13 +253,29 @@ impl PayloadGrammar for HeaderGrammar {
                         }
                     },
                     None => {
-                        // The block's open tag began the call; its first byte starts it.
-                        if rest.is_empty() {
-                            break;
+                        // The block's open tag began the call, if a header follows it:
+                        // the header is looked at whole before any of it is consumed,
+                        // so text that is not one (Mistral's `[TOOL_CALLS]` before
+                        // prose) is handed back as written.
+                        match self.stops.find_or_held(rest, final_) {
+                            Ok(m)
+                                if m.start <= MAX_BARE_HEADER
+                                    && matches!(
+                                        self.stop_roles[m.tag],
+                                        STOP_ARGS | STOP_ID | STOP_BRACE
+                                    )
+                                    && !rest[..m.start].trim().is_empty() =>
+                            {
+                                self.began = true;
+                                calls.begin_call(out);
+                                self.state = State::Header;
+                            }
+                            Err(_) if !final_ && rest.len() <= MAX_BARE_HEADER => break,
+                            _ => {
+                                self.state = State::Done;
+                                break;
+                            }
                         }
-                        self.began = true;
-                        calls.begin_call(out);
-                        self.state = State::Header;
                     }
                 },
                 State::Header => match self.stops.find_or_held(rest, final_) {
