@@ -17,7 +17,8 @@ Tool arguments stream as the model wrote them while they are valid JSON; what va
 cannot decide yet is held, so the `openai` SDK (which parses strict tools' arguments at
 every chunk and at the end) never sees text it cannot parse. Malformed or truncated
 arguments end as one valid object: what was valid, finished, plus `"_raw_arguments":
-"<the model's whole argument text>"`. See the README, "Tool-call arguments on the wire".
+"<the model's text from the first byte that could not be sent>"`. See the README,
+"Tool-call arguments on the wire".
 """
 
 from __future__ import annotations

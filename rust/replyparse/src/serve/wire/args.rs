@@ -20,8 +20,14 @@
 //!   valid JSON object; otherwise (malformed, truncated, not an object) the released
 //!   prefix is finished deterministically — the open string closed, a missing value
 //!   `null`, the open containers closed — and the top-level object gets one more member,
-//!   `"_raw_arguments": <the model's whole argument text>`, so nothing is lost. No
+//!   `"_raw_arguments": <the model's text from the first byte not released>`, so
+//!   nothing is lost: what came before it is in the members already sent, byte for
+//!   byte, and the whole text is the parser's (`stream_chunk` streams it verbatim). No
 //!   argument text at all (or only whitespace) is `{}`.
+//!
+//! Memory: the guard keeps only the text not released yet (what validity holds, and
+//! after a malformed byte the rest of the call), so a long valid argument costs O(1)
+//! here, however long it grows.
 //!
 //! The guard is a validating automaton beside `scan::json_scan` (that scanner is
 //! lexical: it finds where a value ends and keeps oddities as written; this one decides
@@ -43,6 +49,9 @@ use crate::scan::escape::json_string_into;
 use crate::scan::swar;
 
 use super::RAW_ARGUMENTS_KEY;
+
+/// Released text beyond this is dropped from the guard's buffer at the next push.
+const DRAIN_BYTES: usize = 8 * 1024;
 
 /// Deepest container nesting accepted: serde_json, which builds the complete Anthropic
 /// `input`, refuses the 128th level (its recursion limit), jiter the 201st.
@@ -150,8 +159,9 @@ enum Tail {
 #[derive(Debug, Clone)]
 pub struct ArgsGuard {
     numbers: Numbers,
-    /// The call's argument text as the model wrote it (kept until the call ends: a
-    /// malformed ending repeats it under `_raw_arguments`).
+    /// The call's argument text as the model wrote it, from the first byte not yet
+    /// dropped (released text is dropped once it passes [`DRAIN_BYTES`]: only the part
+    /// not released is ever repeated, under `_raw_arguments`). Offsets are into it.
     raw: String,
     /// Bytes of `raw` released so far.
     sent: usize,
@@ -292,8 +302,18 @@ impl ArgsGuard {
     }
 
     /// Appends a fragment of the model's text; returns the range of [`raw`](Self::raw)
-    /// to send now (possibly empty), right after what was sent before.
+    /// to send now (possibly empty), right after what was sent before. The range is
+    /// valid until the next `push`.
     pub fn push(&mut self, fragment: &str) -> Range<usize> {
+        if self.sent > DRAIN_BYTES {
+            // Released text is never looked at again (every offset is at or after
+            // `sent`: a number in progress is held, so it starts after it).
+            let d = self.sent;
+            self.raw.drain(..d);
+            self.sent -= d;
+            self.ready -= d;
+            self.num_start = self.num_start.saturating_sub(d);
+        }
         let from = self.raw.len();
         self.raw.push_str(fragment);
         match self.st {
@@ -551,21 +571,24 @@ impl ArgsGuard {
         // `sent == ready` after every push.
         debug_assert_eq!(self.sent, self.ready);
         let (mut tail, mut depth) = (self.tail, self.tail_depth);
+        let mut released = self.sent;
         if let St::Num(n) = self.st {
             // A number at the end of the text is kept when it is one.
             if n.complete() && in_range(&self.raw[self.num_start..], self.numbers) {
                 out.push_str(&self.raw[self.sent..]);
+                released = self.raw.len();
                 (tail, depth) = (Tail::After, self.depth);
             }
         }
+        let rest = &self.raw[released..];
         match tail {
             Tail::Nothing => {
                 out.push('{');
-                self.raw_member(out);
+                raw_member(out, rest);
                 return;
             }
             Tail::ObjOpen if depth == 1 => {
-                self.raw_member(out);
+                raw_member(out, rest);
                 return;
             }
             Tail::ObjOpen => {
@@ -592,17 +615,17 @@ impl ArgsGuard {
             });
         }
         out.push(',');
-        self.raw_member(out);
+        raw_member(out, rest);
     }
+}
 
-    /// `"_raw_arguments":"<raw>"}`: the member that keeps the model's text, and the
-    /// root's close.
-    fn raw_member(&self, out: &mut String) {
-        json_string_into(out, RAW_ARGUMENTS_KEY);
-        out.push(':');
-        json_string_into(out, &self.raw);
-        out.push('}');
-    }
+/// `"_raw_arguments":"<rest>"}`: the member that keeps the model's text from the first
+/// byte not released, and the root's close.
+fn raw_member(out: &mut String, rest: &str) {
+    json_string_into(out, RAW_ARGUMENTS_KEY);
+    out.push(':');
+    json_string_into(out, rest);
+    out.push('}');
 }
 
 /// The arguments a client receives for the model's argument text `raw`: `raw` itself
@@ -687,87 +710,77 @@ mod tests {
             // Cut after a number: kept, once its range is known.
             let got = finished_arguments(r#"{"a": [1, 25"#, numbers);
             let v: Value = serde_json::from_str(&got).unwrap();
-            assert_eq!(
-                v,
-                json!({"a": [1, 25], RAW_ARGUMENTS_KEY: r#"{"a": [1, 25"#})
-            );
+            assert_eq!(v, json!({"a": [1, 25], RAW_ARGUMENTS_KEY: ""}));
             let got = finished_arguments(r#"{"a": 1e400"#, numbers);
             let v: Value = serde_json::from_str(&got).unwrap();
-            assert_eq!(v, json!({"a": null, RAW_ARGUMENTS_KEY: r#"{"a": 1e400"#}));
+            assert_eq!(v, json!({"a": null, RAW_ARGUMENTS_KEY: "1e400"}));
         }
     }
 
     /// Each malformed or truncated shape and its finish.
     #[test]
     fn malformed_and_truncated_arguments_finish_deterministically() {
+        // `_raw_arguments` holds the model's text from the first byte not released
+        // (what comes before it is in the members sent).
         let raw = |s: &str| serde_json::to_string(s).unwrap();
         let rows: &[(&str, String)] = &[
             ("", "{}".into()),
             ("  ", "{}".into()),
-            ("{", format!("{{\"_raw_arguments\":{}}}", raw("{"))),
+            ("{", format!("{{\"_raw_arguments\":{}}}", raw(""))),
             (
                 r#"{"x":truX"#,
-                format!("{{\"x\":null,\"_raw_arguments\":{}}}", raw(r#"{"x":truX"#)),
+                format!("{{\"x\":null,\"_raw_arguments\":{}}}", raw(r#"truX"#)),
             ),
             (
                 r#"{"query": "cut"#,
-                format!(
-                    "{{\"query\": \"cut\",\"_raw_arguments\":{}}}",
-                    raw(r#"{"query": "cut"#)
-                ),
+                format!("{{\"query\": \"cut\",\"_raw_arguments\":{}}}", raw(r#""#)),
             ),
             (
                 r#"{"ke"#,
-                format!("{{\"ke\":null,\"_raw_arguments\":{}}}", raw(r#"{"ke"#)),
+                format!("{{\"ke\":null,\"_raw_arguments\":{}}}", raw(r#""#)),
             ),
             (
                 r#"{"k" "#,
-                format!("{{\"k\" :null,\"_raw_arguments\":{}}}", raw(r#"{"k" "#)),
+                format!("{{\"k\" :null,\"_raw_arguments\":{}}}", raw(r#""#)),
             ),
             (
                 r#"{"a": 1,"#,
-                format!("{{\"a\": 1,\"_raw_arguments\":{}}}", raw(r#"{"a": 1,"#)),
+                format!("{{\"a\": 1,\"_raw_arguments\":{}}}", raw(r#","#)),
             ),
             (
                 r#"{"a": [1, {"b": "x\u12"#,
                 format!(
                     "{{\"a\": [1, {{\"b\": \"x\"}}],\"_raw_arguments\":{}}}",
-                    raw(r#"{"a": [1, {"b": "x\u12"#)
+                    raw(r#"\u12"#)
                 ),
             ),
             (
                 r#"{"a": [1,]}"#,
-                format!(
-                    "{{\"a\": [1],\"_raw_arguments\":{}}}",
-                    raw(r#"{"a": [1,]}"#)
-                ),
+                format!("{{\"a\": [1],\"_raw_arguments\":{}}}", raw(r#",]}"#)),
             ),
             (
                 r#"{"a": [{}"#,
-                format!(
-                    "{{\"a\": [{{}}],\"_raw_arguments\":{}}}",
-                    raw(r#"{"a": [{}"#)
-                ),
+                format!("{{\"a\": [{{}}],\"_raw_arguments\":{}}}", raw(r#""#)),
             ),
             (
                 r#"{"a": {"#,
-                format!("{{\"a\": {{}},\"_raw_arguments\":{}}}", raw(r#"{"a": {"#)),
+                format!("{{\"a\": {{}},\"_raw_arguments\":{}}}", raw(r#""#)),
             ),
             (
                 r#"{"a": 1}}"#,
-                format!("{{\"a\": 1,\"_raw_arguments\":{}}}", raw(r#"{"a": 1}}"#)),
+                format!("{{\"a\": 1,\"_raw_arguments\":{}}}", raw(r#"}}"#)),
             ),
             (
                 r#"{"a": 1} x"#,
-                format!("{{\"a\": 1,\"_raw_arguments\":{}}}", raw(r#"{"a": 1} x"#)),
+                format!("{{\"a\": 1,\"_raw_arguments\":{}}}", raw(r#"} x"#)),
             ),
             (
                 r#"{"a": 01}"#,
-                format!("{{\"a\": 0,\"_raw_arguments\":{}}}", raw(r#"{"a": 01}"#)),
+                format!("{{\"a\": 0,\"_raw_arguments\":{}}}", raw(r#"1}"#)),
             ),
             (
                 r#"{"a": -}"#,
-                format!("{{\"a\": null,\"_raw_arguments\":{}}}", raw(r#"{"a": -}"#)),
+                format!("{{\"a\": null,\"_raw_arguments\":{}}}", raw(r#"-}"#)),
             ),
             (
                 "[1, 2]",
@@ -779,42 +792,30 @@ mod tests {
             ),
             (
                 "{\"a\": \"\u{1}\"}",
-                format!(
-                    "{{\"a\": \"\",\"_raw_arguments\":{}}}",
-                    raw("{\"a\": \"\u{1}\"}")
-                ),
+                format!("{{\"a\": \"\",\"_raw_arguments\":{}}}", raw("\u{1}\"}")),
             ),
             (
                 r#"{"a": "\ud83d"}"#,
-                format!(
-                    "{{\"a\": \"\",\"_raw_arguments\":{}}}",
-                    raw(r#"{"a": "\ud83d"}"#)
-                ),
+                format!("{{\"a\": \"\",\"_raw_arguments\":{}}}", raw(r#"\ud83d"}"#)),
             ),
             (
                 r#"{"a": "\ude00"}"#,
-                format!(
-                    "{{\"a\": \"\",\"_raw_arguments\":{}}}",
-                    raw(r#"{"a": "\ude00"}"#)
-                ),
+                format!("{{\"a\": \"\",\"_raw_arguments\":{}}}", raw(r#"\ude00"}"#)),
             ),
             (
                 r#"{"a": "\ud83d\u0041"}"#,
                 format!(
                     "{{\"a\": \"\",\"_raw_arguments\":{}}}",
-                    raw(r#"{"a": "\ud83d\u0041"}"#)
+                    raw(r#"\ud83d\u0041"}"#)
                 ),
             ),
             (
                 r#"{"a": NaN}"#,
-                format!(
-                    "{{\"a\": null,\"_raw_arguments\":{}}}",
-                    raw(r#"{"a": NaN}"#)
-                ),
+                format!("{{\"a\": null,\"_raw_arguments\":{}}}", raw(r#"NaN}"#)),
             ),
             (
                 r#"{'a': 1}"#,
-                format!("{{\"_raw_arguments\":{}}}", raw(r#"{'a': 1}"#)),
+                format!("{{\"_raw_arguments\":{}}}", raw(r#"'a': 1}"#)),
             ),
         ];
         for (input, want) in rows {
@@ -879,7 +880,12 @@ mod tests {
             let raw = format!("{{\"n\": {n}}}");
             let got = finished_arguments(&raw, Numbers::Value);
             let v: Value = serde_json::from_str(&got).unwrap();
-            assert_eq!(v, json!({"n": null, RAW_ARGUMENTS_KEY: raw}), "{n}");
+            // What could not be released: the number and the close.
+            assert_eq!(
+                v,
+                json!({"n": null, RAW_ARGUMENTS_KEY: format!("{n}}}")}),
+                "{n}"
+            );
             // serde_json cannot hold them exactly, the reason for the rule.
             assert!(
                 serde_json::from_str::<Value>(&raw).map_or(true, |v| v["n"].is_f64()),
