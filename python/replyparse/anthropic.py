@@ -17,11 +17,11 @@ validity cannot decide yet is held, so the `anthropic` SDK's accumulator (which 
 the `input_json_delta` text at every delta) never sees text it cannot parse. Malformed
 or truncated arguments end as one valid object: what was valid, finished, plus
 `"_raw_arguments": "<the model's text from the first byte that could not be sent>"`
-(`RAW_ARGUMENTS_KEY`); arguments that are not an object are `{"_raw_arguments": ...}`. An integer beyond 64 bits or a
-number beyond binary64 makes the arguments malformed here (`input` is a value). In the
-complete message (`message(...)`), `tool_use.input` is the streamed arguments parsed, its
-numbers the binary64 (or exact integer) the model's text denotes. See the README,
-"Tool-call arguments on the wire".
+(`RAW_ARGUMENTS_KEY`); arguments that are not an object are `{"_raw_arguments": ...}`.
+An integer beyond 64 bits or a number beyond binary64 makes the arguments malformed here
+(`input` is a value). In the complete message (`message(...)`), `tool_use.input` is the
+streamed arguments parsed, its numbers the binary64 (or exact integer) the model's text
+denotes. See the README, "Tool-call arguments on the wire".
 """
 
 from __future__ import annotations
