@@ -90,18 +90,25 @@ def serve(kwargs: dict[str, Any], chunks: Sequence[str], streams: int) -> Callab
     return run
 
 
-def timed(n: int, kwargs: dict[str, Any], chunks: Sequence[str], streams: int) -> float:
-    """Wall time of `n` threads, each serving `streams` responses."""
+def timed(
+    n: int, kwargs: dict[str, Any], chunks: Sequence[str], streams: int
+) -> tuple[float, float]:
+    """Wall time of `n` threads, each serving `streams` responses, and the CPU time the
+    threads spent (summed). On a loaded machine the wall time measures the other load
+    too; the CPU time per chunk does not, and shows whether threads slow each other."""
     bodies = [serve(kwargs, chunks, streams) for _ in range(n)]
     start = threading.Barrier(n + 1)
     done = threading.Barrier(n + 1)
+    cpu = [0.0] * n
 
-    def thread(body: Callable[[], None]) -> None:
+    def thread(i: int, body: Callable[[], None]) -> None:
         start.wait()
+        t0 = time.thread_time()
         body()
+        cpu[i] = time.thread_time() - t0
         done.wait()
 
-    ts = [threading.Thread(target=thread, args=(b,)) for b in bodies]
+    ts = [threading.Thread(target=thread, args=(i, b)) for i, b in enumerate(bodies)]
     for t in ts:
         t.start()
     start.wait()
@@ -110,7 +117,7 @@ def timed(n: int, kwargs: dict[str, Any], chunks: Sequence[str], streams: int) -
     wall = time.perf_counter() - t0
     for t in ts:
         t.join()
-    return wall
+    return wall, sum(cpu)
 
 
 def measure(dialect: str, rounds: int, streams: int) -> dict[str, Any]:
@@ -119,11 +126,14 @@ def measure(dialect: str, rounds: int, streams: int) -> dict[str, Any]:
     check(dialect, chunks)
     per_chunk = len(chunks) + 1  # the final empty chunk is a call too
     walls: dict[int, list[float]] = {n: [] for n in THREADS}
+    cpus: dict[int, list[float]] = {n: [] for n in THREADS}
     timed(1, w.parser_kwargs, chunks, 1)  # warm-up
     for r in range(rounds):
         order = THREADS[r % len(THREADS) :] + THREADS[: r % len(THREADS)]
         for n in order:
-            walls[n].append(timed(n, w.parser_kwargs, chunks, streams))
+            wall, cpu = timed(n, w.parser_kwargs, chunks, streams)
+            walls[n].append(wall)
+            cpus[n].append(cpu)
     work = {n: n * streams * per_chunk for n in THREADS}
     scaling = {
         n: statistics.median(
@@ -135,6 +145,7 @@ def measure(dialect: str, rounds: int, streams: int) -> dict[str, Any]:
         "dialect": dialect,
         "chunks_per_stream": per_chunk,
         "ns_per_chunk_1_thread": min(walls[1]) / work[1] * 1e9,
+        "cpu_ns_per_chunk": {n: min(cpus[n]) / work[n] * 1e9 for n in THREADS},
         "chunks_per_s": {n: work[n] / min(walls[n]) for n in THREADS},
         "scaling": scaling,
         "scaling_quartiles": {
@@ -154,16 +165,18 @@ def main() -> None:
     ap.add_argument("--streams", type=int, default=4)
     ap.add_argument("--json", help="also write the results here")
     args = ap.parse_args()
-    print(f"{sys.version.split()[0]} ({gil_state()}), {os.cpu_count()} CPUs")
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"{sys.version.split()[0]} ({gil_state()}), {os.cpu_count()} CPUs, load {load:.1f}")
     results = []
     for dialect in DIALECTS:
         res = measure(dialect, args.rounds, args.streams)
         results.append(res)
         rate = ", ".join(f"{n}: {res['chunks_per_s'][n] / 1e6:.2f} M/s" for n in THREADS)
         scale = ", ".join(f"{n}: x{res['scaling'][n]:.2f}" for n in THREADS)
+        cpu = ", ".join(f"{n}: {res['cpu_ns_per_chunk'][n]:.0f}" for n in THREADS)
         print(
             f"{dialect:<11} 1 thread {res['ns_per_chunk_1_thread']:.0f} ns/chunk | "
-            f"throughput {rate} | scaling {scale}"
+            f"throughput {rate} | scaling {scale} | CPU ns/chunk {cpu}"
         )
     # The stress above must not have turned the GIL on either.
     print("after:", gil_state())

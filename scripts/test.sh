@@ -126,7 +126,7 @@ python3 -m venv "$BUILD/venv-abi3-311"
 PY313T_VENV="$BUILD/venv-313t/bin/python"
 "$PY313T_VENV" -m pip install --quiet --upgrade pip
 # pydantic: the versions whose pydantic-core has a cp313t wheel (scripts/requirements-313t.txt).
-"$PY313T_VENV" -m pip install --quiet --only-binary :all: "$REPLYPARSE_WHEEL_CP313T" "pydantic>=2,<2.12"
+"$PY313T_VENV" -m pip install --quiet --only-binary :all: "$REPLYPARSE_WHEEL_CP313T" "pydantic>=2,<2.12.4"
 (cd "$BUILD" && "$PY313T_VENV" "$ROOT/scripts/wheel_smoke.py" cp313t)
 
 step "pytest 3.11"

@@ -51,9 +51,9 @@ items = [it for i in range(0, len(text), 3) for it in p.stream_chunk(text[i : i 
 items += p.stream_chunk("", final=True)
 content = "".join(d.content or "" for d, _ in items)
 args = "".join(tc.function.arguments or "" for d, _ in items for tc in d.tool_calls or ())
-assert content == "Checking." and args == '{"city": "Paris"}', (content, args)
+assert content == "\n\nChecking." and args == '{"city": "Paris"}', (content, args)
 m = parser().parse_complete(text)
-assert (m.reasoning_content, m.content) == ("Weather query.", "Checking."), m
+assert (m.reasoning_content, m.content) == ("Weather query.", content), m
 assert m.tool_calls[0].function.name == "get_weather", m
 body = openai.chat_completion(parser(), text, model="m")
 assert body["choices"][0]["finish_reason"] == "tool_calls", body
