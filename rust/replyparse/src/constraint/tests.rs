@@ -330,20 +330,33 @@ fn a_special_token_close_tag_ends_reasoning_as_a_token() {
     let lark = lark_of("qwen", &tools(), &ToolChoice::Required, &o);
     assert!(lark.contains("\nreasoning_text: /(?s:.*)/ <|/think|>\n"));
     assert!(lark.contains("\nreasoning: (<|think|>)? reasoning_text\n"));
+    // A close tag that starts with a special token (Kimi K3's `<|close|>think<|sep|>`):
+    // text stops before the token, the rest follows it.
     let mixed = ConstraintOptions {
         reasoning: Some(("<think>".into(), "<|x|>end".into())),
+        ..Default::default()
+    };
+    let lark = lark_of("qwen", &tools(), &ToolChoice::Required, &mixed);
+    assert!(
+        lark.contains("\nreasoning_text: /(?s:.*)/ <|x|> \"end\"\n"),
+        "{lark}"
+    );
+    // One that starts with text cannot end free text: the text could run past the token.
+    let late = ConstraintOptions {
+        reasoning: Some(("<think>".into(), "end<|x|>".into())),
         ..Default::default()
     };
     let r = lark_grammar(
         "qwen",
         &tools(),
         &ToolChoice::Required,
-        &mixed,
+        &late,
         &SpecialTokens::Markers,
     );
     assert_eq!(
         refusal(r),
-        "the close tag '<|x|>end' mixes text and special tokens; it cannot end free text"
+        "the close tag 'end<|x|>' mixes text and special tokens and starts with text; it \
+         cannot end free text"
     );
     // As text the same close tag is a suffix like any other.
     let r = lark_grammar(
