@@ -153,6 +153,7 @@ class XmlSyntax(BaseModel):
     skip: list[str] = []
     json_body: XmlJsonBody | None = None
     nested: XmlNested | None = None
+    one_block: bool = False
 
 
 class DsmlSyntax(BaseModel):

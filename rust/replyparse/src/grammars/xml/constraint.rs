@@ -112,25 +112,20 @@ impl<'a> XmlCalls<'a> {
         self.d.close.as_deref().unwrap_or("")
     }
 
-    /// The function's open markup with its name: `<function=F>`, `<invoke name="F">`,
-    /// `"F">` after MiniCPM-5's `<function name=`.
+    /// The function's open markup with its name as text: `<function=F>`, `"F">` after
+    /// MiniCPM-5's `<function name=`.
     fn function_head(&self, name: &str) -> String {
         let x = self.x;
-        match &x.name_attr {
-            Some(a) => format!("{} {a}=\"{name}\"{}", x.function_open, x.function_name_end),
-            None => {
-                // A name end that is whitespace (GLM's newline) is JSON-like whitespace
-                // the `WS?` before the first parameter covers; a visible one is markup.
-                let end = &x.function_name_end;
-                let end = if pytext::has_non_space(end) {
-                    end.as_str()
-                } else {
-                    ""
-                };
-                let quote = if x.unquote { "\"" } else { "" };
-                format!("{}{quote}{name}{quote}{end}", x.function_open)
-            }
-        }
+        // A name end that is whitespace (GLM's newline) is JSON-like whitespace the `WS?`
+        // before the first parameter covers; a visible one is markup.
+        let end = &x.function_name_end;
+        let end = if pytext::has_non_space(end) {
+            end.as_str()
+        } else {
+            ""
+        };
+        let quote = if x.unquote { "\"" } else { "" };
+        format!("{}{quote}{name}{quote}{end}", x.function_open)
     }
 }
 
@@ -321,17 +316,37 @@ impl CallConstraint for XmlCalls<'_> {
         };
         let mut calls = Vec::new();
         for (i, f) in fns.iter().enumerate() {
-            let head = l.lit(&self.function_head(f.name));
-            let mut body = vec![l.lit(&self.d.open), "WS?".into(), head];
+            let head = match &x.name_attr {
+                // Other attributes may follow the name (Kimi K3's `index="1"`).
+                Some(a) => format!(
+                    r#"{} (/ [A-Za-z_][A-Za-z0-9_]*="[^"<>]*"/)* {}"#,
+                    l.lit(&format!("{} {a}=\"{}\"", x.function_open, f.name)),
+                    l.lit(&x.function_name_end)
+                ),
+                None => l.lit(&self.function_head(f.name)),
+            };
+            let mut body = Vec::new();
+            if !x.one_block {
+                body.extend([l.lit(&self.d.open), "WS?".into()]);
+            }
+            body.push(head);
             body.push(lark::params(l, &format!("p_{i}"), &f.params, &mut param)?);
             if let Some(function_close) = given(x.function_close.as_deref()) {
                 body.extend(["WS?".into(), l.lit(function_close)]);
             }
-            body.extend(["WS?".into(), l.lit(self.close())]);
+            if !x.one_block {
+                body.extend(["WS?".into(), l.lit(self.close())]);
+            }
             calls.push(l.rule(&format!("call_{i}"), &lark::join_nonempty(&body)));
         }
         let call = l.rule("call", &calls.join(" | "));
-        lark_after_reasoning(l, &lark_calls("", &call, "", many), reasoning)
+        let calls = if x.one_block {
+            let (open, close) = (l.lit(&self.d.open), l.lit(self.close()));
+            lark_calls(&open, &call, &close, many)
+        } else {
+            lark_calls("", &call, "", many)
+        };
+        lark_after_reasoning(l, &calls, reasoning)
     }
 }
 
@@ -528,7 +543,16 @@ WS: /[ \t\r\n]+/
             ),
             "{lark}"
         );
-        assert!(lark.contains("\ncall_0: \"<minimax:tool_call>\" WS? \"<invoke name=\\\"get_weather\\\">\" p_0_0 p_0_1? p_0_2? WS? \"</invoke>\" WS? \"</minimax:tool_call>\"\n"), "{lark}");
+        // Several invokes in one block; other attributes may follow the name.
+        assert!(lark.starts_with("%llguidance {}\n\nstart: \"<minimax:tool_call>\" WS? call WS? \"</minimax:tool_call>\" WS?\n"), "{lark}");
+        assert!(lark.contains(r#"call_0: "<invoke name=\"get_weather\"" (/ [A-Za-z_][A-Za-z0-9_]*="[^"<>]*"/)* ">" p_0_0 p_0_1? p_0_2? WS? "</invoke>""#), "{lark}");
+        let many = lark_of(
+            "minimax_m2",
+            &tools(),
+            &ToolChoice::Required,
+            &Default::default(),
+        );
+        assert!(many.contains("\nstart: \"<minimax:tool_call>\" WS? call (WS? call)* WS? \"</minimax:tool_call>\" WS?\n"), "{many}");
         // A quote cannot be written in an attribute.
         let quoted = [tool("a\"b", json!({}))];
         let r = lark_grammar(
@@ -563,7 +587,7 @@ WS: /[ \t\r\n]+/
         assert!(lark.contains(
             "\np_0_0: WS? <|open|> \"argument key=\\\"\" \"city\" \"\\\"\" (\" type=\\\"string\\\"\" <|sep|> p_0_0_s)\n"
         ), "{lark}");
-        assert!(lark.contains("call_0: <|open|> \"tools\" <|sep|> WS? <|open|> \"call tool=\\\"get_weather\\\"\" <|sep|>"), "{lark}");
+        assert!(lark.contains(r#"call_0: <|open|> "call tool=\"get_weather\"" (/ [A-Za-z_][A-Za-z0-9_]*="[^"<>]*"/)* <|sep|> p_0_0"#), "{lark}");
         let err = structural_tag(
             "kimi_k3",
             &tools(),

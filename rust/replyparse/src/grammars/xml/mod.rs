@@ -178,6 +178,11 @@ pub struct XmlSyntax {
     /// Values written as child elements (MiniMax M3).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nested: Option<NestedValues>,
+    /// The model writes several calls as functions of one block (MiniMax, HY, Step-3,
+    /// Kimi K3) rather than one block each (Qwen3-Coder, GLM). The parser reads both;
+    /// the decoding constraint writes this one.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub one_block: bool,
 }
 
 /// The placeholder for the key in a per-key value close.
