@@ -751,14 +751,22 @@ fn the_parser_config_refuses_what_it_cannot_parse() {
         typo.constraint(true, &m),
         Err(Error::UnknownParser { .. })
     ));
-    // A markup xgrammar has no style for refuses the pair (its Lark grammar alone exists).
+    // A markup the structural tag cannot write (no xgrammar style, and functions in one
+    // block with no function close for the generic formats' tags to end at) refuses the
+    // pair (its Lark grammar alone exists).
     let mut d = (*registry::tool_dialect("qwen3coder").unwrap()).clone();
     d.name = "constraint-test-xml".into();
     d.aliases.clear();
-    d.xml.as_mut().unwrap().function_open = "<invoke name=".into();
+    let x = d.xml.as_mut().unwrap();
+    x.function_open = "<invoke name=".into();
+    x.function_close = None;
+    x.one_block = true;
     registry::register_tool_dialect(d, true).unwrap();
     let msg = refusal(config(Some("constraint-test-xml"), None, None).constraint(true, &m));
-    assert!(msg.contains("no xgrammar structural-tag form"), "{msg}");
+    assert!(
+        msg.contains("several functions in one block without a function close"),
+        "{msg}"
+    );
     let lark = lark_of(
         "constraint-test-xml",
         &tools(),
@@ -766,7 +774,8 @@ fn the_parser_config_refuses_what_it_cannot_parse() {
         &Default::default(),
     );
     assert!(
-        lark.contains(r#""<tool_call>" WS? "<invoke name=get_weather>""#),
+        lark.contains(r#"start: "<tool_call>" WS? call (WS? call)* WS? "</tool_call>""#)
+            && lark.contains(r#"call_0: "<invoke name=get_weather>""#),
         "{lark}"
     );
 }

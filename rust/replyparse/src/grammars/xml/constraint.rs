@@ -11,7 +11,7 @@
 //! `glm_xml`, MiniMax's `minimax_xml`, the last inside one block of invokes); another
 //! declared markup is refused there, with its Lark grammar still available.
 
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use super::{ValueWhitespace, XmlSyntax};
 use crate::constraint::lark::{self, Lark, KEY_NAME};
@@ -129,6 +129,224 @@ impl<'a> XmlCalls<'a> {
     }
 }
 
+/// xgrammar nodes the shared helpers do not write.
+fn optional(content: Value) -> Value {
+    json!({"type": "optional", "content": content})
+}
+
+fn star(content: Value) -> Value {
+    json!({"type": "star", "content": content})
+}
+
+fn ws() -> Value {
+    st::regex(st::WS_REGEX)
+}
+
+/// A regex matching `text` literally.
+fn regex_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if "\\.+*?()|[]{}^$/-".contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Other attributes after an attribute name (Kimi K3's `index="1"`).
+const MORE_ATTRS: &str = r#"( [A-Za-z_][A-Za-z0-9_]*="[^"<>]*")*"#;
+
+impl XmlCalls<'_> {
+    /// A raw value up to and including `close`, constrained where the schema has a raw
+    /// form (enums; integer, number, boolean, null; JSON objects / arrays); free text
+    /// otherwise (as the Lark grammar's `text_value`).
+    fn st_value(&self, sub: Option<&Value>, close: &str) -> Value {
+        let null = Value::Null;
+        let sub = sub.unwrap_or(&null);
+        let nl = || {
+            st::regex(if self.x.whitespace() == ValueWhitespace::Newline {
+                "\n?"
+            } else {
+                ""
+            })
+        };
+        if let Some(values) = schema::enum_values(sub) {
+            let raws: Vec<String> = values.iter().map(|v| schema::raw(v)).collect();
+            if raws.iter().all(|r| !r.contains(close)) {
+                let alts = raws.iter().map(|r| st::const_string(r)).collect();
+                return st::sequence(vec![nl(), st::or(alts), nl(), st::const_string(close)]);
+            }
+        }
+        let typed = schema::types(sub).filter(|t| !t.iter().any(|t| t == "string"));
+        match typed {
+            Some(_) if schema::enum_values(sub).is_none() => st::sequence(vec![
+                ws(),
+                st::json_schema(sub, None),
+                ws(),
+                st::const_string(close),
+            ]),
+            _ => st::tag("", st::any_text(&[]), close),
+        }
+    }
+
+    /// One parameter (`key` None: any key) in the generic structural tag.
+    fn st_param(&self, key: Option<&str>, sub: Option<&Value>) -> Result<Value> {
+        let x = self.x;
+        let close = match key {
+            Some(k) => x.value_close_for(k),
+            None if x.element_keys() => {
+                return Err(Error::InvalidTools(format!(
+                    "the {} dialect closes each value with its own key's tag, so a parameter \
+                     of a schema that declares no properties cannot be constrained",
+                    self.d.name
+                )))
+            }
+            None => x.value_close.clone(),
+        };
+        let mut seq = vec![ws()];
+        let key_re = r#"[^<>"\s]+"#;
+        match (&x.key_attr, key) {
+            (Some(a), Some(k)) => {
+                seq.push(st::const_string(&format!("{} {a}=\"{k}\"", x.param_open)))
+            }
+            (Some(a), None) => seq.push(st::regex(&format!(
+                "{}{}",
+                regex_escape(&format!("{} {a}=\"", x.param_open)),
+                format_args!("{key_re}\"")
+            ))),
+            (None, Some(k)) => seq.push(st::const_string(&format!("{}{k}", x.param_open))),
+            (None, None) => seq.push(st::regex(&format!(
+                "{}{key_re}",
+                regex_escape(&x.param_open)
+            ))),
+        }
+        let value_open: Vec<Value> = given(x.value_open.as_deref())
+            .map(|v| vec![ws(), st::const_string(v)])
+            .unwrap_or_default();
+        let end = st::const_string(&x.param_name_end);
+        let Some(type_attr) = &x.type_attr else {
+            seq.push(end);
+            seq.extend(value_open);
+            seq.push(self.st_value(sub, &close));
+            return Ok(st::sequence(seq));
+        };
+        let types = sub.and_then(schema::types);
+        let mut alts = Vec::new();
+        if types
+            .as_ref()
+            .is_none_or(|t| t.iter().any(|t| t == "string"))
+        {
+            let mut a = vec![
+                st::const_string(&format!(" {type_attr}=\"string\"")),
+                end.clone(),
+            ];
+            a.extend(value_open.clone());
+            a.push(self.st_value(sub, &close));
+            alts.push(st::sequence(a));
+        }
+        let others = match &types {
+            None => "number|integer|boolean|null|object|array".to_owned(),
+            Some(t) => t
+                .iter()
+                .filter(|t| *t != "string")
+                .map(|t| {
+                    if t == "integer" {
+                        "integer|number"
+                    } else {
+                        t.as_str()
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join("|"),
+        };
+        if !others.is_empty() {
+            let empty = json!({});
+            let mut a = vec![
+                st::regex(&format!(" {}=\"({others})\"", regex_escape(type_attr))),
+                end,
+            ];
+            a.extend(value_open);
+            a.extend([
+                ws(),
+                st::json_schema(sub.unwrap_or(&empty), None),
+                ws(),
+                st::const_string(&close),
+            ]);
+            alts.push(st::sequence(a));
+        }
+        seq.push(st::or(alts));
+        Ok(st::sequence(seq))
+    }
+
+    /// The structural tag of a markup xgrammar has no style for, from its generic
+    /// formats: each function a `tag` (its open markup with the name as `begin`), the
+    /// parameters in schema order inside (required ones mandatory, the others
+    /// `optional`; any key, `star`, when the schema declares none), values as
+    /// [`st_value`](Self::st_value) writes them; one block of functions or a block each,
+    /// as the dialect writes several calls.
+    fn generic_structural_tag(
+        &self,
+        fns: &[Function<'_>],
+        many: bool,
+        reasoning: Option<&(String, String)>,
+    ) -> Result<Value> {
+        let x = self.x;
+        let (open, close) = (self.d.open.as_str(), self.close());
+        let fclose = given(x.function_close.as_deref());
+        let mut tags = Vec::new();
+        for f in fns {
+            let mut content = Vec::new();
+            let head = match &x.name_attr {
+                Some(a) => {
+                    content.push(st::regex(MORE_ATTRS));
+                    content.push(st::const_string(&x.function_name_end));
+                    format!("{} {a}=\"{}\"", x.function_open, f.name)
+                }
+                None => self.function_head(f.name),
+            };
+            let props = schema::properties(&f.params);
+            for (key, sub) in &props.declared {
+                let sub = Some(*sub).filter(|s| !s.is_null());
+                let p = self.st_param(Some(key), sub)?;
+                content.push(if props.required.iter().any(|r| r == key) {
+                    p
+                } else {
+                    optional(p)
+                });
+            }
+            if props.open {
+                content.push(star(self.st_param(None, None)?));
+            }
+            content.push(ws());
+            if x.one_block {
+                let Some(fclose) = fclose else {
+                    return Err(Error::InvalidTools(format!(
+                        "the {} dialect writes several functions in one block without a \
+                         function close, so tool_choice required / named cannot be constrained",
+                        self.d.name
+                    )));
+                };
+                tags.push(st::tag(&head, st::sequence(content), fclose));
+            } else {
+                if let Some(fclose) = fclose {
+                    content.extend([st::const_string(fclose), ws()]);
+                }
+                tags.push(st::tag(
+                    &format!("{open}{head}"),
+                    st::sequence(content),
+                    close,
+                ));
+            }
+        }
+        Ok(if x.one_block {
+            st_section(open, tags, close, many, reasoning)
+        } else {
+            st_blocks(tags, many, reasoning)
+        })
+    }
+}
+
 /// `text` unless it is empty or `None`.
 fn given(text: Option<&str>) -> Option<&str> {
     text.filter(|t| !t.is_empty())
@@ -220,12 +438,7 @@ impl CallConstraint for XmlCalls<'_> {
                     reasoning,
                 ))
             }
-            None => Err(Error::InvalidTools(format!(
-                "the {} dialect's XML markup has no xgrammar structural-tag form (known: \
-                 the Qwen3-Coder, GLM and MiniMax markups), so tool_choice required / named \
-                 cannot be constrained",
-                self.d.name
-            ))),
+            None => self.generic_structural_tag(fns, many, reasoning),
         }
     }
 
@@ -468,15 +681,26 @@ WS: /[ \t\r\n]+/
             "\np_0_0: WS? <|arg|> \"n\" \">\" WS? (/-?(0|[1-9][0-9]*)(\\.[0-9]+)?([eE][+-]?[0-9]+)?/) WS? \"</parameter>\"\n"
         ), "{lark}");
         assert!(lark.contains("\ncall_0: <|calls|> WS? \"<invoke name=f\" p_0_0 WS? \"</function>\" WS? <|/calls|>\n"), "{lark}");
-        let err = structural_tag("xml-constraint-test", &t, &ToolChoice::Required, &o).unwrap_err();
+        // No xgrammar style: the structural tag is built from the generic formats.
+        let st = st_of("xml-constraint-test", &t, &ToolChoice::Required, &o);
+        let tag = &st["format"]["elements"][0]["tags"][0];
+        assert_eq!(tag["begin"], "<|calls|><invoke name=f");
+        assert_eq!(tag["end"], "<|/calls|>");
         assert_eq!(
-            err,
-            Error::InvalidTools(
-                "the xml-constraint-test dialect's XML markup has no xgrammar structural-tag form \
-                 (known: the Qwen3-Coder, GLM and MiniMax markups), so tool_choice required / named \
-                 cannot be constrained"
-                    .into()
-            )
+            tag["content"]["elements"][0],
+            json!({"type": "sequence", "elements": [
+                {"type": "regex", "pattern": "[ \\t\\r\\n]*"},
+                {"type": "const_string", "value": "<|arg|>n"},
+                {"type": "const_string", "value": ">"},
+                {"type": "sequence", "elements": [
+                    {"type": "regex", "pattern": "[ \\t\\r\\n]*"},
+                    {"type": "json_schema", "json_schema": {"type": "number"}},
+                    {"type": "regex", "pattern": "[ \\t\\r\\n]*"},
+                    {"type": "const_string", "value": "</parameter>"}]}]})
+        );
+        assert_eq!(
+            tag["content"]["elements"][2],
+            json!({"type": "const_string", "value": "</function>"})
         );
         let spaced = [tool("a\u{2003}b", json!({}))];
         let r = lark_grammar(
@@ -588,15 +812,33 @@ WS: /[ \t\r\n]+/
             "\np_0_0: WS? <|open|> \"argument key=\\\"\" \"city\" \"\\\"\" (\" type=\\\"string\\\"\" <|sep|> p_0_0_s)\n"
         ), "{lark}");
         assert!(lark.contains(r#"call_0: <|open|> "call tool=\"get_weather\"" (/ [A-Za-z_][A-Za-z0-9_]*="[^"<>]*"/)* <|sep|> p_0_0"#), "{lark}");
-        let err = structural_tag(
+        // No xgrammar style: generic formats, the calls inside one block.
+        let st = st_of(
             "kimi_k3",
             &tools(),
-            &ToolChoice::Required,
+            &named("get_weather"),
             &Default::default(),
-        )
-        .unwrap_err();
+        );
+        let calls = &st["format"]["elements"][0]["elements"];
+        assert_eq!(
+            calls[0],
+            json!({"type": "const_string", "value": "<|open|>tools<|sep|>"})
+        );
+        assert_eq!(calls[1]["begin"], "<|open|>call tool=\"get_weather\"");
+        assert_eq!(calls[1]["end"], "<|close|>call<|sep|>");
+        let days = &calls[1]["content"]["elements"][3]["content"]["elements"][2];
+        assert_eq!(
+            days["elements"][0]["pattern"],
+            " type=\"(integer|number|null)\""
+        );
+        let r = structural_tag(
+            "minimax_m3",
+            &tools(),
+            &named("search"),
+            &Default::default(),
+        );
         assert!(
-            matches!(err, Error::InvalidTools(m) if m.contains("kimi_k3 dialect's XML markup has no xgrammar"))
+            matches!(r, Err(Error::InvalidTools(m)) if m.contains("closes each value with its own key's tag"))
         );
         // Element-named keys: each key closes with its own tag, so no key can be free.
         let lark = lark_of(
