@@ -24,8 +24,28 @@ FIXTURE_DIR = ROOT / "tests" / "fixtures"
 
 # The tables of fuzz/src/lib.rs, in the same order.
 JSON_DIALECTS = ["qwen", "llama3", "internlm"]
-XML_DIALECTS = ["qwen3coder", "glm47", "glm45"]
-DSML_DIALECTS = ["deepseek-v32", "deepseek-v4"]
+XML_DIALECTS = [
+    "qwen3coder",
+    "glm47",
+    "glm45",
+    "step3",
+    "minimax_m2",
+    "minimax_m3",
+    "seed_oss",
+    "step3p5",
+    "mimo",
+    "hy_v3",
+    "hy_v4",
+    "minicpm5",
+    "dots",
+    "solar_open2",
+    "poolside_v1",
+    "ling3",
+    "spark25",
+    "kimi_k3",
+    "longcat",
+]
+DSML_DIALECTS = ["deepseek-v32", "deepseek-v4", "gigachat35"]
 KIMI_DIALECTS = ["kimi_k2"]
 ALL_DIALECTS = JSON_DIALECTS + XML_DIALECTS + DSML_DIALECTS + KIMI_DIALECTS
 REASONING = [
