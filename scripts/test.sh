@@ -118,6 +118,8 @@ export REPLYPARSE_WHEEL=$REPLYPARSE_WHEEL_ABI3 REPLYPARSE_WHEEL_ABI3 REPLYPARSE_
 ls -l "$BUILD"/wheels
 
 step "wheel smoke"
+# pip's downloads for the new venvs are cached in the checkout too, not in the home.
+export PIP_CACHE_DIR="$BUILD/pip-cache"
 rm -rf "$BUILD/venv-abi3-311" "$BUILD/venv-313t"
 python3 -m venv "$BUILD/venv-abi3-311"
 "$BUILD/venv-abi3-311/bin/python" -m pip install --quiet "$REPLYPARSE_WHEEL_ABI3"
