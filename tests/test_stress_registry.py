@@ -14,6 +14,7 @@ never a lost or doubled chunk."""
 
 from __future__ import annotations
 
+import json
 import random
 import sys
 import sysconfig
@@ -78,24 +79,19 @@ def register_and_use(t: int, rounds: int, seen: list[set[str]]) -> None:
 def replace_shared(t: int, rounds: int, variants: list[tuple[str, str, str]]) -> None:
     """Registers one shared name again and again (replace=True) with this thread's
     variant, while the others do the same with theirs; every parser built from the name
-    must be exactly one variant: of the texts written in each variant's markup, it
-    finds the call in one and leaves the others as content."""
-    texts = [call_text(o, c, f, 0) for o, c, f in variants]
+    must be exactly one variant. One parser reads a text holding one call in each
+    variant's markup (argument n = the variant's index): it finds exactly one call, in
+    its variant's markup with its own argument field, and leaves the rest as content.
+    (Separate parsers per text could each see a different variant, legitimately.)"""
+    text = "".join(call_text(o, c, f, i) for i, (o, c, f) in enumerate(variants))
     for _ in range(rounds):
         o, c, f = variants[t]
         rp.register_tool_parser(name="ft-shared", open=o, close=c, argument_field=f, replace=True)
-        p_kwargs: dict[str, Any] = {"tool_parser": "ft-shared", "tools": TOOLS}
-        hits = []
-        for text in texts:
-            r = rp.ResponseParser(**p_kwargs).parse_complete(text)
-            if r.tool_calls:
-                assert r.content == "pre  post" and r.tool_calls[0].function.arguments == (
-                    '{"n": 0}'
-                ), r
-                hits.append(text)
-            else:
-                assert r.content == text, r
-        assert len(hits) == 1, f"ft-shared resolved to a mix of declarations: {hits}"
+        r = rp.ResponseParser(tool_parser="ft-shared", tools=TOOLS).parse_complete(text)
+        assert len(r.tool_calls) == 1, f"ft-shared resolved to a mix of declarations: {r}"
+        n = json.loads(r.tool_calls[0].function.arguments)["n"]
+        vo, vc, vf = variants[n]
+        assert r.content == text.replace(call_text(vo, vc, vf, n), "pre  post"), r
 
 
 def stream_fixtures(seed: int, n: int) -> None:
