@@ -43,12 +43,28 @@ def tool_plugin_names() -> dict[str, ToolName]:
     return names
 
 
-def reasoning_plugin_names() -> dict[str, str | None]:
-    """`replyparse` (None: chosen from the model) plus `replyparse-<name>` for every
-    reasoning dialect name (aliases included)."""
-    names: dict[str, str | None] = {PREFIX: None}
+@dataclass(frozen=True)
+class ReasoningName:
+    """What a reasoning-side plug-in name stands for: a reasoning dialect, a dedicated
+    response parser (gpt-oss: its reasoning is the analysis channel), or neither."""
+
+    reasoning_parser: str | None = None
+    response_parser: str | None = None
+
+    @property
+    def from_model(self) -> bool:
+        return self.reasoning_parser is None and self.response_parser is None
+
+
+def reasoning_plugin_names() -> dict[str, ReasoningName]:
+    """`replyparse` plus `replyparse-<name>` for every reasoning dialect name (aliases
+    included) and every dedicated response parser."""
+    names = {PREFIX: ReasoningName()}
     for n in rp.reasoning_parsers():
-        names[f"{PREFIX}-{n}"] = n
+        names[f"{PREFIX}-{n}"] = ReasoningName(reasoning_parser=n)
+    for n in rp.response_parsers():
+        if n not in _NOT_A_DIALECT:
+            names.setdefault(f"{PREFIX}-{n}", ReasoningName(response_parser=n))
     return names
 
 
@@ -59,6 +75,16 @@ def plugin_names() -> dict[str, list[str]]:
 
 def _norm(name: str) -> str:
     return re.sub(r"[-_.\s]", "", name.lower())
+
+
+def reasoning_dialect(name: str) -> rp.ReasoningDialect | None:
+    """The registered reasoning dialect of a name or alias (names match as the
+    registry matches them: case, `-`, `_` and `.` ignored)."""
+    key = _norm(name)
+    for d in rp.reasoning_dialects():
+        if any(_norm(n) == key for n in (d.name, *d.aliases)):
+            return d
+    return None
 
 
 @dataclass(frozen=True)

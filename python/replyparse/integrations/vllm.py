@@ -50,8 +50,10 @@ from vllm.tool_parsers import ToolParser, ToolParserManager
 import replyparse as rp
 
 from ._common import (
+    ReasoningName,
     ToolName,
     choose_dialects,
+    reasoning_dialect,
     reasoning_plugin_names,
     request_fields,
     tool_plugin_names,
@@ -115,20 +117,11 @@ def _count_tokens(tokenizer: Any, text: str) -> int:
         return len(tokenizer.encode(text))
 
 
-def _reasoning_dialect(name: str) -> rp.ReasoningDialect | None:
-    key = re.sub(r"[-_.]", "", name.lower())
-    for d in rp.reasoning_dialects():
-        if any(re.sub(r"[-_.]", "", n.lower()) == key for n in (d.name, *d.aliases)):
-            return d
-    return None
-
-
 class ReplyparseReasoningParser(ReasoningParser):
-    """vLLM reasoning parser over replyparse. Subclasses per name set `rp_reasoning`
-    (None: chosen from the served model)."""
+    """vLLM reasoning parser over replyparse. Subclasses per name set `rp_name`."""
 
     engine_based_streaming = True
-    rp_reasoning: str | None = None
+    rp_name = ReasoningName()
     plugin_name = "replyparse"
 
     def __init__(self, tokenizer: Any, *args: Any, **kwargs: Any) -> None:
@@ -145,8 +138,8 @@ class ReplyparseReasoningParser(ReasoningParser):
     @property
     def dialect(self) -> str | None:
         if self._dialect is None:
-            if self.rp_reasoning is not None:
-                self._dialect = self.rp_reasoning
+            if not self.rp_name.from_model:
+                self._dialect = self.rp_name.reasoning_parser or ""
             else:
                 info = _model_info(self.model_tokenizer, self._model_config)
                 self._dialect = choose_dialects(*info).reasoning_parser or ""
@@ -155,7 +148,7 @@ class ReplyparseReasoningParser(ReasoningParser):
     # ---- token-id checks (the engine core's structured-output gate) ----
 
     def _tag_ids(self) -> tuple[int | None, int | None]:
-        d = _reasoning_dialect(self.dialect) if self.dialect else None
+        d = reasoning_dialect(self.dialect) if self.dialect else None
         if d is None:
             return None, None
         vocab = self.vocab
@@ -199,7 +192,9 @@ class ReplyparseReasoningParser(ReasoningParser):
 
     def _reasoning_only(self) -> rp.ResponseParser:
         return rp.ResponseParser(
-            reasoning_parser=self.dialect, chat_template_kwargs=self.chat_template_kwargs
+            reasoning_parser=self.dialect,
+            response_parser=self.rp_name.response_parser,
+            chat_template_kwargs=self.chat_template_kwargs,
         )
 
     def extract_reasoning(self, model_output: str, request: Any) -> tuple[str | None, str | None]:
@@ -279,15 +274,17 @@ class ReplyparseToolParser(ToolParser):
         if self._dialects is None:
             n = self.rp_name
             model_config = self.partner._model_config if self.partner is not None else None
+            r = self.partner.rp_name if self.partner is not None else None
             chosen = None
-            if n.from_model or (self.partner is not None and self.partner.rp_reasoning is None):
+            if n.from_model or (r is not None and r.from_model):
                 chosen = choose_dialects(*_model_info(self.model_tokenizer, model_config))
             tool, response = n.tool_parser, n.response_parser
             if n.from_model:
                 tool, response = chosen.tool_parser, chosen.response_parser
             reasoning = None
-            if self.partner is not None:
-                reasoning = self.partner.rp_reasoning or chosen.reasoning_parser
+            if r is not None and response is None:
+                # A response parser (gpt-oss) owns its reasoning channel itself.
+                reasoning = chosen.reasoning_parser if r.from_model else r.reasoning_parser
             self._dialects = (tool, reasoning, response)
         return self._dialects
 
@@ -356,7 +353,9 @@ class ReplyparseToolParser(ToolParser):
             ToolCall(
                 id=c.id,
                 type="function",
-                function=FunctionCall(id=c.id, name=c.function.name, arguments=c.function.arguments),
+                function=FunctionCall(
+                    id=c.id, name=c.function.name, arguments=c.function.arguments
+                ),
             )
             for c in parsed.tool_calls or ()
         ]
@@ -409,7 +408,7 @@ def register() -> None:
         cls = type(
             _class_name("ReplyparseReasoningParser", name),
             (ReplyparseReasoningParser,),
-            {"rp_reasoning": dialect, "plugin_name": name, "__module__": __name__},
+            {"rp_name": dialect, "plugin_name": name, "__module__": __name__},
         )
         ReasoningParserManager.register_module(name, force=True, module=cls)
 
