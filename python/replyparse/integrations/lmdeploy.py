@@ -237,8 +237,12 @@ class ReplyparseGptOssResponseParser(ReplyparseResponseParser):
 
 def register() -> None:
     """replyparse over LMDeploy's `default` and `gpt-oss` response parsers, and every
-    plug-in name in its tool and reasoning registries (idempotent)."""
+    plug-in name in its tool and reasoning registries (idempotent). mmengine reads a
+    dot in a name as a registry scope, so names with one are left out: the same name
+    without the dot is registered (replyparse ignores dots in names)."""
     for name, tn in tool_plugin_names().items():
+        if "." in name:
+            continue
         cls = type(f"ReplyparseTool_{name}", (_ReplyparseToolName,), {"rp_name": tn})
         ToolParserManager.register_module(name, force=True, module=cls)
     for name, dialect in reasoning_plugin_names().items():
@@ -260,4 +264,8 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    # `python -m` runs a copy of this file as __main__: register the importable
+    # module's classes, which are what LMDeploy's registries then hold.
+    from replyparse.integrations.lmdeploy import main as _main
+
+    _main()
