@@ -54,25 +54,42 @@ if [ -z "${REPLYPARSE_WHEEL:-}" ]; then
 fi
 echo "stacks: wheel $REPLYPARSE_WHEEL ($(( $(now) - t0 )) s)"
 
-status=0
-for stack in "${STACKS[@]}"; do
+build() {  # the venv of one stack, unless it exists with this specification
+    local stack=$1 t venv want
     t=$(now)
     venv="$ROOT/$stack"
     want="${SPEC[$stack]} | ${DEPS[$stack]} | $("$PY" -V)"
-    if [ ! -f "$venv/.replyparse-spec" ] || [ "$(cat "$venv/.replyparse-spec")" != "$want" ]; then
-        rm -rf "$venv"
-        "$PY" -m venv "$venv"
-        # pip reports the stack's missing GPU dependencies as conflicts; its exit code
-        # says whether the install itself worked.
-        # shellcheck disable=SC2086  # the list is words
-        if ! { "$venv/bin/pip" install -q --no-deps "${SPEC[$stack]}" &&
-               "$venv/bin/pip" install -q ${DEPS[$stack]} pytest; } >"$ROOT/$stack.log" 2>&1; then
-            cat "$ROOT/$stack.log" >&2
-            exit 1
-        fi
-        echo "$want" > "$venv/.replyparse-spec"
-        echo "stacks: $stack venv built ($(( $(now) - t )) s)"
+    if [ -f "$venv/.replyparse-spec" ] && [ "$(cat "$venv/.replyparse-spec")" = "$want" ]; then
+        return 0
     fi
+    rm -rf "$venv"
+    "$PY" -m venv "$venv"
+    # pip reports the stack's missing GPU dependencies as conflicts; its exit code says
+    # whether the install itself worked.
+    # shellcheck disable=SC2086  # the list is words
+    if ! { "$venv/bin/pip" install -q --no-deps "${SPEC[$stack]}" &&
+           "$venv/bin/pip" install -q ${DEPS[$stack]} pytest; } >"$ROOT/$stack.log" 2>&1; then
+        cat "$ROOT/$stack.log" >&2
+        return 1
+    fi
+    echo "$want" > "$venv/.replyparse-spec"
+    echo "stacks: $stack venv built ($(( $(now) - t )) s)"
+}
+
+# The downloads dominate a first run: the venvs are built side by side.
+t=$(now)
+pids=()
+for stack in "${STACKS[@]}"; do
+    build "$stack" & pids+=($!)
+done
+for pid in "${pids[@]}"; do
+    wait "$pid" || { echo "stacks: a venv failed to build" >&2; exit 1; }
+done
+echo "stacks: venvs ready ($(( $(now) - t )) s)"
+
+status=0
+for stack in "${STACKS[@]}"; do
+    venv="$ROOT/$stack"
     "$venv/bin/pip" install -q --no-deps --force-reinstall "$REPLYPARSE_WHEEL"
     t=$(now)
     set +e

@@ -73,6 +73,22 @@ def plugin_names() -> dict[str, list[str]]:
     return {"tool": sorted(tool_plugin_names()), "reasoning": sorted(reasoning_plugin_names())}
 
 
+def check_version(dist: str, tested: str) -> None:
+    """Warns when the stack is not the release series the adapter was tested with (the
+    adapters use interfaces that stack documents, but also its composition order)."""
+    import logging
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        v = version(dist)
+    except PackageNotFoundError:
+        return
+    if v != tested and not v.startswith(tested.rsplit(".", 1)[0] + "."):
+        logging.getLogger("replyparse.integrations").warning(
+            "replyparse's %s plug-in was tested with %s %s; this is %s", dist, dist, tested, v
+        )
+
+
 def _norm(name: str) -> str:
     return re.sub(r"[-_.\s]", "", name.lower())
 

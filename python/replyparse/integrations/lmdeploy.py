@@ -43,6 +43,7 @@ import replyparse as rp
 from ._common import (
     ReasoningName,
     ToolName,
+    check_version,
     choose_dialects,
     reasoning_plugin_names,
     request_fields,
@@ -240,6 +241,7 @@ def register() -> None:
     plug-in name in its tool and reasoning registries (idempotent). mmengine reads a
     dot in a name as a registry scope, so names with one are left out: the same name
     without the dot is registered (replyparse ignores dots in names)."""
+    check_version("lmdeploy", "0.18.0")
     for name, tn in tool_plugin_names().items():
         if "." in name:
             continue

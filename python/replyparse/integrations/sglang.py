@@ -32,6 +32,7 @@ import replyparse as rp
 from ._common import (
     ReasoningName,
     ToolName,
+    check_version,
     choose_dialects,
     reasoning_dialect,
     reasoning_plugin_names,
@@ -286,6 +287,7 @@ class ReplyparseReasoningDetector(BaseReasoningFormatDetector):
 
 def register() -> None:
     """Adds every plug-in name to SGLang's parser maps (idempotent)."""
+    check_version("sglang", "0.5.23")
     for name, tn in tool_plugin_names().items():
         FunctionCallParser.ToolCallParserEnum[name] = type(
             f"ReplyparseDetector_{name}",

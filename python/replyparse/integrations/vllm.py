@@ -52,6 +52,7 @@ import replyparse as rp
 from ._common import (
     ReasoningName,
     ToolName,
+    check_version,
     choose_dialects,
     reasoning_dialect,
     reasoning_plugin_names,
@@ -262,6 +263,7 @@ class ReplyparseToolParser(ToolParser):
                 self.partner = r
         self._dialects: tuple[str | None, str | None, str | None] | None = None
         self._parser: rp.ResponseParser | None = None
+        self._complete: rp.ParsedResponse | None = None
         self._finished = False
         self._reasoning: list[str] = []
 
@@ -345,7 +347,7 @@ class ReplyparseToolParser(ToolParser):
         return parsed
 
     def extract_tool_calls(self, model_output: str, request: Any) -> ExtractedToolCallInformation:
-        parsed = getattr(self, "_complete", None)
+        parsed = self._complete
         if parsed is None:
             parsed = self.complete(model_output, request)
         self._complete = None
@@ -397,6 +399,7 @@ def _class_name(prefix: str, plugin: str) -> str:
 def register() -> None:
     """Registers every plug-in name with vLLM's tool and reasoning parser managers
     (idempotent: vLLM loads general plugins in every process, sometimes twice)."""
+    check_version("vllm", "0.33.0")
     for name, tn in tool_plugin_names().items():
         cls = type(
             _class_name("ReplyparseToolParser", name),
