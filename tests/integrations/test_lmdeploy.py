@@ -191,3 +191,28 @@ runpy.run_module("replyparse.integrations.lmdeploy", run_name="__main__")
     want = sc.reference(case)
     assert model == MODEL_DIR
     assert sc.Result(content, reasoning, [tuple(c) for c in calls]).normalized() == want
+
+
+def test_lmdeploy_own_names():
+    """`--tool-call-parser qwen --reasoning-parser default`: LMDeploy's own names, which
+    replyparse registers too, are served by replyparse."""
+    failures: list[str] = []
+    runs = 0
+    context = _context("Qwen3ForCausalLM")
+    context.async_engine.tokenizer.model.model = None  # LMDeploy checks a real vocab
+    api_server.set_parsers(context, "default", "qwen")
+    cls = context.response_parser_cls
+    assert cls.__module__ == "replyparse.integrations.lmdeploy"
+    for case in sc.fixture_data.load("qwen"):
+        want = sc.reference(case, reasoning_parser="default" if case.reasoning_parser else None)
+        if not case.reasoning_parser:
+            continue
+        runs += 1
+        got = _complete(cls, case)
+        if got != want:
+            failures.append(f"{case.id} complete: {got} != {want}")
+        got, errors = _stream(cls, case, sc.chunking.per_char(case.text))
+        if got != want or errors:
+            failures.append(f"{case.id} per_char: {got} != {want} {errors}")
+    assert runs > 0
+    sc.report("lmdeploy own names", failures, runs)
