@@ -239,16 +239,19 @@ class ReplyparseGptOssResponseParser(ReplyparseResponseParser):
 def register() -> None:
     """replyparse over LMDeploy's `default` and `gpt-oss` response parsers, and every
     plug-in name in its tool and reasoning registries (idempotent). mmengine reads a
-    dot in a name as a registry scope, so names with one are left out: the same name
-    without the dot is registered (replyparse ignores dots in names)."""
+    dot in a name as a registry scope, so a name with one is registered without it
+    (`replyparse-step35` for `step3.5`; an exact name already there wins)."""
     check_version("lmdeploy", "0.18.0")
-    for name, tn in tool_plugin_names().items():
-        if "." in name:
-            continue
+    tools = {n.replace(".", ""): tn for n, tn in tool_plugin_names().items() if "." in n}
+    tools.update({n: tn for n, tn in tool_plugin_names().items() if "." not in n})
+    for name, tn in tools.items():
         cls = type(f"ReplyparseTool_{name}", (_ReplyparseToolName,), {"rp_name": tn})
         ToolParserManager.register_module(name, force=True, module=cls)
-    for name, dialect in reasoning_plugin_names().items():
-        cls = type(f"ReplyparseReasoning_{name}", (_ReplyparseReasoningName,), {"rp_name": dialect})
+    names = reasoning_plugin_names()
+    reasoning = {n.replace(".", ""): r for n, r in names.items() if "." in n}
+    reasoning.update({n: r for n, r in names.items() if "." not in n})
+    for name, r in reasoning.items():
+        cls = type(f"ReplyparseReasoning_{name}", (_ReplyparseReasoningName,), {"rp_name": r})
         ReasoningParserManager.register_module(name, force=True, module=cls)
     ResponseParserManager.register_module("default", force=True, module=ReplyparseResponseParser)
     ResponseParserManager.register_module(
