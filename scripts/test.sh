@@ -146,3 +146,8 @@ step "pytest 3.13t"
 # that install there; not yet investigated, so it stays a 3.11-only file until it is.
 run_pytest env -u PYTHON_GIL "$PY313T_VENV" -m pytest -q -p no:cacheprovider -rs tests \
     --ignore=tests/test_sdk_streams.py
+
+step "serving stacks"
+# vLLM, SGLang, LMDeploy, each in its own venv (README, Serving stacks); the abi3 wheel
+# built above is exported as REPLYPARSE_WHEEL for them.
+bash scripts/integration_venvs.sh
