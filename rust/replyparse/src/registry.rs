@@ -343,6 +343,12 @@ impl ReasoningDialect {
     /// Whether thinking is on, off, or not said, for the request's flags as this
     /// dialect's template reads them.
     pub fn thinking(&self, flags: &ThinkingFlags<'_>) -> Option<bool> {
+        // A template that always opens the reasoning reads no flag: only the caller's
+        // own switch can say thinking is off (a kwarg such as `enable_thinking=false`
+        // changes nothing the model sees).
+        if self.starts_in_reasoning == StartMode::Always && self.thinking_flags.is_empty() {
+            return flags.enable_thinking;
+        }
         flags.resolve(&self.thinking_flags)
     }
 
