@@ -134,10 +134,11 @@ impl TagSet {
             is_first[usize::from(b)] = true;
         }
         let contained = texts.iter().enumerate().any(|(i, a)| {
-            texts
-                .iter()
-                .enumerate()
-                .any(|(j, b)| i != j && b.len() > a.len() && contains_bytes(&b.as_bytes()[..b.len() - 1], a.as_bytes()))
+            texts.iter().enumerate().any(|(j, b)| {
+                i != j
+                    && b.len() > a.len()
+                    && contains_bytes(&b.as_bytes()[..b.len() - 1], a.as_bytes())
+            })
         });
         TagSet {
             contained,
