@@ -67,3 +67,35 @@ def test_every_reasoning_dialect_has_its_fixture_file():
         covered |= {canonical.get(_norm(n)) for n in names if n}
     missing = sorted({d.name for d in rp.reasoning_dialects()} - covered)
     assert not missing, f"reasoning dialects without fixtures: {missing}"
+
+
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+        },
+    }
+]
+
+
+@pytest.mark.parametrize("dialect", rp.reasoning_dialects(), ids=lambda d: d.name)
+def test_the_constraint_has_each_reasoning_dialects_section(dialect):
+    """tool_choice="required" with thinking on: the grammar lets the response reason in
+    the dialect's own tags first (dialects that start in plain text have no section)."""
+    p = rp.ResponseParser(
+        tool_parser="qwen",
+        reasoning_parser=dialect.name,
+        tools=TOOLS,
+        tool_choice="required",
+        enable_thinking=True,
+    )
+    starts = dialect.starts_in_reasoning != "never" and dialect.inline_prefix is None
+    tag = json.dumps(dialect.close, ensure_ascii=False)[1:-1]
+    grammar = p.lark_grammar
+    assert grammar is not None and p.structural_tag is not None
+    assert (tag in grammar) == starts, grammar[:400]
+    assert (dialect.close in json.dumps(p.structural_tag, ensure_ascii=False)) == starts or (
+        tag in json.dumps(p.structural_tag, ensure_ascii=False)
+    ) == starts

@@ -276,6 +276,8 @@ class ReasoningDialect(BaseModel):
     thinking_flags: list[FlagRule] = []
     open_aliases: list[str] = []
     close_aliases: list[str] = []
+    # Written first instead of the open tag when reasoning began implicitly (dropped).
+    start_labels: list[str] = []
     # `*_append_think`: no split; this text (the prompt's open tag) goes before the output.
     inline_prefix: str | None = None
     # One reasoning section only; a stray leading close tag dropped; a tool call ends

@@ -154,6 +154,13 @@ impl<'s> Lark<'s> {
             // A special token: text cannot hold it, so greedy text stops before it.
             return Ok(self.rule(name, &format!("/(?s:.*)/ {token}")));
         }
+        if let [(true, token), ref rest @ ..] = pieces[..] {
+            // Starting with a special token (Kimi K3's `<|close|>think<|sep|>`): text
+            // stops before the token as above, and the rest of the tag follows it.
+            let rest: String = rest.iter().map(|(_, t)| *t).collect();
+            let rest = self.lit(&rest);
+            return Ok(self.rule(name, &format!("/(?s:.*)/ {token} {rest}")));
+        }
         Err(Error::InvalidTools(format!(
             "the close tag {} mixes text and special tokens; it cannot end free text",
             pytext::repr(close)

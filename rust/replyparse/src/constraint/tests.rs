@@ -331,7 +331,7 @@ fn a_special_token_close_tag_ends_reasoning_as_a_token() {
     assert!(lark.contains("\nreasoning_text: /(?s:.*)/ <|/think|>\n"));
     assert!(lark.contains("\nreasoning: (<|think|>)? reasoning_text\n"));
     let mixed = ConstraintOptions {
-        reasoning: Some(("<think>".into(), "<|x|>end".into())),
+        reasoning: Some(("<think>".into(), "end<|x|>".into())),
         ..Default::default()
     };
     let r = lark_grammar(
@@ -343,7 +343,20 @@ fn a_special_token_close_tag_ends_reasoning_as_a_token() {
     );
     assert_eq!(
         refusal(r),
-        "the close tag '<|x|>end' mixes text and special tokens; it cannot end free text"
+        "the close tag 'end<|x|>' mixes text and special tokens; it cannot end free text"
+    );
+    // A close tag that starts with a special token ends free text at that token.
+    let k3 = ConstraintOptions {
+        reasoning: Some((
+            "<|open|>think<|sep|>".into(),
+            "<|close|>think<|sep|>".into(),
+        )),
+        ..Default::default()
+    };
+    let lark = lark_of("qwen", &tools(), &ToolChoice::Required, &k3);
+    assert!(
+        lark.contains("\nreasoning_text: /(?s:.*)/ <|close|> \"think\" <|sep|>\n"),
+        "{lark}"
     );
     // As text the same close tag is a suffix like any other.
     let r = lark_grammar(
@@ -356,7 +369,7 @@ fn a_special_token_close_tag_ends_reasoning_as_a_token() {
     assert!(r
         .unwrap()
         .unwrap()
-        .contains(r#"reasoning_text[suffix="<|x|>end"]"#));
+        .contains(r#"reasoning_text[suffix="end<|x|>"]"#));
 }
 
 // ---------------------------------------------------------------------------------------
