@@ -171,6 +171,9 @@ def test_for_model_builds_the_parser_for_the_model():
     p = rp.ResponseParser.from_request(request, model="deepseek-ai/DeepSeek-V3.1")
     assert p.parser_choice.reasoning_parser == "deepseek-v3"
     assert p.parse_complete("plan</think>answer").reasoning_content == "plan"
+    # A parser named in the options overrides the table's for that slot.
+    p = rp.ResponseParser.for_model("Qwen/Qwen3-8B", reasoning_parser=None)
+    assert p.parse_complete("plan</think>answer").content == "plan</think>answer"
     # gpt-oss gets the Harmony response parser.
     p = rp.ResponseParser.for_model("openai/gpt-oss-20b")
     m = p.parse_complete(

@@ -200,10 +200,11 @@ class ResponseParser(_native.ResponseParser):
         choice = parsers_for_model(
             model, model_type=model_type, chat_template=chat_template, default=default
         )
+        # A parser named in `options` overrides the table's choice for that slot.
         names = {
-            "tool_parser": choice.tool_parser,
-            "reasoning_parser": choice.reasoning_parser,
-            "response_parser": choice.response_parser,
+            "tool_parser": options.pop("tool_parser", choice.tool_parser),
+            "reasoning_parser": options.pop("reasoning_parser", choice.reasoning_parser),
+            "response_parser": options.pop("response_parser", choice.response_parser),
         }
         if request is not None:
             parser = cls.from_request(request, **names, **options)
