@@ -37,4 +37,9 @@ if [ "$status" -eq 5 ]; then
     echo "pytest collected no tests: failing" >&2
     exit 1
 fi
-exit "$status"
+[ "$status" -ne 0 ] && exit "$status"
+
+echo "== serving stacks: vLLM, SGLang, LMDeploy, each in its own venv (README, Serving stacks)"
+stacks_start=$(date +%s)
+bash scripts/integration_venvs.sh
+echo "== serving stacks: $(( $(date +%s) - stacks_start )) s"
