@@ -38,8 +38,9 @@ use crate::objects::{
 };
 use crate::parsers::{NativeResponseParser, NativeToolParser};
 use crate::registry::{
-    builtin_dialects_json, reasoning_dialects_json, reasoning_parsers, register_reasoning_dialect,
-    register_tool_dialect, response_parsers, tool_dialects_json, tool_parsers,
+    builtin_dialects_json, model_table_json, parsers_for_model_json, reasoning_dialects_json,
+    reasoning_parsers, register_reasoning_dialect, register_tool_dialect, response_parsers,
+    tool_dialects_json, tool_parsers,
 };
 use crate::serve::{anthropic_tool_input, serve_many, NativeServeStream};
 use crate::testing::{_noop_chunk, _panic_in_engine_for_tests, _panic_in_parser_for_tests};
@@ -81,6 +82,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(reasoning_dialects_json, m)?)?;
     m.add_function(wrap_pyfunction!(register_tool_dialect, m)?)?;
     m.add_function(wrap_pyfunction!(register_reasoning_dialect, m)?)?;
+    m.add_function(wrap_pyfunction!(parsers_for_model_json, m)?)?;
+    m.add_function(wrap_pyfunction!(model_table_json, m)?)?;
     m.add_function(wrap_pyfunction!(stream_many, m)?)?;
     m.add_function(wrap_pyfunction!(serve_many, m)?)?;
     m.add_function(wrap_pyfunction!(_noop_chunk, m)?)?;
