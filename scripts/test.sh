@@ -139,13 +139,7 @@ step "pytest 3.13t"
 # The run must be free: nothing it imports may turn the GIL on (tests/test_free_threading.py
 # checks the module itself in a fresh interpreter; this checks the whole test run).
 "$PY313T_VENV" -c 'import sys, replyparse, pytest, hypothesis; assert not sys._is_gil_enabled()'
-# Not run here: tests/test_sdk_streams.py (the official SDKs' own stream accumulation
-# over our events). On 3.13t 9 of its cases failed in the one full run so far (the
-# openai SDK's accumulated message lost call ids or held unparsable arguments at
-# 10,000-character chunks, and for some truncations), with the newer openai / pydantic
-# that install there; not yet investigated, so it stays a 3.11-only file until it is.
-run_pytest env -u PYTHON_GIL "$PY313T_VENV" -m pytest -q -p no:cacheprovider -rs tests \
-    --ignore=tests/test_sdk_streams.py
+run_pytest env -u PYTHON_GIL "$PY313T_VENV" -m pytest -q -p no:cacheprovider -rs tests
 
 step "serving stacks"
 # vLLM, SGLang, LMDeploy, each in its own venv (README, Serving stacks); the abi3 wheel

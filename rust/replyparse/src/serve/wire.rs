@@ -344,6 +344,59 @@ impl Chat {
                 }
             }
         }
+        self.merge_fragments(d);
+    }
+
+    /// Folds each entry into the one before it when both are fragments of the same
+    /// call (same index, no new id, their argument texts adjacent in `released`): a
+    /// chunk never lists an index twice. The wire contract allows the repeat, but the
+    /// openai SDK before its fix of openai/openai-python#3201 keeps a first chunk's
+    /// repeated index as a second, id-less call (the real first call then lacks the
+    /// rest of its arguments), and other clients merge by list position the same way.
+    /// The repeat came from a call ending in the step its successor starts in: its
+    /// held argument text (the guard's close) went out as an entry of its own.
+    fn merge_fragments(&mut self, d: &DeltaMessage) {
+        let meta = |e: &Entry| {
+            e.call.map(|c| {
+                let t = &d.tool_calls[c];
+                (
+                    t.id.is_some(),
+                    t.kind.as_deref(),
+                    t.function.name.as_deref(),
+                )
+            })
+        };
+        let mut kept = 0;
+        for i in 0..self.entries.len() {
+            let n = self.entries[i].clone();
+            if kept > 0 {
+                let p = &self.entries[kept - 1];
+                let call = match (meta(p), meta(&n)) {
+                    (_, Some((true, _, _))) => None,
+                    (_, None) => Some(p.call),
+                    (None, Some(_)) => Some(n.call),
+                    (Some((_, pk, pn)), Some((_, nk, nn))) => (nk.is_none_or(|k| pk == Some(k))
+                        && nn.is_none_or(|m| pn == Some(m)))
+                    .then_some(p.call),
+                };
+                let args = match (&p.args, &n.args) {
+                    (None, a) | (a, None) => Some(a.clone()),
+                    (Some(a), Some(b)) if a.end == b.start => Some(Some(a.start..b.end)),
+                    _ => None,
+                };
+                if let (true, Some(call), Some(args)) = (p.index == n.index, call, args) {
+                    self.entries[kept - 1] = Entry {
+                        index: n.index,
+                        call,
+                        args,
+                    };
+                    continue;
+                }
+            }
+            self.entries[kept] = n;
+            kept += 1;
+        }
+        self.entries.truncate(kept);
     }
 
     fn wire_call<'a>(&'a self, d: &'a DeltaMessage, e: &Entry) -> WireCall<'a> {
@@ -1678,6 +1731,52 @@ mod tests {
         );
         assert!(chat.contains("\"token_ids\":[20,21,22]"), "{chat}");
         assert!(both.contains("\"token_ids\":[0]"), "{both}");
+    }
+
+    /// No chunk lists a call's index twice, however the text is stepped (a call that
+    /// ends in the step the next one starts in sends its held close in the same entry):
+    /// the openai SDK before openai/openai-python#3201 was fixed made a first chunk's
+    /// repeated index a second call without an id.
+    #[test]
+    fn a_chunk_lists_each_call_once() {
+        let mut repeats_seen = 0;
+        for text in [TEXT, ESCAPES, TWO_CALLS] {
+            for step in 1..=text.chars().count() {
+                let (sse, _) = sse_both_ways(Protocol::ChatCompletions, text, step);
+                let mut args: Vec<String> = Vec::new();
+                for line in String::from_utf8(sse).unwrap().lines() {
+                    let Some(Ok(ev)) = line
+                        .strip_prefix("data: ")
+                        .filter(|l| *l != "[DONE]")
+                        .map(serde_json::from_str::<Value>)
+                    else {
+                        continue;
+                    };
+                    let Some(calls) = ev["choices"][0]["delta"]["tool_calls"].as_array() else {
+                        continue;
+                    };
+                    let indexes: Vec<u64> =
+                        calls.iter().map(|c| c["index"].as_u64().unwrap()).collect();
+                    let mut distinct = indexes.clone();
+                    distinct.dedup();
+                    assert_eq!(distinct, indexes, "step {step}: {ev}");
+                    repeats_seen += usize::from(calls.len() > 1);
+                    for c in calls {
+                        let i = c["index"].as_u64().unwrap() as usize;
+                        if i == args.len() {
+                            assert!(c["id"].is_string(), "{ev}");
+                            args.push(String::new());
+                        }
+                        args[i] += c["function"]["arguments"].as_str().unwrap_or("");
+                    }
+                }
+                for a in &args {
+                    serde_json::from_str::<Value>(a).unwrap_or_else(|e| panic!("{a}: {e}"));
+                }
+            }
+        }
+        // Some step put two calls in one chunk (what the property is about).
+        assert!(repeats_seen > 0);
     }
 
     #[test]
