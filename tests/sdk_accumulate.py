@@ -56,12 +56,16 @@ def stream_events(cls: type, make_parser, chunks: list[str], finish: str) -> lis
 def argument_prefixes_parse(events: list[dict]) -> None:
     """Every Chat Completions argument prefix parses in jiter's partial mode and every
     finished arguments string with `json.loads`, as an object (the strict SDK path, run
-    here for every tool)."""
+    here for every tool). No chunk lists a call index twice: openai before the fix of
+    openai/openai-python#3201 (3.3.0, the one on 3.13t) makes a first chunk's repeat a
+    second call without an id, so this holds whichever SDK is installed."""
     from jiter import from_json
 
     args: dict[int, str] = {}
     for e in events:
         for ch in e.get("choices", ()):
+            indexes = [tc["index"] for tc in ch["delta"].get("tool_calls") or ()]
+            assert len(set(indexes)) == len(indexes), e
             for tc in ch["delta"].get("tool_calls") or ():
                 a = args[tc["index"]] = args.get(tc["index"], "") + (
                     tc["function"].get("arguments") or ""
