@@ -27,7 +27,8 @@ JSON_DIALECTS = ["qwen", "llama3", "internlm"]
 XML_DIALECTS = ["qwen3coder", "glm47", "glm45"]
 DSML_DIALECTS = ["deepseek-v32", "deepseek-v4"]
 KIMI_DIALECTS = ["kimi_k2"]
-ALL_DIALECTS = JSON_DIALECTS + XML_DIALECTS + DSML_DIALECTS + KIMI_DIALECTS
+PYTHONIC_DIALECTS = ["pythonic", "olmo3", "lfm2"]
+ALL_DIALECTS = JSON_DIALECTS + XML_DIALECTS + DSML_DIALECTS + KIMI_DIALECTS + PYTHONIC_DIALECTS
 REASONING = [
     ("qwen3", None),
     (None, None),
@@ -123,6 +124,7 @@ def main() -> None:
             ("xml", XML_DIALECTS),
             ("dsml", DSML_DIALECTS),
             ("kimi", KIMI_DIALECTS),
+            ("pythonic", PYTHONIC_DIALECTS),
         )
     }
     known = [c for f in by_family.values() for c in f]
@@ -132,6 +134,7 @@ def main() -> None:
         "xml": (XML_DIALECTS, by_family["xml"]),
         "dsml": (DSML_DIALECTS, by_family["dsml"]),
         "kimi": (KIMI_DIALECTS, by_family["kimi"]),
+        "pythonic": (PYTHONIC_DIALECTS, by_family["pythonic"]),
         "response": (ALL_DIALECTS, known),
         # The wire encoders read the same input format over every dialect.
         "wire": (ALL_DIALECTS, known),
