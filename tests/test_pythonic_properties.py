@@ -7,9 +7,10 @@ from __future__ import annotations
 import json
 import math
 
-import replyparse as rp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+import replyparse as rp
 
 SETTINGS = settings(
     max_examples=150,
@@ -113,8 +114,10 @@ def as_json(v):
 
 def same(a, b) -> bool:
     if isinstance(a, float) or isinstance(b, float):
-        return isinstance(a, (int, float)) and isinstance(b, (int, float)) and (
-            a == b or math.isclose(a, b, rel_tol=0, abs_tol=0)
+        return (
+            isinstance(a, (int, float))
+            and isinstance(b, (int, float))
+            and (a == b or math.isclose(a, b, rel_tol=0, abs_tol=0))
         )
     if isinstance(a, list):
         return isinstance(b, list) and len(a) == len(b) and all(map(same, a, b))
@@ -126,7 +129,11 @@ def same(a, b) -> bool:
 @SETTINGS
 @given(
     dialect=st.sampled_from(sorted(WRAP)),
-    calls=st.lists(st.dictionaries(st.from_regex(r"[a-z_][a-z0-9_]{0,8}", fullmatch=True), values, max_size=4), min_size=1, max_size=3),
+    calls=st.lists(
+        st.dictionaries(st.from_regex(r"[a-z_][a-z0-9_]{0,8}", fullmatch=True), values, max_size=4),
+        min_size=1,
+        max_size=3,
+    ),
     data=st.data(),
 )
 def test_literals_round_trip_under_random_chunking(dialect, calls, data) -> None:

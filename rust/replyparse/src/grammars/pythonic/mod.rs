@@ -258,7 +258,7 @@ impl PayloadGrammar for PythonicGrammar {
                         }
                     }
                 }
-                State::AfterCall => match rest[ws..].as_bytes().first() {
+                State::AfterCall => match rest.as_bytes()[ws..].first() {
                     Some(b',') => {
                         i += ws + 1;
                         self.state = State::Name;
