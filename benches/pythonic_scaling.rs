@@ -41,7 +41,7 @@ fn run(lines: usize, keep: bool) -> (f64, String) {
     let cfg = config();
     let mut p = ResponseParser::new(&cfg).unwrap();
     let mut args = String::new();
-    let mut take = |out: Vec<(replyparse::DeltaMessage, bool)>, args: &mut String| {
+    let take = |out: Vec<(replyparse::DeltaMessage, bool)>, args: &mut String| {
         for (d, _) in out.iter().filter(|_| keep) {
             for c in &d.tool_calls {
                 if let Some(a) = &c.function.arguments {
