@@ -352,6 +352,8 @@ FORMATS: dict[str, set[str]] = {
     "sequence": {"elements"},
     "or": {"elements"},
     "tags_with_separator": {"tags", "separator"},
+    "optional": {"content"},
+    "star": {"content"},
 }
 CASES = [
     ("qwen", fj.TOOLS, fj.QWEN.block(fj.QWEN.env("get_weather", fj.PARIS))),
@@ -527,7 +529,10 @@ def test_unwritable_names_raise_at_construction() -> None:
     assert rp.ResponseParser(tool_parser="qwen", tools=spaced, tool_choice="required").lark_grammar
 
 
-def test_custom_xml_markup_has_no_structural_tag() -> None:
+def test_custom_xml_markup_gets_generic_structural_tags() -> None:
+    """A declared XML markup xgrammar has no style for is written with its generic tags
+    (each function a tag, parameters in schema order), and llguidance's Lark grammar is
+    built from the same declaration."""
     name = "test-constraint-xml"
     if name not in rp.tool_parsers():
         rp.register_tool_parser(
@@ -546,13 +551,22 @@ def test_custom_xml_markup_has_no_structural_tag() -> None:
         )
     auto = rp.ResponseParser(tool_parser=name, tools=TOOLS)
     assert auto.constraint() is None
-    with pytest.raises(rp.InvalidToolsError, match="no xgrammar structural-tag form"):
-        rp.ResponseParser(tool_parser=name, tools=TOOLS, tool_choice="required")
-    # the Lark grammar alone can be built from the declaration
-    grammar = constraints.lark_grammar(name, TOOLS, "required")
+    required = rp.ResponseParser(tool_parser=name, tools=TOOLS, tool_choice="required")
+    built = required.constraint()
+    assert built is not None and built.structural_tag is not None
     text = "<calls><invoke name=search><arg name=query>x</arg><arg name=top_k>3</arg></invoke>"
     text += "</calls>"
+    begins = [n.get("begin") for n in formats(built.structural_tag["format"])]
+    assert "<calls><invoke name=search>" in begins
+    grammar = constraints.lark_grammar(name, TOOLS, "required")
+    assert built.lark_grammar == grammar
     check(grammar, [text], [text.replace(">3<", ">three<"), PROSE])
+    xgr = pytest.importorskip("xgrammar")
+    from xgrammar.testing import _is_grammar_accept_string
+
+    compiled = xgr.Grammar.from_structural_tag(built.structural_tag)
+    assert _is_grammar_accept_string(compiled, text)
+    assert not _is_grammar_accept_string(compiled, PROSE)
 
 
 def test_unknown_dialect() -> None:

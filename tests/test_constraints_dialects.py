@@ -55,6 +55,11 @@ class ByteTokenizer:
 
 def dialect_markers(d: rp.ToolDialect) -> list[str]:
     tags = [d.open, *d.open_aliases, d.close or "", *d.close_aliases]
+    if d.xml is not None:
+        # The markers inside an XML call (Solar Open2's <|tool_arg:start|>, Kimi K3's).
+        x = d.xml
+        tags += [x.function_open, x.function_name_end, x.function_close or "", x.param_open]
+        tags += [x.param_name_end, x.value_open or "", x.value_close]
     return [m for t in tags for m in MARKER.findall(t)]
 
 

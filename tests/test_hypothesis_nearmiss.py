@@ -75,7 +75,24 @@ def markup(d: rp.ToolDialect) -> list[str]:
     elif d.family == "xml" and d.xml is not None:
         x = d.xml
         tags += [x.function_open, x.function_name_end, x.param_open, x.param_name_end]
-        tags += [x.value_close, x.value_open or "", x.function_close or ""]
+        tags += [x.value_close.replace("{key}", "x"), x.value_open or "", x.function_close or ""]
+        # Attributes (quoted either way, entity-escaped), a value's own type, CDATA,
+        # skipped wrappers, the JSON body, element-named keys and nested elements.
+        for a in (x.name_attr, x.key_attr):
+            if a:
+                tags += [f' {a}="', f" {a}='", f" {a}=", '"', "'", "&quot;", "&amp;", '"f"']
+        if x.type_attr:
+            tags += [f' {x.type_attr}="{t}"' for t in ("string", "number", "object", "nope")]
+        if x.cdata:
+            tags += ["<![CDATA[", "]]>"]
+        tags += x.skip
+        if x.json_body:
+            tags += [x.json_body.open, x.json_body.close, '{"x": 1}']
+        if "{key}" in x.value_close:
+            tags += [x.value_close.replace("{key}", k) for k in ("y", "item", "invoke")]
+            tags += [f"{x.param_open}{k}{x.param_name_end}" for k in ("x", "y", "item")]
+        if x.unquote:
+            tags += ['"f"', "'f'"]
     elif d.family == "dsml":
         tok = d.dsml.token if d.dsml else "\uff5cDSML\uff5c"
         inv = d.dsml.invoke if d.dsml else "invoke"
@@ -143,10 +160,34 @@ def envelopes(d: rp.ToolDialect) -> list[str]:
     ]
     if d.family == "xml" and d.xml is not None:
         x = d.xml
-        vo, vc = x.value_open or "", x.value_close
-        call = f"{x.function_open}f{x.function_name_end}{x.param_open}x{x.param_name_end}"
-        out += [call + f"{vo}1{vc}", call + f"{vo}1", call + f"{vo}{x.param_open}y{vc}"]
-        out += [f"{x.function_open}nope{x.function_name_end}", call]
+        vo, vc = x.value_open or "", x.value_close.replace("{key}", "x")
+
+        def fn(name: str) -> str:
+            """The function's open markup as the declaration writes it."""
+            if x.name_attr:
+                return f'{x.function_open} {x.name_attr}="{name}"{x.function_name_end}'
+            quoted = f'"{name}"' if x.unquote else name
+            return f"{x.function_open}{quoted}{x.function_name_end}"
+
+        def param(key: str) -> str:
+            k = f' {x.key_attr}="{key}"' if x.key_attr else key
+            t = f' {x.type_attr}="number"' if x.type_attr else ""
+            return f"{x.param_open}{k}{t}{x.param_name_end}"
+
+        call = fn("f") + param("x")
+        out += [call + f"{vo}1{vc}", call + f"{vo}1", call + f"{vo}{param('y')}{vc}"]
+        out += [fn("nope"), call]
+        if x.cdata:
+            out.append(call + f"{vo}<![CDATA[1{vc}]]>{vc}")
+        if x.json_body:
+            out.append(
+                fn("f") + f'{x.json_body.open}{x.param_name_end}{{"x": 1}}{x.json_body.close}'
+            )
+        if x.nested:
+            item = x.nested.item
+            y = param("y") + "2" + x.value_close.replace("{key}", "y")
+            items = param(item) + "3" + x.value_close.replace("{key}", item)
+            out += [call + y + vc, call + items + items + vc, call + param("x") + "1" + vc]
     elif d.family == "dsml":
         tok = d.dsml.token if d.dsml else "\uff5cDSML\uff5c"
         i_name = d.dsml.invoke if d.dsml else "invoke"

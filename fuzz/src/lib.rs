@@ -47,8 +47,9 @@ use replyparse::{
 };
 use serde_json::{json, Value};
 
-/// Tool dialects of the `json_envelope` family.
-pub const JSON_DIALECTS: [&str; 17] = [
+/// Tool dialects of the `json_envelope` family (`longcat`, an XML-family dialect with a
+/// JSON-envelope form, is in the `xml` target).
+pub const JSON_DIALECTS: [&str; 16] = [
     "qwen",
     "llama3",
     "internlm",
@@ -57,7 +58,6 @@ pub const JSON_DIALECTS: [&str; 17] = [
     "granite-20b-fc",
     "xlam",
     "phi4_mini_json",
-    "longcat",
     "ernie45",
     "gigachat3",
     "jamba",
@@ -68,15 +68,37 @@ pub const JSON_DIALECTS: [&str; 17] = [
     "mistral",
 ];
 /// Tool dialects of the `xml` family.
-pub const XML_DIALECTS: [&str; 3] = ["qwen3coder", "glm47", "glm45"];
+/// (`longcat` and `dots` also read a JSON-envelope form, whose arguments stream as
+/// written: the valid-JSON check is for their XML form.)
+pub const XML_DIALECTS: [&str; 19] = [
+    "qwen3coder",
+    "glm47",
+    "glm45",
+    "step3",
+    "minimax_m2",
+    "minimax_m3",
+    "seed_oss",
+    "step3p5",
+    "mimo",
+    "hy_v3",
+    "hy_v4",
+    "minicpm5",
+    "dots",
+    "solar_open2",
+    "poolside_v1",
+    "ling3",
+    "spark25",
+    "kimi_k3",
+    "longcat",
+];
 /// Tool dialects of the `dsml` family.
-pub const DSML_DIALECTS: [&str; 2] = ["deepseek-v32", "deepseek-v4"];
+pub const DSML_DIALECTS: [&str; 3] = ["deepseek-v32", "deepseek-v4", "gigachat35"];
 /// Tool dialects of the header + JSON family (the `kimi` target: the family's first).
 pub const KIMI_DIALECTS: [&str; 4] = ["kimi_k2", "deepseek_v3", "deepseek_v31", "mistral"];
 /// Tool dialects of the pythonic family.
 pub const PYTHONIC_DIALECTS: [&str; 3] = ["pythonic", "olmo3", "lfm2"];
 /// Every built-in tool dialect (the `response` target).
-pub const ALL_DIALECTS: [&str; 28] = [
+pub const ALL_DIALECTS: [&str; 44] = [
     "qwen",
     "llama3",
     "internlm",
@@ -102,6 +124,22 @@ pub const ALL_DIALECTS: [&str; 28] = [
     "deepseek-v32",
     "deepseek-v4",
     "kimi_k2",
+    "step3",
+    "minimax_m2",
+    "minimax_m3",
+    "seed_oss",
+    "step3p5",
+    "mimo",
+    "hy_v3",
+    "hy_v4",
+    "minicpm5",
+    "dots",
+    "solar_open2",
+    "poolside_v1",
+    "ling3",
+    "spark25",
+    "kimi_k3",
+    "gigachat35",
     "pythonic",
     "olmo3",
     "lfm2",
@@ -625,7 +663,13 @@ fn check_family(dialects: &[&str], data: &[u8], json_args: bool) {
     let (c, k, text) = split_input(data);
     let (with_tools, no_tools) = composed_config(dialects, c);
     let r = check_config(&with_tools, &text, k);
-    if json_args {
+    // A dialect's other payload forms (JSON envelopes) stream arguments as written.
+    let xml_only = with_tools
+        .tool_parser
+        .as_deref()
+        .and_then(|n| replyparse::registry::tool_dialect(n).ok())
+        .is_some_and(|d| d.forms.is_empty());
+    if json_args && xml_only {
         for call in &r.tool_calls {
             let v: Value = serde_json::from_str(&call.function.arguments).unwrap_or_else(|e| {
                 panic!(
@@ -647,12 +691,12 @@ pub fn check_json_envelope(data: &[u8]) {
     check_family(&JSON_DIALECTS, data, false);
 }
 
-/// `xml` target: qwen3coder, glm47, glm45 (arguments must be valid JSON).
+/// `xml` target: every XML-like dialect (arguments must be valid JSON).
 pub fn check_xml(data: &[u8]) {
     check_family(&XML_DIALECTS, data, true);
 }
 
-/// `dsml` target: deepseek-v32, deepseek-v4.
+/// `dsml` target: deepseek-v32, deepseek-v4, gigachat35.
 pub fn check_dsml(data: &[u8]) {
     check_family(&DSML_DIALECTS, data, false);
 }

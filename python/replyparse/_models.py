@@ -108,10 +108,31 @@ def tool_choice_json(choice: Any) -> str | None:
     return json.dumps(parsed)
 
 
+class XmlJsonBody(BaseModel):
+    """An `xml` dialect's JSON-object body element: arguments written as one JSON object
+    (Kimi K3's `<|open|>json type="object"<|sep|>{...}<|close|>json<|sep|>`)."""
+
+    model_config = ConfigDict(extra="forbid")
+    open: str = Field(min_length=1)
+    close: str = Field(min_length=1)
+
+
+class XmlNested(BaseModel):
+    """Values written as child elements (MiniMax M3): `item` names array items."""
+
+    model_config = ConfigDict(extra="forbid")
+    item: str = Field(default="item", min_length=1)
+
+
 class XmlSyntax(BaseModel):
-    """The markup of an `xml` family dialect (see the engine's `xml.rs`): function open
-    text and name end, optional function close, parameter open and name end, optional
-    value open, value close, and whether one newline after/before a value is protocol."""
+    """The markup of an `xml` family dialect (see the engine's `grammars/xml`): function
+    open text and name end, optional function close, parameter open and name end,
+    optional value open, value close (`{key}` for elements named by their key), the
+    attributes holding the name, key and the value's own type, whether attribute values
+    escape entities, how whitespace around a value is read (`keep`, `newline`: one
+    newline after / before is protocol, `trim`; `trim_value_newline` is the former
+    spelling of `newline`), CDATA values, markup skipped between parameters, a JSON-object
+    body element and nested element values."""
 
     model_config = ConfigDict(extra="forbid")
     function_open: str = ""
@@ -122,6 +143,17 @@ class XmlSyntax(BaseModel):
     value_open: str | None = None
     value_close: str = Field(min_length=1)
     trim_value_newline: bool = False
+    value_whitespace: Literal["keep", "newline", "trim"] | None = None
+    name_attr: str | None = None
+    key_attr: str | None = None
+    type_attr: str | None = None
+    entities: bool = False
+    unquote: bool = False
+    cdata: bool = False
+    skip: list[str] = []
+    json_body: XmlJsonBody | None = None
+    nested: XmlNested | None = None
+    one_block: bool = False
 
 
 class DsmlSyntax(BaseModel):

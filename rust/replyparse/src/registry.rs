@@ -623,18 +623,8 @@ fn validate_tool_dialect(d: &ToolDialect) -> Result<()> {
                 d.name
             )));
         };
-        for (field, v) in [
-            ("function_name_end", &x.function_name_end),
-            ("param_open", &x.param_open),
-            ("param_name_end", &x.param_name_end),
-            ("value_close", &x.value_close),
-        ] {
-            if v.is_empty() {
-                return Err(Error::InvalidDialect(format!(
-                    "{}: xml.{field} is empty",
-                    d.name
-                )));
-            }
+        if let Some(problem) = x.problem() {
+            return Err(Error::InvalidDialect(format!("{}: {problem}", d.name)));
         }
     }
     for (tag, prefixes) in [

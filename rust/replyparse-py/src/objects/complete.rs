@@ -42,10 +42,14 @@ impl FunctionCall {
             opt_repr(&Self::field(slf, 1)?)?
         ))
     }
+
+    /// The checked value `v` for field `i` (`__setattr__`).
+    fn check_field<'py>(i: usize, v: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        req_str(v, field_name::<Self>(i))
+    }
 }
 
-#[pymethods]
-impl FunctionCall {
+data_class_methods! { FunctionCall {
     #[new]
     #[pyo3(signature = (name, arguments="{}".to_owned()))]
     fn new(py: Python<'_>, name: String, arguments: String) -> Self {
@@ -63,26 +67,8 @@ impl FunctionCall {
         Self::repr(slf)
     }
 
-    fn __richcmp__(
-        slf: &Bound<'_, Self>,
-        other: &Bound<'_, PyAny>,
-        op: CompareOp,
-    ) -> PyResult<Py<PyAny>> {
-        Self::richcmp(slf, other, op)
-    }
 
-    fn __setattr__(
-        slf: &Bound<'_, Self>,
-        name: &Bound<'_, PyString>,
-        value: &Bound<'_, PyAny>,
-    ) -> PyResult<()> {
-        Self::set_field(slf, name, value, |i, v| req_str(v, field_name::<Self>(i)))
-    }
-
-    fn __delattr__(slf: &Bound<'_, Self>, name: &Bound<'_, PyString>) -> PyResult<()> {
-        Self::del_field(slf, name)
-    }
-}
+}}
 
 /// A complete tool call.
 #[pyclass(module = "replyparse", frozen)]
@@ -125,10 +111,21 @@ impl ToolCall {
             FunctionCall::repr(f.cast::<FunctionCall>()?)?
         ))
     }
+
+    /// The checked value `v` for field `i` (`__setattr__`).
+    fn check_field<'py>(i: usize, v: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        let field = field_name::<Self>(i);
+        if i == Self::FUNCTION {
+            let f = v
+                .cast::<FunctionCall>()
+                .map_err(|e| arg_err(v.py(), field, e.into()))?;
+            return Ok(f.clone().into_any());
+        }
+        req_str(v, field)
+    }
 }
 
-#[pymethods]
-impl ToolCall {
+data_class_methods! { ToolCall {
     #[new]
     #[pyo3(signature = (id, function, r#type="function".to_owned()))]
     fn new<'py>(
@@ -152,35 +149,8 @@ impl ToolCall {
         Self::repr(slf)
     }
 
-    fn __richcmp__(
-        slf: &Bound<'_, Self>,
-        other: &Bound<'_, PyAny>,
-        op: CompareOp,
-    ) -> PyResult<Py<PyAny>> {
-        Self::richcmp(slf, other, op)
-    }
 
-    fn __setattr__(
-        slf: &Bound<'_, Self>,
-        name: &Bound<'_, PyString>,
-        value: &Bound<'_, PyAny>,
-    ) -> PyResult<()> {
-        Self::set_field(slf, name, value, |i, v| {
-            let field = field_name::<Self>(i);
-            if i == Self::FUNCTION {
-                let f = v
-                    .cast::<FunctionCall>()
-                    .map_err(|e| arg_err(v.py(), field, e.into()))?;
-                return Ok(f.clone().into_any());
-            }
-            req_str(v, field)
-        })
-    }
-
-    fn __delattr__(slf: &Bound<'_, Self>, name: &Bound<'_, PyString>) -> PyResult<()> {
-        Self::del_field(slf, name)
-    }
-}
+}}
 
 /// The complete message. Empty channels are None; `tool_calls` is a list (empty when
 /// there were none) and is left out of `model_dump()` when empty, as chat APIs do.
@@ -241,10 +211,20 @@ impl ParsedResponse {
             },
         )
     }
+
+    /// The checked value `v` for field `i` (`__setattr__`).
+    fn check_field<'py>(i: usize, v: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        let py = v.py();
+        let field = field_name::<Self>(i);
+        if i != Self::TOOL_CALLS {
+            return opt_str(v, field);
+        }
+        let calls: Vec<Bound<'_, ToolCall>> = v.extract().map_err(|e| arg_err(py, field, e))?;
+        Ok(PyList::new(py, calls)?.into_any())
+    }
 }
 
-#[pymethods]
-impl ParsedResponse {
+data_class_methods! { ParsedResponse {
     #[new]
     #[pyo3(signature = (content=None, reasoning_content=None, tool_calls=None))]
     fn new<'py>(
@@ -296,36 +276,10 @@ impl ParsedResponse {
         ))
     }
 
-    fn __richcmp__(
-        slf: &Bound<'_, Self>,
-        other: &Bound<'_, PyAny>,
-        op: CompareOp,
-    ) -> PyResult<Py<PyAny>> {
-        Self::richcmp(slf, other, op)
-    }
 
-    fn __setattr__(
-        slf: &Bound<'_, Self>,
-        name: &Bound<'_, PyString>,
-        value: &Bound<'_, PyAny>,
-    ) -> PyResult<()> {
-        Self::set_field(slf, name, value, |i, v| {
-            let py = v.py();
-            let field = field_name::<Self>(i);
-            if i != Self::TOOL_CALLS {
-                return opt_str(v, field);
-            }
-            let calls: Vec<Bound<'_, ToolCall>> = v.extract().map_err(|e| arg_err(py, field, e))?;
-            Ok(PyList::new(py, calls)?.into_any())
-        })
-    }
-
-    fn __delattr__(slf: &Bound<'_, Self>, name: &Bound<'_, PyString>) -> PyResult<()> {
-        Self::del_field(slf, name)
-    }
 
     /// As `DeltaMessage`'s: the `tool_calls` list may hold anything a caller put there.
     fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
         visit.call(&self.tool_calls)
     }
-}
+}}

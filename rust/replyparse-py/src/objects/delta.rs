@@ -52,10 +52,14 @@ impl DeltaFunctionCall {
             opt_repr(&Self::field(slf, 1)?)?
         ))
     }
+
+    /// The checked value `v` for field `i` (`__setattr__`).
+    fn check_field<'py>(i: usize, v: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        opt_str(v, field_name::<Self>(i))
+    }
 }
 
-#[pymethods]
-impl DeltaFunctionCall {
+data_class_methods! { DeltaFunctionCall {
     #[new]
     #[pyo3(signature = (name=None, arguments=None))]
     fn new(py: Python<'_>, name: Option<String>, arguments: Option<String>) -> Self {
@@ -74,26 +78,8 @@ impl DeltaFunctionCall {
         Self::repr(slf)
     }
 
-    fn __richcmp__(
-        slf: &Bound<'_, Self>,
-        other: &Bound<'_, PyAny>,
-        op: CompareOp,
-    ) -> PyResult<Py<PyAny>> {
-        Self::richcmp(slf, other, op)
-    }
 
-    fn __setattr__(
-        slf: &Bound<'_, Self>,
-        name: &Bound<'_, PyString>,
-        value: &Bound<'_, PyAny>,
-    ) -> PyResult<()> {
-        Self::set_field(slf, name, value, |i, v| opt_str(v, field_name::<Self>(i)))
-    }
-
-    fn __delattr__(slf: &Bound<'_, Self>, name: &Bound<'_, PyString>) -> PyResult<()> {
-        Self::del_field(slf, name)
-    }
-}
+}}
 
 /// One fragment of one tool call; id/type/name only on a call's first fragment.
 #[pyclass(module = "replyparse", frozen)]
@@ -173,10 +159,28 @@ impl DeltaToolCall {
             DeltaFunctionCall::repr(f.cast::<DeltaFunctionCall>()?)?
         ))
     }
+
+    /// The checked value `v` for field `i` (`__setattr__`).
+    fn check_field<'py>(i: usize, v: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        let py = v.py();
+        let field = field_name::<Self>(i);
+        match i {
+            Self::INDEX => {
+                let n: usize = v.extract().map_err(|e| arg_err(py, field, e))?;
+                Ok(n.into_pyobject(py)?.into_any())
+            }
+            Self::FUNCTION => {
+                let f = v
+                    .cast::<DeltaFunctionCall>()
+                    .map_err(|e| arg_err(py, field, e.into()))?;
+                Ok(f.clone().into_any())
+            }
+            _ => opt_str(v, field),
+        }
+    }
 }
 
-#[pymethods]
-impl DeltaToolCall {
+data_class_methods! { DeltaToolCall {
     #[new]
     #[pyo3(signature = (index, id=None, r#type=None, function=None))]
     fn new<'py>(
@@ -206,42 +210,8 @@ impl DeltaToolCall {
         Self::repr(slf)
     }
 
-    fn __richcmp__(
-        slf: &Bound<'_, Self>,
-        other: &Bound<'_, PyAny>,
-        op: CompareOp,
-    ) -> PyResult<Py<PyAny>> {
-        Self::richcmp(slf, other, op)
-    }
 
-    fn __setattr__(
-        slf: &Bound<'_, Self>,
-        name: &Bound<'_, PyString>,
-        value: &Bound<'_, PyAny>,
-    ) -> PyResult<()> {
-        Self::set_field(slf, name, value, |i, v| {
-            let py = v.py();
-            let field = field_name::<Self>(i);
-            match i {
-                Self::INDEX => {
-                    let n: usize = v.extract().map_err(|e| arg_err(py, field, e))?;
-                    Ok(n.into_pyobject(py)?.into_any())
-                }
-                Self::FUNCTION => {
-                    let f = v
-                        .cast::<DeltaFunctionCall>()
-                        .map_err(|e| arg_err(py, field, e.into()))?;
-                    Ok(f.clone().into_any())
-                }
-                _ => opt_str(v, field),
-            }
-        })
-    }
-
-    fn __delattr__(slf: &Bound<'_, Self>, name: &Bound<'_, PyString>) -> PyResult<()> {
-        Self::del_field(slf, name)
-    }
-}
+}}
 
 /// One streaming delta; it speaks on exactly one channel.
 #[pyclass(module = "replyparse", frozen)]
@@ -313,10 +283,26 @@ impl DeltaMessage {
     ) -> PyResult<Bound<'py, PyAny>> {
         Ok(PyList::new(py, calls)?.into_any())
     }
+
+    /// The checked value `v` for field `i` (`__setattr__`).
+    fn check_field<'py>(i: usize, v: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        let py = v.py();
+        let field = field_name::<Self>(i);
+        if i != Self::TOOL_CALLS {
+            return opt_str(v, field);
+        }
+        if v.is_none() {
+            return Ok(v.clone());
+        }
+        // A new list of the given calls, as the constructor makes (the caller's
+        // sequence is not kept: appending to it later does not change the delta).
+        let calls: Vec<Bound<'_, DeltaToolCall>> =
+            v.extract().map_err(|e| arg_err(py, field, e))?;
+        Self::calls_list(py, calls)
+    }
 }
 
-#[pymethods]
-impl DeltaMessage {
+data_class_methods! { DeltaMessage {
     #[new]
     #[pyo3(signature = (role=None, content=None, reasoning_content=None, tool_calls=None))]
     fn new<'py>(
@@ -382,39 +368,7 @@ impl DeltaMessage {
         ))
     }
 
-    fn __richcmp__(
-        slf: &Bound<'_, Self>,
-        other: &Bound<'_, PyAny>,
-        op: CompareOp,
-    ) -> PyResult<Py<PyAny>> {
-        Self::richcmp(slf, other, op)
-    }
 
-    fn __setattr__(
-        slf: &Bound<'_, Self>,
-        name: &Bound<'_, PyString>,
-        value: &Bound<'_, PyAny>,
-    ) -> PyResult<()> {
-        Self::set_field(slf, name, value, |i, v| {
-            let py = v.py();
-            let field = field_name::<Self>(i);
-            if i != Self::TOOL_CALLS {
-                return opt_str(v, field);
-            }
-            if v.is_none() {
-                return Ok(v.clone());
-            }
-            // A new list of the given calls, as the constructor makes (the caller's
-            // sequence is not kept: appending to it later does not change the delta).
-            let calls: Vec<Bound<'_, DeltaToolCall>> =
-                v.extract().map_err(|e| arg_err(py, field, e))?;
-            Self::calls_list(py, calls)
-        })
-    }
-
-    fn __delattr__(slf: &Bound<'_, Self>, name: &Bound<'_, PyString>) -> PyResult<()> {
-        Self::del_field(slf, name)
-    }
 
     /// The `tool_calls` list can be given anything by a caller (itself included), so a
     /// delta can be part of a reference cycle; the collector must see the list. The
@@ -422,4 +376,4 @@ impl DeltaMessage {
     fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
         visit.call(&self.tool_calls)
     }
-}
+}}

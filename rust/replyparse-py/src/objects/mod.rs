@@ -161,17 +161,20 @@ trait Fields: PyClass<Frozen = pyo3::pyclass::boolean_struct::True> + Sync {
         })
     }
 
-    /// `__setattr__`: a field takes `convert(index, value)`, checked; any other name is
-    /// the generic attribute protocol's (its errors unchanged).
+    /// The value field `i` stores for `v`, checked with the types and errors the
+    /// Rust-typed setters had.
+    fn check<'py>(i: usize, v: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>>;
+
+    /// `__setattr__`: a field takes `check(index, value)`; any other name is the generic
+    /// attribute protocol's (its errors unchanged).
     fn set_field(
         slf: &Bound<'_, Self>,
         name: &Bound<'_, PyString>,
         value: &Bound<'_, PyAny>,
-        convert: impl for<'py> FnOnce(usize, &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>>,
     ) -> PyResult<()> {
         match Self::field_index(name.to_str()?) {
             Some(i) => {
-                let v = convert(i, value)?;
+                let v = Self::check(i, value)?;
                 Self::members(slf.py())?[i].set(slf, &v)
             }
             None => generic_setattr(slf, name, Some(value)),
@@ -301,6 +304,41 @@ macro_rules! fields {
             }
             fn probe(py: Python<'_>) -> PyResult<Bound<'_, Self>> {
                 Bound::new(py, $ty { $($field: py.None()),+ })
+            }
+            fn check<'py>(i: usize, v: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+                $ty::check_field(i, v)
+            }
+        }
+    };
+}
+
+/// A data class's `#[pymethods]`: the methods given, and the attribute protocol every
+/// class shares (`==` / `!=`, `__setattr__` through the class's `check_field`, and
+/// `__delattr__`), written once here.
+macro_rules! data_class_methods {
+    ($ty:ident { $($methods:tt)* }) => {
+        #[pymethods]
+        impl $ty {
+            $($methods)*
+
+            fn __richcmp__(
+                slf: &Bound<'_, Self>,
+                other: &Bound<'_, PyAny>,
+                op: CompareOp,
+            ) -> PyResult<Py<PyAny>> {
+                Self::richcmp(slf, other, op)
+            }
+
+            fn __setattr__(
+                slf: &Bound<'_, Self>,
+                name: &Bound<'_, PyString>,
+                value: &Bound<'_, PyAny>,
+            ) -> PyResult<()> {
+                Self::set_field(slf, name, value)
+            }
+
+            fn __delattr__(slf: &Bound<'_, Self>, name: &Bound<'_, PyString>) -> PyResult<()> {
+                Self::del_field(slf, name)
             }
         }
     };

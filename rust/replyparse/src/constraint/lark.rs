@@ -150,12 +150,15 @@ impl<'s> Lark<'s> {
             let attrs = format!("[suffix={}]", pytext::string(close, false));
             return Ok(self.rule_with(name, &attrs, "/(?s:.*)/"));
         }
-        if let [(_, token)] = pieces[..] {
-            // A special token: text cannot hold it, so greedy text stops before it.
-            return Ok(self.rule(name, &format!("/(?s:.*)/ {token}")));
+        if let [(true, _), ..] = pieces[..] {
+            // It starts with a special token (Kimi K3's `<|close|>argument<|sep|>`): text
+            // cannot hold that token, so greedy text stops before it.
+            let lit = self.lit(close);
+            return Ok(self.rule(name, &format!("/(?s:.*)/ {lit}")));
         }
         Err(Error::InvalidTools(format!(
-            "the close tag {} mixes text and special tokens; it cannot end free text",
+            "the close tag {} mixes text and special tokens and starts with text; it cannot \
+             end free text",
             pytext::repr(close)
         )))
     }

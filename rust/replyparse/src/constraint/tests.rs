@@ -330,20 +330,33 @@ fn a_special_token_close_tag_ends_reasoning_as_a_token() {
     let lark = lark_of("qwen", &tools(), &ToolChoice::Required, &o);
     assert!(lark.contains("\nreasoning_text: /(?s:.*)/ <|/think|>\n"));
     assert!(lark.contains("\nreasoning: (<|think|>)? reasoning_text\n"));
+    // A close tag that starts with a special token (Kimi K3's `<|close|>think<|sep|>`):
+    // text stops before the token, the rest follows it.
     let mixed = ConstraintOptions {
         reasoning: Some(("<think>".into(), "<|x|>end".into())),
+        ..Default::default()
+    };
+    let lark = lark_of("qwen", &tools(), &ToolChoice::Required, &mixed);
+    assert!(
+        lark.contains("\nreasoning_text: /(?s:.*)/ <|x|> \"end\"\n"),
+        "{lark}"
+    );
+    // One that starts with text cannot end free text: the text could run past the token.
+    let late = ConstraintOptions {
+        reasoning: Some(("<think>".into(), "end<|x|>".into())),
         ..Default::default()
     };
     let r = lark_grammar(
         "qwen",
         &tools(),
         &ToolChoice::Required,
-        &mixed,
+        &late,
         &SpecialTokens::Markers,
     );
     assert_eq!(
         refusal(r),
-        "the close tag '<|x|>end' mixes text and special tokens; it cannot end free text"
+        "the close tag 'end<|x|>' mixes text and special tokens and starts with text; it \
+         cannot end free text"
     );
     // As text the same close tag is a suffix like any other.
     let r = lark_grammar(
@@ -738,14 +751,22 @@ fn the_parser_config_refuses_what_it_cannot_parse() {
         typo.constraint(true, &m),
         Err(Error::UnknownParser { .. })
     ));
-    // A markup xgrammar has no style for refuses the pair (its Lark grammar alone exists).
+    // A markup the structural tag cannot write (no xgrammar style, and functions in one
+    // block with no function close for the generic formats' tags to end at) refuses the
+    // pair (its Lark grammar alone exists).
     let mut d = (*registry::tool_dialect("qwen3coder").unwrap()).clone();
     d.name = "constraint-test-xml".into();
     d.aliases.clear();
-    d.xml.as_mut().unwrap().function_open = "<invoke name=".into();
+    let x = d.xml.as_mut().unwrap();
+    x.function_open = "<invoke name=".into();
+    x.function_close = None;
+    x.one_block = true;
     registry::register_tool_dialect(d, true).unwrap();
     let msg = refusal(config(Some("constraint-test-xml"), None, None).constraint(true, &m));
-    assert!(msg.contains("no xgrammar structural-tag form"), "{msg}");
+    assert!(
+        msg.contains("several functions in one block without a function close"),
+        "{msg}"
+    );
     let lark = lark_of(
         "constraint-test-xml",
         &tools(),
@@ -753,7 +774,8 @@ fn the_parser_config_refuses_what_it_cannot_parse() {
         &Default::default(),
     );
     assert!(
-        lark.contains(r#""<tool_call>" WS? "<invoke name=get_weather>""#),
+        lark.contains(r#"start: "<tool_call>" WS? call (WS? call)* WS? "</tool_call>""#)
+            && lark.contains(r#"call_0: "<invoke name=get_weather>""#),
         "{lark}"
     );
 }

@@ -10,8 +10,10 @@
 //!
 //! - [`envelope`]: a JSON object per call behind a tag (Qwen / Hermes, Llama 3, InternLM);
 //! - [`xml`] with [`schema`]: function-first markup whose values end at a close tag
-//!   (Qwen3-Coder, GLM), values typed by the request's JSON schema;
-//! - [`dsml`]: DeepSeek V3.2 / V4 `invoke` elements;
+//!   (Qwen3-Coder, GLM, MiniMax M2 / M3, Seed-OSS, Step-3 / 3.5, HY, MiMo, MiniCPM-5,
+//!   dots, Solar Open2, LongCat gen 2, Poolside, Ling 3, Spark 2.5, Kimi K3), values
+//!   typed by the request's JSON schema or by their own type attribute;
+//! - [`dsml`]: DeepSeek V3.2 / V4 `invoke` elements (and GigaChat 3.5's GCML namespace);
 //! - [`header`]: a header + JSON per call (Kimi K2, DeepSeek V3 / V3.1, Mistral v11+);
 //! - [`harmony`]: OpenAI Harmony, a whole response parser of its own (gpt-oss);
 //! - [`pythonic`]: Python call expressions, arguments converted to JSON as they stream
@@ -40,8 +42,8 @@ use crate::tool::PayloadGrammar;
 pub enum Family {
     /// `{"name": ..., "<argument_field>": {...}}` inside the outer tags.
     JsonEnvelope,
-    /// Function-first XML-like markup whose values end at a close tag (Qwen3-Coder, GLM);
-    /// the syntax is the dialect's `xml` field.
+    /// Function-first XML-like markup whose values end at a close tag (Qwen3-Coder, GLM,
+    /// MiniMax, Step-3, Kimi K3, ...); the syntax is the dialect's `xml` field.
     Xml,
     /// DeepSeek V3.2 / V4 DSML `invoke` elements; the markup is the dialect's `dsml`
     /// field (DeepSeek's when absent).

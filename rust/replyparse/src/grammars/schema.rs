@@ -27,7 +27,7 @@ impl Ty {
     /// A JSON Schema type name, or the Python spelling people write in hand-made
     /// schemas (`int`, `float`, `bool`, `dict`, `list`, `str`): a value the request
     /// calls `float` is a number, not a string.
-    fn from_name(name: &str) -> Option<Ty> {
+    pub(crate) fn from_name(name: &str) -> Option<Ty> {
         Some(match name {
             "string" | "str" => Ty::String,
             "integer" | "int" => Ty::Integer,
@@ -56,9 +56,19 @@ impl Ty {
 /// The types a parameter's value may take, in the order to try them. Never empty:
 /// a parameter without usable type information is a string.
 pub fn param_types(parameters: Option<&Value>, param: &str) -> Vec<Ty> {
-    let prop = parameters
+    types_of(param_schema(parameters, param))
+}
+
+/// The schema of parameter `param` in a function's parameter schema, if it declares one.
+pub fn param_schema<'a>(parameters: Option<&'a Value>, param: &str) -> Option<&'a Value> {
+    parameters
         .and_then(|p| p.get("properties"))
-        .and_then(|p| p.get(param));
+        .and_then(|p| p.get(param))
+}
+
+/// The types a value of schema `prop` may take, in the order to try them; never empty
+/// (no usable type information: a string).
+pub fn types_of(prop: Option<&Value>) -> Vec<Ty> {
     let mut out = Vec::new();
     if let Some(prop) = prop {
         collect_types(prop, &mut out, 0);

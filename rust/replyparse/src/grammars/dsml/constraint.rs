@@ -9,7 +9,7 @@ use crate::constraint::lark::{self, Lark, KEY_NAME};
 use crate::constraint::structural as st;
 use crate::constraint::{lark_after_reasoning, lark_calls, pytext, schema, st_section};
 use crate::constraint::{CallConstraint, Forbidden, Function};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::registry::ToolDialect;
 
 const STRING_TRUE: &str = "\" string=\"true\">";
@@ -36,6 +36,89 @@ impl<'a> DsmlCalls<'a> {
     }
 }
 
+impl DsmlCalls<'_> {
+    /// The structural tag of a DSML markup xgrammar's `deepseek_xml` does not write:
+    /// each invoke a `tag`, its parameters in schema order (required ones mandatory,
+    /// the others `optional`, any key `star` when the schema declares none), a value
+    /// either raw text (`string="true"`, where the schema allows a string) or JSON
+    /// source (`string="false"`) by the schema.
+    fn generic_structural_tag(
+        &self,
+        fns: &[Function<'_>],
+        many: bool,
+        reasoning: Option<&(String, String)>,
+    ) -> Result<Value> {
+        let DsmlSyntax {
+            token: tok,
+            invoke: inv,
+            parameter: par,
+        } = &self.s;
+        let close = format!("</{tok}{par}>");
+        let ws = || st::regex(st::WS_REGEX);
+        let param = |key: Option<&str>, sub: Option<&Value>| -> Value {
+            let head = match key {
+                Some(k) => st::const_string(&format!("<{tok}{par} name=\"{k}")),
+                None => st::regex(&format!(
+                    "<{}{} name=\"[^<>\"\\s]+",
+                    tok.replace('|', "\\|"),
+                    par
+                )),
+            };
+            let types = sub.and_then(schema::types);
+            let mut alts = Vec::new();
+            if types
+                .as_ref()
+                .is_none_or(|t| t.iter().any(|t| t == "string"))
+            {
+                alts.push(st::sequence(vec![
+                    st::const_string(STRING_TRUE),
+                    st::tag("", st::any_text(&[]), &close),
+                ]));
+            }
+            if types
+                .as_ref()
+                .is_none_or(|t| t.iter().any(|t| t != "string"))
+            {
+                let empty = json!({});
+                alts.push(st::sequence(vec![
+                    st::const_string(STRING_FALSE),
+                    ws(),
+                    st::json_schema(sub.unwrap_or(&empty), None),
+                    ws(),
+                    st::const_string(&close),
+                ]));
+            }
+            st::sequence(vec![ws(), head, st::or(alts)])
+        };
+        let tags = fns
+            .iter()
+            .map(|f| {
+                let props = schema::properties(&f.params);
+                let mut content = Vec::new();
+                for (key, sub) in &props.declared {
+                    let p = param(Some(key), Some(*sub).filter(|s| !s.is_null()));
+                    content.push(if props.required.iter().any(|r| r == key) {
+                        p
+                    } else {
+                        json!({"type": "optional", "content": p})
+                    });
+                }
+                if props.open {
+                    content.push(json!({"type": "star", "content": param(None, None)}));
+                }
+                content.push(ws());
+                st::tag(
+                    &format!("<{tok}{inv} name=\"{}\">", f.name),
+                    st::sequence(content),
+                    &format!("</{tok}{inv}>\n"),
+                )
+            })
+            .collect();
+        let open = format!("{}\n", self.d.open);
+        Ok(st_section(&open, tags, self.close(), many, reasoning))
+    }
+}
+
 impl CallConstraint for DsmlCalls<'_> {
     fn dialect_name(&self) -> &str {
         &self.d.name
@@ -55,13 +138,10 @@ impl CallConstraint for DsmlCalls<'_> {
         many: bool,
         reasoning: Option<&(String, String)>,
     ) -> Result<Value> {
-        // xgrammar's `deepseek_xml` style is DeepSeek's markup exactly.
+        // xgrammar's `deepseek_xml` style is DeepSeek's markup exactly; another
+        // namespace (GigaChat 3.5's GCML) is built from the generic formats.
         if self.s != DsmlSyntax::default() {
-            return Err(Error::InvalidTools(format!(
-                "the {} dialect's DSML markup has no xgrammar structural-tag form (known: \
-                 DeepSeek's), so tool_choice required / named cannot be constrained",
-                self.d.name
-            )));
+            return self.generic_structural_tag(fns, many, reasoning);
         }
         let tok = &self.s.token;
         let tags = fns
@@ -142,8 +222,8 @@ mod tests {
     use serde_json::json;
 
     use crate::constraint::tests::{lark_of, named, st_of, start, thinking, tools};
-    use crate::constraint::{structural_tag, ConstraintOptions};
-    use crate::{Error, ToolChoice};
+    use crate::constraint::ConstraintOptions;
+    use crate::ToolChoice;
 
     /// The grammar the first (Python) builder wrote for these tools.
     const V32: &str = r#"%llguidance {}
@@ -223,9 +303,21 @@ WS: /[ \t\r\n]+/
         assert!(lark.contains(
             r#"call_0: "<|X|call name=\"get_weather\">" p_0_0 p_0_1? p_0_2? WS? "</|X|call>""#
         ));
-        let err = structural_tag("dsml-constraint-test", &tools(), &ToolChoice::Required, &o)
-            .unwrap_err();
-        assert!(matches!(err, Error::InvalidTools(m) if m.contains("DSML markup has no xgrammar")));
+        // No `deepseek_xml` for this markup: the generic formats.
+        let st = st_of("dsml-constraint-test", &tools(), &named("get_weather"), &o);
+        let tag = &st["format"]["elements"][0]["elements"][1];
+        assert_eq!(tag["begin"], "<|X|call name=\"get_weather\">");
+        assert_eq!(tag["end"], "</|X|call>\n");
+        assert_eq!(
+            tag["content"]["elements"][0],
+            json!({"type": "sequence", "elements": [
+                {"type": "regex", "pattern": "[ \\t\\r\\n]*"},
+                {"type": "const_string", "value": "<|X|arg name=\"city"},
+                {"type": "sequence", "elements": [
+                    {"type": "const_string", "value": "\" string=\"true\">"},
+                    {"type": "tag", "begin": "", "content": {"type": "any_text", "excludes": []}, "end": "</|X|arg>"}]}]})
+        );
+        assert_eq!(tag["content"]["elements"][1]["type"], "optional");
         // Declared without markup, it is DeepSeek's (as the parser reads it).
         d.name = "dsml-constraint-test-default".into();
         d.dsml = None;

@@ -1,4 +1,5 @@
-//! DSML, the tool-call markup of DeepSeek V3.2 and V4.
+//! DSML, the tool-call markup of DeepSeek V3.2 and V4 (and GigaChat 3.5, whose GCML is
+//! DSML with the `｜GCML｜` namespace: a declaration, `token` below).
 //!
 //! ```text
 //! \n\n<｜DSML｜function_calls>                       (V4: tool_calls; the outer block)

@@ -1,17 +1,22 @@
 //! Forced calls in an XML-like dialect: each call is its own block, `open`, the
 //! function (its open text and name), the parameters, the function close, `close`.
 //!
-//! The Lark grammar follows any declared markup. The structural tag uses xgrammar's
-//! `json_schema` styles, which exist for two markups only (Qwen3-Coder's `qwen_xml` and
-//! GLM's `glm_xml`); another declared markup is refused there, with its Lark grammar
-//! still available.
+//! The Lark grammar follows any declared markup: names and keys as text or in their
+//! attribute (written `name="F"`), a value's own type attribute (one alternative per
+//! type the schema allows: `type="string"` with raw text, the others with JSON source),
+//! element-named keys (each key's own close tag). It writes the canonical form only:
+//! no CDATA, no skipped wrappers, no JSON body, no nested elements (object values are
+//! JSON source, which the parser reads as such). The structural tag uses xgrammar's
+//! `json_schema` styles, which exist for three markups (Qwen3-Coder's `qwen_xml`, GLM's
+//! `glm_xml`, MiniMax's `minimax_xml`, the last inside one block of invokes); another
+//! declared markup is refused there, with its Lark grammar still available.
 
-use serde_json::Value;
+use serde_json::{json, Value};
 
-use super::XmlSyntax;
+use super::{ValueWhitespace, XmlSyntax};
 use crate::constraint::lark::{self, Lark, KEY_NAME};
 use crate::constraint::structural as st;
-use crate::constraint::{lark_after_reasoning, lark_calls, pytext, st_blocks};
+use crate::constraint::{lark_after_reasoning, lark_calls, pytext, schema, st_blocks, st_section};
 use crate::constraint::{CallConstraint, Forbidden, Function};
 use crate::error::{Error, Result};
 use crate::registry::ToolDialect;
@@ -48,6 +53,17 @@ const GLM_XML: Shape<'static> = (
     Some("<arg_value>"),
     "</arg_value>",
 );
+/// `minimax_xml`: `<invoke name="F">` `<parameter name="P">V</parameter>` `</invoke>`
+/// (names in the `name` attribute).
+const MINIMAX_XML: Shape<'static> = (
+    "<invoke",
+    ">",
+    Some("</invoke>"),
+    "<parameter",
+    ">",
+    None,
+    "</parameter>",
+);
 
 fn shape(x: &XmlSyntax) -> Shape<'_> {
     (
@@ -59,6 +75,21 @@ fn shape(x: &XmlSyntax) -> Shape<'_> {
         x.value_open.as_deref(),
         &x.value_close,
     )
+}
+
+/// The xgrammar style of a markup, if it has one: the tag shape, names as text (or in
+/// `name` attributes for MiniMax's), and nothing the styles cannot write.
+fn style(x: &XmlSyntax) -> Option<&'static str> {
+    let plain = x.type_attr.is_none() && x.nested.is_none() && !x.unquote;
+    let text_names = x.name_attr.is_none() && x.key_attr.is_none();
+    let attr_names =
+        x.name_attr.as_deref() == Some("name") && x.key_attr.as_deref() == Some("name");
+    match shape(x) {
+        QWEN_XML if plain && text_names => Some("qwen_xml"),
+        GLM_XML if plain && text_names => Some("glm_xml"),
+        MINIMAX_XML if plain && attr_names => Some("minimax_xml"),
+        _ => None,
+    }
 }
 
 /// See the module docs.
@@ -80,6 +111,240 @@ impl<'a> XmlCalls<'a> {
     fn close(&self) -> &str {
         self.d.close.as_deref().unwrap_or("")
     }
+
+    /// The function's open markup with its name as text: `<function=F>`, `"F">` after
+    /// MiniCPM-5's `<function name=`.
+    fn function_head(&self, name: &str) -> String {
+        let x = self.x;
+        // A name end that is whitespace (GLM's newline) is JSON-like whitespace the `WS?`
+        // before the first parameter covers; a visible one is markup.
+        let end = &x.function_name_end;
+        let end = if pytext::has_non_space(end) {
+            end.as_str()
+        } else {
+            ""
+        };
+        let quote = if x.unquote { "\"" } else { "" };
+        format!("{}{quote}{name}{quote}{end}", x.function_open)
+    }
+}
+
+/// xgrammar nodes the shared helpers do not write.
+fn optional(content: Value) -> Value {
+    json!({"type": "optional", "content": content})
+}
+
+fn star(content: Value) -> Value {
+    json!({"type": "star", "content": content})
+}
+
+fn ws() -> Value {
+    st::regex(st::WS_REGEX)
+}
+
+/// A regex matching `text` literally.
+fn regex_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if "\\.+*?()|[]{}^$/-".contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Other attributes after an attribute name (Kimi K3's `index="1"`).
+const MORE_ATTRS: &str = r#"( [A-Za-z_][A-Za-z0-9_]*="[^"<>]*")*"#;
+
+impl XmlCalls<'_> {
+    /// A raw value up to and including `close`, constrained where the schema has a raw
+    /// form (enums; integer, number, boolean, null; JSON objects / arrays); free text
+    /// otherwise (as the Lark grammar's `text_value`).
+    fn st_value(&self, sub: Option<&Value>, close: &str) -> Value {
+        let null = Value::Null;
+        let sub = sub.unwrap_or(&null);
+        let nl = || {
+            st::regex(if self.x.whitespace() == ValueWhitespace::Newline {
+                "\n?"
+            } else {
+                ""
+            })
+        };
+        if let Some(values) = schema::enum_values(sub) {
+            let raws: Vec<String> = values.iter().map(|v| schema::raw(v)).collect();
+            if raws.iter().all(|r| !r.contains(close)) {
+                let alts = raws.iter().map(|r| st::const_string(r)).collect();
+                return st::sequence(vec![nl(), st::or(alts), nl(), st::const_string(close)]);
+            }
+        }
+        let typed = schema::types(sub).filter(|t| !t.iter().any(|t| t == "string"));
+        match typed {
+            Some(_) if schema::enum_values(sub).is_none() => st::sequence(vec![
+                ws(),
+                st::json_schema(sub, None),
+                ws(),
+                st::const_string(close),
+            ]),
+            _ => st::tag("", st::any_text(&[]), close),
+        }
+    }
+
+    /// One parameter (`key` None: any key) in the generic structural tag.
+    fn st_param(&self, key: Option<&str>, sub: Option<&Value>) -> Result<Value> {
+        let x = self.x;
+        let close = match key {
+            Some(k) => x.value_close_for(k),
+            None if x.element_keys() => {
+                return Err(Error::InvalidTools(format!(
+                    "the {} dialect closes each value with its own key's tag, so a parameter \
+                     of a schema that declares no properties cannot be constrained",
+                    self.d.name
+                )))
+            }
+            None => x.value_close.clone(),
+        };
+        let mut seq = vec![ws()];
+        let key_re = r#"[^<>"\s]+"#;
+        match (&x.key_attr, key) {
+            (Some(a), Some(k)) => {
+                seq.push(st::const_string(&format!("{} {a}=\"{k}\"", x.param_open)))
+            }
+            (Some(a), None) => seq.push(st::regex(&format!(
+                "{}{}",
+                regex_escape(&format!("{} {a}=\"", x.param_open)),
+                format_args!("{key_re}\"")
+            ))),
+            (None, Some(k)) => seq.push(st::const_string(&format!("{}{k}", x.param_open))),
+            (None, None) => seq.push(st::regex(&format!(
+                "{}{key_re}",
+                regex_escape(&x.param_open)
+            ))),
+        }
+        let value_open: Vec<Value> = given(x.value_open.as_deref())
+            .map(|v| vec![ws(), st::const_string(v)])
+            .unwrap_or_default();
+        let end = st::const_string(&x.param_name_end);
+        let Some(type_attr) = &x.type_attr else {
+            seq.push(end);
+            seq.extend(value_open);
+            seq.push(self.st_value(sub, &close));
+            return Ok(st::sequence(seq));
+        };
+        let types = sub.and_then(schema::types);
+        let mut alts = Vec::new();
+        if types
+            .as_ref()
+            .is_none_or(|t| t.iter().any(|t| t == "string"))
+        {
+            let mut a = vec![
+                st::const_string(&format!(" {type_attr}=\"string\"")),
+                end.clone(),
+            ];
+            a.extend(value_open.clone());
+            a.push(self.st_value(sub, &close));
+            alts.push(st::sequence(a));
+        }
+        let others = match &types {
+            None => "number|integer|boolean|null|object|array".to_owned(),
+            Some(t) => t
+                .iter()
+                .filter(|t| *t != "string")
+                .map(|t| {
+                    if t == "integer" {
+                        "integer|number"
+                    } else {
+                        t.as_str()
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join("|"),
+        };
+        if !others.is_empty() {
+            let empty = json!({});
+            let mut a = vec![
+                st::regex(&format!(" {}=\"({others})\"", regex_escape(type_attr))),
+                end,
+            ];
+            a.extend(value_open);
+            a.extend([
+                ws(),
+                st::json_schema(sub.unwrap_or(&empty), None),
+                ws(),
+                st::const_string(&close),
+            ]);
+            alts.push(st::sequence(a));
+        }
+        seq.push(st::or(alts));
+        Ok(st::sequence(seq))
+    }
+
+    /// The structural tag of a markup xgrammar has no style for, from its generic
+    /// formats: each function a `tag` (its open markup with the name as `begin`), the
+    /// parameters in schema order inside (required ones mandatory, the others
+    /// `optional`; any key, `star`, when the schema declares none), values as
+    /// [`st_value`](Self::st_value) writes them; one block of functions or a block each,
+    /// as the dialect writes several calls.
+    fn generic_structural_tag(
+        &self,
+        fns: &[Function<'_>],
+        many: bool,
+        reasoning: Option<&(String, String)>,
+    ) -> Result<Value> {
+        let x = self.x;
+        let (open, close) = (self.d.open.as_str(), self.close());
+        let fclose = given(x.function_close.as_deref());
+        let mut tags = Vec::new();
+        for f in fns {
+            let mut content = Vec::new();
+            let head = match &x.name_attr {
+                Some(a) => {
+                    content.push(st::regex(MORE_ATTRS));
+                    content.push(st::const_string(&x.function_name_end));
+                    format!("{} {a}=\"{}\"", x.function_open, f.name)
+                }
+                None => self.function_head(f.name),
+            };
+            let props = schema::properties(&f.params);
+            for (key, sub) in &props.declared {
+                let sub = Some(*sub).filter(|s| !s.is_null());
+                let p = self.st_param(Some(key), sub)?;
+                content.push(if props.required.iter().any(|r| r == key) {
+                    p
+                } else {
+                    optional(p)
+                });
+            }
+            if props.open {
+                content.push(star(self.st_param(None, None)?));
+            }
+            content.push(ws());
+            if x.one_block {
+                let Some(fclose) = fclose else {
+                    return Err(Error::InvalidTools(format!(
+                        "the {} dialect writes several functions in one block without a \
+                         function close, so tool_choice required / named cannot be constrained",
+                        self.d.name
+                    )));
+                };
+                tags.push(st::tag(&head, st::sequence(content), fclose));
+            } else {
+                if let Some(fclose) = fclose {
+                    content.extend([st::const_string(fclose), ws()]);
+                }
+                tags.push(st::tag(
+                    &format!("{open}{head}"),
+                    st::sequence(content),
+                    close,
+                ));
+            }
+        }
+        Ok(if x.one_block {
+            st_section(open, tags, close, many, reasoning)
+        } else {
+            st_blocks(tags, many, reasoning)
+        })
+    }
 }
 
 /// `text` unless it is empty or `None`.
@@ -93,7 +358,8 @@ impl CallConstraint for XmlCalls<'_> {
     }
 
     /// A name ends at the name end (or, for a whitespace name end, at any whitespace),
-    /// a parameter or the block close; a key at the key end.
+    /// a parameter or the block close; a key at the key end. In an attribute, or
+    /// quoted, neither holds a quote (nor an `&` where entities are decoded).
     fn forbidden(&self) -> Forbidden {
         let x = self.x;
         let mut in_names = vec![x.param_open.clone(), self.close().to_owned()];
@@ -102,10 +368,20 @@ impl CallConstraint for XmlCalls<'_> {
         } else {
             in_names.extend([" ", "\t", "\n", "\r"].map(String::from));
         }
-        Forbidden {
-            in_names,
-            in_keys: vec![x.param_name_end.clone()],
+        let mut in_keys = vec![x.param_name_end.clone()];
+        let quoted = ["\"".to_owned()]
+            .into_iter()
+            .chain(x.entities.then(|| "&".to_owned()));
+        if x.name_attr.is_some() || x.unquote {
+            in_names.extend(quoted.clone());
         }
+        if x.key_attr.is_some() {
+            in_keys.extend(quoted);
+        }
+        if x.element_keys() {
+            in_keys.extend(["/", "<", " "].map(String::from));
+        }
+        Forbidden { in_names, in_keys }
     }
 
     fn structural_tag(
@@ -115,37 +391,55 @@ impl CallConstraint for XmlCalls<'_> {
         reasoning: Option<&(String, String)>,
     ) -> Result<Value> {
         let (open, close) = (&self.d.open, self.close());
-        let tags = match shape(self.x) {
-            QWEN_XML => fns
-                .iter()
-                .map(|f| {
-                    st::tag(
-                        &format!("{open}\n<function={}>\n", f.name),
-                        st::json_schema(&f.params, Some("qwen_xml")),
-                        &format!("\n</function>\n{close}"),
-                    )
-                })
-                .collect(),
-            GLM_XML => fns
-                .iter()
-                .map(|f| {
-                    st::tag(
-                        &format!("{open}{}", f.name),
-                        st::json_schema(&f.params, Some("glm_xml")),
-                        close,
-                    )
-                })
-                .collect(),
-            _ => {
-                return Err(Error::InvalidTools(format!(
-                    "the {} dialect's XML markup has no xgrammar structural-tag form (known: \
-                     the Qwen3-Coder and GLM markups), so tool_choice required / named cannot \
-                     be constrained",
-                    self.d.name
-                )))
+        match style(self.x) {
+            Some("qwen_xml") => {
+                let tags = fns
+                    .iter()
+                    .map(|f| {
+                        st::tag(
+                            &format!("{open}\n<function={}>\n", f.name),
+                            st::json_schema(&f.params, Some("qwen_xml")),
+                            &format!("\n</function>\n{close}"),
+                        )
+                    })
+                    .collect();
+                Ok(st_blocks(tags, many, reasoning))
             }
-        };
-        Ok(st_blocks(tags, many, reasoning))
+            Some("glm_xml") => {
+                let tags = fns
+                    .iter()
+                    .map(|f| {
+                        st::tag(
+                            &format!("{open}{}", f.name),
+                            st::json_schema(&f.params, Some("glm_xml")),
+                            close,
+                        )
+                    })
+                    .collect();
+                Ok(st_blocks(tags, many, reasoning))
+            }
+            Some(_) => {
+                // MiniMax's: one block holding the invokes.
+                let tags = fns
+                    .iter()
+                    .map(|f| {
+                        st::tag(
+                            &format!("<invoke name=\"{}\">\n", f.name),
+                            st::json_schema(&f.params, Some("minimax_xml")),
+                            "</invoke>\n",
+                        )
+                    })
+                    .collect();
+                Ok(st_section(
+                    &format!("{open}\n"),
+                    tags,
+                    close,
+                    many,
+                    reasoning,
+                ))
+            }
+            None => self.generic_structural_tag(fns, many, reasoning),
+        }
     }
 
     fn lark_start(
@@ -156,50 +450,116 @@ impl CallConstraint for XmlCalls<'_> {
         reasoning: Option<&(String, String)>,
     ) -> Result<String> {
         let x = self.x;
+        let trims = x.whitespace() == ValueWhitespace::Newline;
         let mut param = |l: &mut Lark<'_>,
                          rule: &str,
                          key: Option<&str>,
                          sub: Option<&Value>|
          -> Result<String> {
             let name = key.map_or(KEY_NAME.to_owned(), |k| pytext::string(k, false));
-            let mut head = format!(
-                "{} {name} {}",
-                l.lit(&x.param_open),
-                l.lit(&x.param_name_end)
-            );
-            if let Some(value_open) = given(x.value_open.as_deref()) {
-                head.push_str(&format!(" WS? {}", l.lit(value_open)));
+            let close = match key {
+                Some(k) => x.value_close_for(k),
+                None if x.element_keys() => {
+                    return Err(Error::InvalidTools(format!(
+                        "the {} dialect closes each value with its own key's tag, so a \
+                         parameter of a schema that declares no properties cannot be \
+                         constrained",
+                        self.d.name
+                    )))
+                }
+                None => x.value_close.clone(),
+            };
+            let mut head = match &x.key_attr {
+                Some(a) => format!(
+                    r#"{} {name} {}"#,
+                    l.lit(&format!("{} {a}=\"", x.param_open)),
+                    l.lit("\"")
+                ),
+                None => format!("{} {name}", l.lit(&x.param_open)),
+            };
+            let end = l.lit(&x.param_name_end);
+            let value_open = given(x.value_open.as_deref())
+                .map(|v| format!(" WS? {}", l.lit(v)))
+                .unwrap_or_default();
+            let Some(type_attr) = &x.type_attr else {
+                head.push_str(&format!(" {end}{value_open}"));
+                let value = lark::text_value(l, &format!("{rule}_v"), sub, &close, trims)?;
+                return Ok(l.rule(rule, &format!("WS? {head} {value}")));
+            };
+            // The value's own type: raw text for `string`, JSON source for the others.
+            let types = sub.and_then(schema::types);
+            let mut alts = Vec::new();
+            if types
+                .as_ref()
+                .is_none_or(|t| t.iter().any(|t| t == "string"))
+            {
+                let raw = lark::text_value(l, &format!("{rule}_s"), sub, &close, trims)?;
+                let t = l.lit(&format!(" {type_attr}=\"string\""));
+                alts.push(format!("{t} {end}{value_open} {raw}"));
             }
-            let value = lark::text_value(
-                l,
-                &format!("{rule}_v"),
-                sub,
-                &x.value_close,
-                x.trim_value_newline,
-            )?;
-            Ok(l.rule(rule, &format!("WS? {head} {value}")))
+            let others: Vec<&str> = match &types {
+                None => vec!["number", "integer", "boolean", "null", "object", "array"],
+                Some(t) => t
+                    .iter()
+                    .filter(|t| *t != "string")
+                    .flat_map(|t| match t.as_str() {
+                        "integer" => vec!["integer", "number"],
+                        other => vec![other],
+                    })
+                    .collect(),
+            };
+            if !others.is_empty() {
+                let empty = serde_json::json!({});
+                let js = l.rule(
+                    &format!("{rule}_j"),
+                    &lark::json_schema(sub.unwrap_or(&empty)),
+                );
+                let names: Vec<String> = others.iter().map(|t| pytext::string(t, false)).collect();
+                let (open_t, q, c) = (
+                    l.lit(&format!(" {type_attr}=\"")),
+                    l.lit("\""),
+                    l.lit(&close),
+                );
+                alts.push(format!(
+                    "{open_t} ({}) {q} {end}{value_open} WS? {js} WS? {c}",
+                    names.join(" | ")
+                ));
+            }
+            Ok(l.rule(rule, &format!("WS? {head} ({})", alts.join(" | "))))
         };
         let mut calls = Vec::new();
         for (i, f) in fns.iter().enumerate() {
-            // A name end that is whitespace (GLM's newline) is JSON-like whitespace the
-            // `WS?` before the first parameter covers; a visible one is markup.
-            let name_end = &x.function_name_end;
-            let name_end = if pytext::has_non_space(name_end) {
-                name_end.as_str()
-            } else {
-                ""
+            let head = match &x.name_attr {
+                // Other attributes may follow the name (Kimi K3's `index="1"`).
+                Some(a) => format!(
+                    r#"{} (/ [A-Za-z_][A-Za-z0-9_]*="[^"<>]*"/)* {}"#,
+                    l.lit(&format!("{} {a}=\"{}\"", x.function_open, f.name)),
+                    l.lit(&x.function_name_end)
+                ),
+                None => l.lit(&self.function_head(f.name)),
             };
-            let head = l.lit(&format!("{}{}{name_end}", x.function_open, f.name));
-            let mut body = vec![l.lit(&self.d.open), "WS?".into(), head];
+            let mut body = Vec::new();
+            if !x.one_block {
+                body.extend([l.lit(&self.d.open), "WS?".into()]);
+            }
+            body.push(head);
             body.push(lark::params(l, &format!("p_{i}"), &f.params, &mut param)?);
             if let Some(function_close) = given(x.function_close.as_deref()) {
                 body.extend(["WS?".into(), l.lit(function_close)]);
             }
-            body.extend(["WS?".into(), l.lit(self.close())]);
+            if !x.one_block {
+                body.extend(["WS?".into(), l.lit(self.close())]);
+            }
             calls.push(l.rule(&format!("call_{i}"), &lark::join_nonempty(&body)));
         }
         let call = l.rule("call", &calls.join(" | "));
-        lark_after_reasoning(l, &lark_calls("", &call, "", many), reasoning)
+        let calls = if x.one_block {
+            let (open, close) = (l.lit(&self.d.open), l.lit(self.close()));
+            lark_calls(&open, &call, &close, many)
+        } else {
+            lark_calls("", &call, "", many)
+        };
+        lark_after_reasoning(l, &calls, reasoning)
     }
 }
 
@@ -321,15 +681,26 @@ WS: /[ \t\r\n]+/
             "\np_0_0: WS? <|arg|> \"n\" \">\" WS? (/-?(0|[1-9][0-9]*)(\\.[0-9]+)?([eE][+-]?[0-9]+)?/) WS? \"</parameter>\"\n"
         ), "{lark}");
         assert!(lark.contains("\ncall_0: <|calls|> WS? \"<invoke name=f\" p_0_0 WS? \"</function>\" WS? <|/calls|>\n"), "{lark}");
-        let err = structural_tag("xml-constraint-test", &t, &ToolChoice::Required, &o).unwrap_err();
+        // No xgrammar style: the structural tag is built from the generic formats.
+        let st = st_of("xml-constraint-test", &t, &ToolChoice::Required, &o);
+        let tag = &st["format"]["elements"][0]["tags"][0];
+        assert_eq!(tag["begin"], "<|calls|><invoke name=f");
+        assert_eq!(tag["end"], "<|/calls|>");
         assert_eq!(
-            err,
-            Error::InvalidTools(
-                "the xml-constraint-test dialect's XML markup has no xgrammar structural-tag form \
-                 (known: the Qwen3-Coder and GLM markups), so tool_choice required / named cannot \
-                 be constrained"
-                    .into()
-            )
+            tag["content"]["elements"][0],
+            json!({"type": "sequence", "elements": [
+                {"type": "regex", "pattern": "[ \\t\\r\\n]*"},
+                {"type": "const_string", "value": "<|arg|>n"},
+                {"type": "const_string", "value": ">"},
+                {"type": "sequence", "elements": [
+                    {"type": "regex", "pattern": "[ \\t\\r\\n]*"},
+                    {"type": "json_schema", "json_schema": {"type": "number"}},
+                    {"type": "regex", "pattern": "[ \\t\\r\\n]*"},
+                    {"type": "const_string", "value": "</parameter>"}]}]})
+        );
+        assert_eq!(
+            tag["content"]["elements"][2],
+            json!({"type": "const_string", "value": "</function>"})
         );
         let spaced = [tool("a\u{2003}b", json!({}))];
         let r = lark_grammar(
@@ -361,6 +732,138 @@ WS: /[ \t\r\n]+/
         let lark = lark_of("xml-constraint-test-open", &t, &ToolChoice::Required, &o);
         assert!(
             lark.contains("\ncall_0: <|calls|> WS? \"<invoke name=f\" p_0_0 WS?\n"),
+            "{lark}"
+        );
+    }
+
+    /// MiniMax's markup (and dots', the same markup in another block) has xgrammar's
+    /// `minimax_xml` style, inside one block of invokes; the Lark grammar writes the
+    /// names in their attributes.
+    #[test]
+    fn minimax_style_and_attribute_names() {
+        for (dialect, open, close) in [
+            (
+                "minimax_m2",
+                "<minimax:tool_call>\n",
+                "</minimax:tool_call>",
+            ),
+            ("dots", "<dots_function_call>\n", "</dots_function_call>"),
+        ] {
+            let st = st_of(dialect, &tools(), &named("search"), &Default::default());
+            assert_eq!(
+                st["format"]["elements"][0],
+                json!({"type": "sequence", "elements": [
+                    {"type": "const_string", "value": open},
+                    {"type": "tag", "begin": "<invoke name=\"search\">\n",
+                     "content": {"type": "json_schema", "json_schema": {"type": "object"}, "style": "minimax_xml"},
+                     "end": "</invoke>\n"},
+                    {"type": "const_string", "value": close}]})
+            );
+        }
+        let lark = lark_of("minimax_m2", &tools(), &ToolChoice::Required, &single());
+        assert!(
+            lark.contains(
+                "\np_0_0: WS? \"<parameter name=\\\"\" \"city\" \"\\\"\" \">\" p_0_0_v\n"
+            ),
+            "{lark}"
+        );
+        // Several invokes in one block; other attributes may follow the name.
+        assert!(lark.starts_with("%llguidance {}\n\nstart: \"<minimax:tool_call>\" WS? call WS? \"</minimax:tool_call>\" WS?\n"), "{lark}");
+        assert!(lark.contains(r#"call_0: "<invoke name=\"get_weather\"" (/ [A-Za-z_][A-Za-z0-9_]*="[^"<>]*"/)* ">" p_0_0 p_0_1? p_0_2? WS? "</invoke>""#), "{lark}");
+        let many = lark_of(
+            "minimax_m2",
+            &tools(),
+            &ToolChoice::Required,
+            &Default::default(),
+        );
+        assert!(many.contains("\nstart: \"<minimax:tool_call>\" WS? call (WS? call)* WS? \"</minimax:tool_call>\" WS?\n"), "{many}");
+        // A quote cannot be written in an attribute.
+        let quoted = [tool("a\"b", json!({}))];
+        let r = lark_grammar(
+            "minimax_m2",
+            &quoted,
+            &ToolChoice::Required,
+            &Default::default(),
+            &SpecialTokens::None,
+        );
+        assert!(matches!(r, Err(Error::InvalidTools(m)) if m.starts_with("tool name 'a\"b'")));
+        // The Qwen3-Coder markup in another block keeps its style (Seed-OSS).
+        let st = st_of("seed_oss", &tools(), &named("search"), &Default::default());
+        assert_eq!(
+            st["format"]["elements"][0]["begin"],
+            "<seed:tool_call>\n<function=search>\n"
+        );
+    }
+
+    /// A value's own type attribute: `type="string"` with raw text, the other types with
+    /// JSON source (an integer may be written as Kimi K3's `number`).
+    #[test]
+    fn kimi_k3_types_and_refusals() {
+        let lark = lark_of(
+            "kimi_k3",
+            &tools(),
+            &named("get_weather"),
+            &Default::default(),
+        );
+        assert!(lark.contains(
+            "\np_0_1: WS? <|open|> \"argument key=\\\"\" \"days\" \"\\\"\" (\" type=\\\"\" (\"integer\" | \"number\" | \"null\") \"\\\"\" <|sep|> WS? p_0_1_j WS? <|close|> \"argument\" <|sep|>)\n"
+        ), "{lark}");
+        assert!(lark.contains(
+            "\np_0_0: WS? <|open|> \"argument key=\\\"\" \"city\" \"\\\"\" (\" type=\\\"string\\\"\" <|sep|> p_0_0_s)\n"
+        ), "{lark}");
+        assert!(lark.contains(r#"call_0: <|open|> "call tool=\"get_weather\"" (/ [A-Za-z_][A-Za-z0-9_]*="[^"<>]*"/)* <|sep|> p_0_0"#), "{lark}");
+        // No xgrammar style: generic formats, the calls inside one block.
+        let st = st_of(
+            "kimi_k3",
+            &tools(),
+            &named("get_weather"),
+            &Default::default(),
+        );
+        let calls = &st["format"]["elements"][0]["elements"];
+        assert_eq!(
+            calls[0],
+            json!({"type": "const_string", "value": "<|open|>tools<|sep|>"})
+        );
+        assert_eq!(calls[1]["begin"], "<|open|>call tool=\"get_weather\"");
+        assert_eq!(calls[1]["end"], "<|close|>call<|sep|>");
+        let days = &calls[1]["content"]["elements"][3]["content"]["elements"][2];
+        assert_eq!(
+            days["elements"][0]["pattern"],
+            " type=\"(integer|number|null)\""
+        );
+        let r = structural_tag(
+            "minimax_m3",
+            &tools(),
+            &named("search"),
+            &Default::default(),
+        );
+        assert!(
+            matches!(r, Err(Error::InvalidTools(m)) if m.contains("closes each value with its own key's tag"))
+        );
+        // Element-named keys: each key closes with its own tag, so no key can be free.
+        let lark = lark_of(
+            "minimax_m3",
+            &tools(),
+            &named("get_weather"),
+            &Default::default(),
+        );
+        assert!(lark.contains("\"]<]minimax[>[</city>\""), "{lark}");
+        let r = lark_grammar(
+            "minimax_m3",
+            &tools(),
+            &named("search"),
+            &Default::default(),
+            &SpecialTokens::None,
+        );
+        assert!(
+            matches!(r, Err(Error::InvalidTools(m)) if m.contains("closes each value with its own key's tag"))
+        );
+        // MiniCPM-5: the name quoted after the block's open tag.
+        let lark = lark_of("minicpm5", &tools(), &named("search"), &Default::default());
+        assert!(
+            lark.contains(
+                "call_0: \"<function name=\" WS? \"\\\"search\\\">\" p_0_any* WS? \"</function>\""
+            ),
             "{lark}"
         );
     }

@@ -1,5 +1,7 @@
 //! The XML-like payload driver: sequential, function-first markup whose parameter values
-//! end at a dialect's close tag (Qwen3-Coder, GLM-4.5/4.7).
+//! end at a dialect's close tag (Qwen3-Coder, GLM-4.5/4.7, MiniMax M2 / M3, Seed-OSS,
+//! Step-3 / 3.5, HY v3 / v4, MiMo V2, MiniCPM-5, dots, Solar Open2, LongCat gen 2,
+//! Poolside, Ling 3, Spark 2.5, Kimi K3).
 //!
 //! ```text
 //! function --> arg_start --> arg_name --> arg_value
@@ -13,21 +15,54 @@
 //! JSON output and schema conversion. The output is the arguments object built
 //! incrementally: `{"key": value, ...}`.
 //!
+//! What a declaration says:
+//! - the function: its open text (`<function=`, `<invoke`, `<tool_call>`, or nothing when
+//!   the payload starts with the name, GLM), the end of its name or attribute text
+//!   (`>`, `\n`, `<tool_sep>`, `<|sep|>`), its close (`</function>`, `</invoke>`);
+//!   the name is that text, trimmed, or, with `name_attr`, one of its attributes
+//!   (`<invoke name="F">`; quoted with `"` or `'` or not quoted, entities decoded with
+//!   `entities`: [`attrs`]);
+//! - a parameter: its open text and the end of its name or attribute text, the key being
+//!   that text or its `key_attr` attribute, an optional value element
+//!   (`<arg_value>`), and the value close; a value close holding `{key}` is per key, the
+//!   parameter's element name being its key (MiniMax M3's `NS<city>...NS</city>`);
+//! - `type_attr`: an attribute typing the value itself (Kimi K3's `type="number"`), which
+//!   wins over the request's schema;
+//! - how whitespace around a value is read ([`ValueWhitespace`]): kept (GLM-4.7),
+//!   exactly one newline after the open and before the close tag is protocol
+//!   (Qwen3-Coder, dots: a plain strip corrupts code-valued arguments), or trimmed
+//!   (MiniMax M2, whose reference parser strips);
+//! - `cdata`: a value written `<![CDATA[...]]>` is the text inside, as written (no tag
+//!   inside it ends the value; MiniCPM-5);
+//! - `skip`: markup dropped between parameters (MiniCPM-5's `<arguments>` wrapper);
+//! - `json_body`: a call whose arguments are one JSON object in an element of its own
+//!   (Kimi K3's `<|open|>json type="object"<|sep|>{...}<|close|>json<|sep|>`);
+//! - `nested`: values written as child elements, converted to objects and arrays
+//!   ([`nested`], MiniMax M3).
+//!
+//! Invariants, for every declaration:
 //! - A value whose type resolves to string streams at once, escaped, as it arrives; only
-//!   a possible prefix of the value close tag (and, for Qwen3-Coder, one trailing
-//!   newline) is held back. Other types are held until the close tag, then converted
-//!   ([`crate::grammars::schema`]).
+//!   a possible prefix of the value close tag (and what the whitespace policy may still
+//!   drop: one trailing newline, or trailing whitespace for a trimmed value) is held
+//!   back. Other types, element values and JSON bodies are held until the close tag,
+//!   then converted ([`crate::grammars::schema`]).
 //! - Only the value close tag ends a value: other tags inside a value (`<parameter=y>` in
 //!   a code sample) are data, and so is the close tag itself unless the next parameter,
 //!   the function close, the block close or the end of input follows it (after
-//!   whitespace): a value holding `</parameter>` stays whole.
+//!   whitespace): a value holding `</parameter>` stays whole (`State::Tentative`). An
+//!   element value ends at its matching close (same-named children counted).
 //! - A key is written only once its value begins, so input that ends after a key never
 //!   produces a key without a value; once the call is closed the arguments are always
 //!   valid JSON, duplicate keys kept in order.
 //! - `final` closes what was opened with what was written; it never invents a name or a
-//!   value.
+//!   value (a cut attribute quote is no name).
+//! - Every byte is looked at a bounded number of times: held text is a tag prefix, a
+//!   name or key, a typed value, or whitespace a policy may drop (moved into a buffer,
+//!   not re-scanned).
 
+pub(crate) mod attrs;
 pub(crate) mod constraint;
+pub(crate) mod nested;
 
 use std::sync::Arc;
 
@@ -37,60 +72,221 @@ use crate::calls::CallEmitter;
 use crate::delta::DeltaSink;
 use crate::grammars::schema::{self, Ty};
 use crate::request::Schemas;
+use crate::scan::json_scan::{JsonValueScanner, ScanStatus};
 use crate::scan::lex::{head, partial, ws_len, Head};
 use crate::scan::prefix::TagSet;
 use crate::tool::PayloadGrammar;
 
-/// The markup of one XML-like dialect.
+/// How whitespace around a value is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ValueWhitespace {
+    /// Every byte between the tags is the value (GLM-4.7, Solar Open2, MiMo V2).
+    Keep,
+    /// One newline right after the value opens and one right before it closes are
+    /// protocol, not data (Qwen3-Coder, dots).
+    Newline,
+    /// Leading and trailing whitespace is not part of the value (MiniMax M2: its
+    /// reference parser strips the value).
+    Trim,
+}
+
+/// A call whose arguments are one JSON object written in an element of its own.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JsonBody {
+    /// The element's open text (`<|open|>json`); its attribute text, if any, ends where
+    /// a parameter tag's does (`param_name_end`).
+    pub open: String,
+    /// The element's close (`<|close|>json<|sep|>`).
+    pub close: String,
+}
+
+/// Values written as child elements of the parameter's element (MiniMax M3).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NestedValues {
+    /// The element name of array items (`item`).
+    #[serde(default = "default_item")]
+    pub item: String,
+}
+
+fn default_item() -> String {
+    "item".into()
+}
+
+/// The markup of one XML-like dialect (see the module docs).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct XmlSyntax {
-    /// Text before the function name (`<function=`); empty when the payload starts with
-    /// the name (GLM).
+    /// Text before the function name or attributes (`<function=`, `<invoke`); empty when
+    /// the payload starts with them (GLM's name, MiniCPM-5's attributes after the block's
+    /// `<function`).
     #[serde(default)]
     pub function_open: String,
-    /// Ends the function name and is consumed (`>`, or `\n` for GLM). The name also ends,
-    /// without consuming it, where a parameter, the function close or the block close
-    /// begins.
+    /// Ends the function name or attribute text and is consumed (`>`, `\n` for GLM,
+    /// `<tool_sep>`, `<|sep|>`). The name also ends, without consuming it, where a
+    /// parameter, the function close or the block close begins.
     pub function_name_end: String,
     /// Closes the function (`</function>`), when the dialect has one.
     #[serde(default)]
     pub function_close: Option<String>,
-    /// Opens a parameter (`<parameter=`, `<arg_key>`).
+    /// Opens a parameter (`<parameter=`, `<arg_key>`, `<parameter`).
     pub param_open: String,
-    /// Ends the parameter name (`>`, `</arg_key>`).
+    /// Ends the parameter name or attribute text (`>`, `</arg_key>`, `<|sep|>`).
     pub param_name_end: String,
     /// Opens the value after the name, when the dialect has a separate element for it
     /// (`<arg_value>`).
     #[serde(default)]
     pub value_open: Option<String>,
-    /// Ends the value (`</parameter>`, `</arg_value>`).
+    /// Ends the value (`</parameter>`, `</arg_value>`); `{key}` stands for the key when
+    /// the parameter's element is named by it (`]<]minimax[>[</{key}>`).
     pub value_close: String,
-    /// One newline right after the value opens and one right before it closes are
-    /// protocol, not data (Qwen3-Coder).
+    /// The former spelling of `value_whitespace: "newline"`.
     #[serde(default)]
     pub trim_value_newline: bool,
+    /// How whitespace around a value is read; default `keep` (or `newline` with
+    /// `trim_value_newline`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value_whitespace: Option<ValueWhitespace>,
+    /// The function tag's attribute that holds the name (`name`, Kimi K3's `tool`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name_attr: Option<String>,
+    /// The parameter tag's attribute that holds the key (`name`, Kimi K3's `key`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key_attr: Option<String>,
+    /// The parameter tag's attribute that types the value (Kimi K3's `type`): `string`,
+    /// `number`, `integer`, `boolean`, `null`, `object`, `array`; it wins over the schema.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub type_attr: Option<String>,
+    /// Attribute values escape `&quot; &apos; &lt; &gt; &amp;`; decode them.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub entities: bool,
+    /// A name or key read as text (no `name_attr` / `key_attr`) written in quotes
+    /// (`"f"` or `'f'`, as after MiniCPM-5's `<function name=`) loses them.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unquote: bool,
+    /// A value written `<![CDATA[...]]>` is the text inside, as written.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cdata: bool,
+    /// Markup dropped between parameters (MiniCPM-5's `<arguments>`, `</arguments>`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skip: Vec<String>,
+    /// Arguments written as one JSON object element (Kimi K3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub json_body: Option<JsonBody>,
+    /// Values written as child elements (MiniMax M3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nested: Option<NestedValues>,
+    /// The model writes several calls as functions of one block (MiniMax, HY, Step-3,
+    /// Kimi K3) rather than one block each (Qwen3-Coder, GLM). The parser reads both;
+    /// the decoding constraint writes this one.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub one_block: bool,
+}
+
+/// The placeholder for the key in a per-key value close.
+pub const KEY_PLACEHOLDER: &str = "{key}";
+
+impl XmlSyntax {
+    /// The whitespace policy in force.
+    pub fn whitespace(&self) -> ValueWhitespace {
+        match self.value_whitespace {
+            Some(w) => w,
+            None if self.trim_value_newline => ValueWhitespace::Newline,
+            None => ValueWhitespace::Keep,
+        }
+    }
+
+    /// Whether the parameter's element is named by its key (`{key}` in the value close).
+    pub fn element_keys(&self) -> bool {
+        self.value_close.contains(KEY_PLACEHOLDER)
+    }
+
+    /// The value close of a parameter named `key`.
+    pub fn value_close_for(&self, key: &str) -> String {
+        self.value_close.replace(KEY_PLACEHOLDER, key)
+    }
+
+    /// What a declaration cannot mean, as a message (checked at registration).
+    pub fn problem(&self) -> Option<String> {
+        for (field, v) in [
+            ("function_name_end", &self.function_name_end),
+            ("param_open", &self.param_open),
+            ("param_name_end", &self.param_name_end),
+            ("value_close", &self.value_close),
+        ] {
+            if v.is_empty() {
+                return Some(format!("xml.{field} is empty"));
+            }
+        }
+        if self.trim_value_newline
+            && self
+                .value_whitespace
+                .is_some_and(|w| w != ValueWhitespace::Newline)
+        {
+            return Some("xml.trim_value_newline contradicts xml.value_whitespace".into());
+        }
+        for a in [&self.name_attr, &self.key_attr, &self.type_attr] {
+            if a.as_deref()
+                .is_some_and(|a| a.is_empty() || a.contains(['=', ' ']))
+            {
+                return Some("xml attribute names are non-empty words".into());
+            }
+        }
+        if self.element_keys() && self.key_attr.is_some() {
+            return Some("xml.value_close names the key ({key}): no key_attr then".into());
+        }
+        if self.value_close == KEY_PLACEHOLDER {
+            return Some("xml.value_close needs markup around {key}".into());
+        }
+        if self.nested.is_some() && !self.element_keys() {
+            return Some("xml.nested needs elements named by their key ({key})".into());
+        }
+        if self.nested.as_ref().is_some_and(|n| n.item.is_empty()) {
+            return Some("xml.nested.item is empty".into());
+        }
+        if self.skip.iter().any(String::is_empty) {
+            return Some("xml.skip entries are non-empty".into());
+        }
+        if let Some(j) = &self.json_body {
+            if j.open.is_empty() || j.close.is_empty() {
+                return Some("xml.json_body tags are non-empty".into());
+            }
+        }
+        None
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
     /// Before the function (its open text or, for GLM, its name).
     Function,
-    /// Inside the function name.
+    /// Inside the function name (or its tag's attribute text).
     Name,
     /// Between parameters.
     ArgStart,
-    /// Inside a parameter name.
+    /// Inside a parameter name (or its tag's attribute text).
     ArgName,
     /// Between a parameter name and its value element.
     ValueOpen,
     /// Inside a value.
     Value,
+    /// Inside a value's `<![CDATA[` section.
+    CData,
+    /// Inside a value written as child elements (held whole).
+    Element,
     /// After a value close tag that something other than markup follows: it may be
     /// data (a value holding `</parameter>`). Held until a later close tag that markup
     /// follows (then it was data), or the function or block close, or the end of input
     /// (then it ended the value).
     Tentative,
+    /// Inside the JSON body element's open tag.
+    JsonHead,
+    /// Inside the JSON body, followed by the lexical scanner.
+    JsonScan,
+    /// After the JSON body's value, up to its close.
+    JsonTail,
     Done,
 }
 
@@ -98,12 +294,15 @@ enum State {
 #[derive(Debug)]
 pub struct XmlGrammar {
     syn: XmlSyntax,
+    ws: ValueWhitespace,
     block_close: String,
     schemas: Schemas,
     /// Tags that end a function name.
     name_stops: Arc<TagSet>,
     param_name_end: Arc<TagSet>,
     value_close: Arc<TagSet>,
+    /// The value close of the current parameter's text (`value_close` with its key).
+    value_close_text: String,
     state: State,
     began: bool,
     /// The function name, parameter name or typed value being collected.
@@ -116,12 +315,28 @@ pub struct XmlGrammar {
     types: Vec<Ty>,
     /// No value byte seen yet (for the protocol newline after the open tag).
     value_fresh: bool,
+    /// The value's start was looked at (a CDATA section, child elements).
+    decided: bool,
+    /// Whitespace of a value held because the policy may drop it (trailing whitespace of
+    /// a trimmed value, or the lead of a value that may still be child elements).
+    ws_held: String,
     /// Value close, function close, block close: what decides a tentative close tag.
     value_stops: Arc<TagSet>,
     /// In `Tentative`: bytes of protocol newline held before the first close tag.
     lead: usize,
     /// In `Tentative`: bytes of the held text already searched (so it is not again).
     scanned: usize,
+    /// `]]>`, for CDATA values.
+    cdata_end: Arc<TagSet>,
+    /// In `Element`: the open and close tag of the current key, and how deep the value
+    /// is in same-named elements.
+    element_tags: Arc<TagSet>,
+    depth: usize,
+    /// The JSON body's close, and its scanner.
+    json_close: Arc<TagSet>,
+    scan: JsonValueScanner,
+    /// The arguments were a JSON body (the object is written whole).
+    json_args: bool,
 }
 
 /// What a value close tag is, by what follows it ([`XmlGrammar::close_follows`]).
@@ -141,22 +356,41 @@ const MAX_FOLLOW_WS: usize = 256;
 /// Index of the function-name-end tag in `name_stops` (the only stop that is consumed).
 const NAME_END: usize = 0;
 
+const CDATA_OPEN: &str = "<![CDATA[";
+const CDATA_CLOSE: &str = "]]>";
+
+/// JSON whitespace (what the policies trim).
+fn is_ws(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\n' | '\r')
+}
+
 impl XmlGrammar {
     pub fn new(syn: XmlSyntax, block_close: Option<&str>, schemas: Schemas) -> Self {
         let block_close = block_close.unwrap_or("").to_owned();
         let mut stops = vec![syn.function_name_end.as_str(), syn.param_open.as_str()];
         stops.extend(syn.function_close.as_deref());
         stops.push(&block_close);
-        let mut value_stops = vec![syn.value_close.as_str()];
-        value_stops.extend(syn.function_close.as_deref());
-        value_stops.push(&block_close);
+        let value_close_text = if syn.element_keys() {
+            String::new()
+        } else {
+            syn.value_close.clone()
+        };
+        let json_close = syn.json_body.as_ref().map_or("", |j| j.close.as_str());
         XmlGrammar {
-            value_stops: TagSet::shared(&value_stops),
+            value_stops: Self::stops_for(&syn, &value_close_text, &block_close),
             lead: 0,
             scanned: 0,
             name_stops: TagSet::shared(&stops),
             param_name_end: TagSet::shared(&[&syn.param_name_end]),
-            value_close: TagSet::shared(&[&syn.value_close]),
+            value_close: TagSet::shared(&[&value_close_text]),
+            value_close_text,
+            cdata_end: TagSet::shared(&[CDATA_CLOSE]),
+            element_tags: TagSet::shared::<&str>(&[]),
+            depth: 0,
+            json_close: TagSet::shared(&[json_close]),
+            scan: JsonValueScanner::new(),
+            json_args: false,
+            ws: syn.whitespace(),
             syn,
             block_close,
             schemas,
@@ -169,7 +403,16 @@ impl XmlGrammar {
             params: 0,
             types: Vec::new(),
             value_fresh: true,
+            decided: false,
+            ws_held: String::new(),
         }
+    }
+
+    fn stops_for(syn: &XmlSyntax, value_close: &str, block_close: &str) -> Arc<TagSet> {
+        let mut value_stops = vec![value_close];
+        value_stops.extend(syn.function_close.as_deref());
+        value_stops.push(block_close);
+        TagSet::shared(&value_stops)
     }
 
     fn string_value(&self) -> bool {
@@ -207,9 +450,38 @@ impl XmlGrammar {
         }
     }
 
+    /// Releases the held whitespace as value text (something that is not whitespace
+    /// followed it).
+    fn release_ws(&mut self, calls: &mut CallEmitter, out: &mut DeltaSink<'_>) {
+        if self.ws_held.is_empty() {
+            return;
+        }
+        let held = std::mem::take(&mut self.ws_held);
+        self.value_text(&held, calls, out);
+        self.ws_held = held;
+        self.ws_held.clear();
+    }
+
+    /// Value text under the whitespace policy: for a trimmed value, trailing whitespace
+    /// is held until something else follows it (then it is data) or the value ends
+    /// (then it is dropped).
+    fn value_piece(&mut self, text: &str, calls: &mut CallEmitter, out: &mut DeltaSink<'_>) {
+        if self.ws != ValueWhitespace::Trim {
+            return self.value_text(text, calls, out);
+        }
+        let kept = text.trim_end_matches(is_ws);
+        if !kept.is_empty() {
+            self.release_ws(calls, out);
+            self.value_text(kept, calls, out);
+        }
+        self.ws_held.push_str(&text[kept.len()..]);
+    }
+
     /// Ends the current value. `complete` is false when the input ended inside it: a
     /// value with no byte at all is then dropped (never invented).
     fn end_value(&mut self, complete: bool, calls: &mut CallEmitter, out: &mut DeltaSink<'_>) {
+        // Whitespace still held is what the policy drops.
+        self.ws_held.clear();
         if self.string_value() {
             if !self.key_written && !complete {
                 return;
@@ -228,9 +500,29 @@ impl XmlGrammar {
         self.params += 1;
     }
 
+    /// Ends a value written as child elements (`raw`, the text inside its element).
+    fn end_element(&mut self, calls: &mut CallEmitter, out: &mut DeltaSink<'_>) {
+        let nested = self.syn.nested.as_ref().map_or("item", |n| n.item.as_str());
+        let el = nested::Elements {
+            open: &self.syn.param_open,
+            name_end: &self.syn.param_name_end,
+            close: &self.syn.value_close,
+            item: nested,
+        };
+        let params = self.schemas.get(&self.function);
+        let sch = schema::param_schema(params, &self.key);
+        let v = el.convert(&self.buf, sch, 0);
+        // The key is written as for a held (non-string) value.
+        self.types = vec![Ty::Object];
+        self.write_key(calls, out);
+        calls.push_args(&v, out);
+        self.buf.clear();
+        self.params += 1;
+    }
+
     /// Ends the payload: closes the arguments object of the open call.
     fn finish(&mut self, calls: &mut CallEmitter, out: &mut DeltaSink<'_>) {
-        if self.began && !self.function.is_empty() {
+        if self.began && !self.function.is_empty() && !self.json_args {
             calls.push_args(if self.params == 0 { "{}" } else { "}" }, out);
         }
         calls.end_call(out);
@@ -274,7 +566,7 @@ impl XmlGrammar {
 
     /// Where the value text before a close tag ends: without the protocol newline.
     fn value_end(&self, before: &str) -> usize {
-        if self.syn.trim_value_newline && before.ends_with('\n') {
+        if self.ws == ValueWhitespace::Newline && before.ends_with('\n') {
             before.len() - 1
         } else {
             before.len()
@@ -294,14 +586,109 @@ impl XmlGrammar {
         self.state = State::ArgStart;
     }
 
-    fn start_param(&mut self, key: &str) {
-        self.key.clear();
-        self.key.push_str(key.trim());
+    /// Starts a parameter from its name or attribute text.
+    fn start_param(&mut self, header: &str) {
+        let key = match &self.syn.key_attr {
+            Some(a) => attrs::attribute(header, a, self.syn.entities)
+                .map(|k| k.into_owned())
+                .unwrap_or_default(),
+            None => self.text_name(header),
+        };
+        let own_type = self.syn.type_attr.as_deref().and_then(|a| {
+            attrs::attribute(header, a, self.syn.entities).and_then(|t| Ty::from_name(t.trim()))
+        });
+        self.key = key;
         self.key_written = false;
-        let params = self.schemas.get(&self.function);
-        self.types = schema::param_types(params, &self.key);
+        self.types = match own_type {
+            Some(t) => vec![t],
+            None => schema::param_types(self.schemas.get(&self.function), &self.key),
+        };
+        if self.syn.element_keys() {
+            self.value_close_text = self.syn.value_close_for(&self.key);
+            self.value_close = TagSet::shared(&[&self.value_close_text]);
+            self.value_stops =
+                Self::stops_for(&self.syn, &self.value_close_text, &self.block_close);
+        }
         self.value_fresh = true;
+        self.decided = false;
+        self.ws_held.clear();
         self.buf.clear();
+    }
+
+    /// The function name from its name or attribute text.
+    fn name_of(&self, header: &str) -> String {
+        match &self.syn.name_attr {
+            Some(a) => attrs::attribute(header, a, self.syn.entities)
+                .map(|n| n.trim().to_owned())
+                .unwrap_or_default(),
+            None => self.text_name(header),
+        }
+    }
+
+    /// A name or key written as text: trimmed, and unquoted with `unquote`.
+    fn text_name(&self, header: &str) -> String {
+        let t = header.trim();
+        if self.syn.unquote && t.len() >= 2 {
+            for q in ['"', '\''] {
+                if let Some(inner) = t.strip_prefix(q).and_then(|t| t.strip_suffix(q)) {
+                    return inner.to_owned();
+                }
+            }
+        }
+        t.to_owned()
+    }
+
+    /// At a value's first bytes: a CDATA section or child elements. Returns `None` when
+    /// the value goes on as text, or `Some(consumed)` when it was decided otherwise or
+    /// must wait (`decided` stays false then).
+    fn value_start(
+        &mut self,
+        rest: &str,
+        final_: bool,
+        calls: &mut CallEmitter,
+        out: &mut DeltaSink<'_>,
+    ) -> Option<usize> {
+        if self.syn.nested.is_some() {
+            // Leading whitespace is held until the first other byte says text or element.
+            let ws = ws_len(rest);
+            let r = &rest[ws..];
+            let open = self.syn.param_open.as_str();
+            let close = self.value_close_text.as_str();
+            let element = r.starts_with(open) && !r.starts_with(close);
+            let wait =
+                !final_ && (r.is_empty() || (head(r, open) == Head::Partial || partial(r, close)));
+            if element {
+                self.ws_held.clear();
+                self.buf.clear();
+                self.depth = 1;
+                let open_tag = format!("{open}{}{}", self.key, self.syn.param_name_end);
+                self.element_tags =
+                    TagSet::shared(&[open_tag.as_str(), close, self.block_close.as_str()]);
+                self.decided = true;
+                self.state = State::Element;
+                return Some(ws);
+            }
+            if wait {
+                self.ws_held.push_str(&rest[..ws]);
+                return Some(ws);
+            }
+            self.decided = true;
+            self.release_ws(calls, out);
+            return None;
+        }
+        if self.syn.cdata {
+            match head(rest, CDATA_OPEN) {
+                Head::Tag => {
+                    self.decided = true;
+                    self.state = State::CData;
+                    return Some(CDATA_OPEN.len());
+                }
+                Head::Partial if !final_ => return Some(0),
+                _ => {}
+            }
+        }
+        self.decided = true;
+        None
     }
 }
 
@@ -316,8 +703,13 @@ impl PayloadGrammar for XmlGrammar {
         self.params = 0;
         self.types.clear();
         self.value_fresh = true;
+        self.decided = false;
+        self.ws_held.clear();
         self.lead = 0;
         self.scanned = 0;
+        self.depth = 0;
+        self.scan.reset();
+        self.json_args = false;
     }
 
     fn consume(
@@ -368,7 +760,7 @@ impl PayloadGrammar for XmlGrammar {
                     Ok(m) => {
                         self.buf.push_str(&rest[..m.start]);
                         i += if m.tag == NAME_END { m.end } else { m.start };
-                        let name = self.buf.trim().to_owned();
+                        let name = self.name_of(&self.buf);
                         self.buf.clear();
                         if name.is_empty() {
                             self.finish(calls, out);
@@ -392,20 +784,49 @@ impl PayloadGrammar for XmlGrammar {
                         break;
                     }
                     let fclose = self.syn.function_close.as_deref().unwrap_or("");
-                    if r.starts_with(&self.syn.param_open) {
-                        i += ws + self.syn.param_open.len();
-                        self.buf.clear();
-                        self.state = State::ArgName;
-                    } else if !fclose.is_empty() && r.starts_with(fclose) {
+                    let json_open = self.syn.json_body.as_ref().map_or("", |j| j.open.as_str());
+                    let skip = self.syn.skip.iter().find(|s| r.starts_with(s.as_str()));
+                    // A key element's open (`NS<`) also begins its close tags (`NS</`):
+                    // the function and block close are looked for first, and a close
+                    // tag is no parameter.
+                    let after_open = r.strip_prefix(self.syn.param_open.as_str());
+                    let closing_tag =
+                        self.syn.element_keys() && after_open.is_some_and(|k| k.starts_with('/'));
+                    // `NS<` alone may still become `NS</invoke>`.
+                    let undecided = self.syn.element_keys() && after_open == Some("") && !final_;
+                    if !fclose.is_empty() && r.starts_with(fclose) {
                         i += ws + fclose.len();
                         self.finish(calls, out);
                     } else if !self.block_close.is_empty() && r.starts_with(&self.block_close) {
                         i += ws;
                         self.finish(calls, out);
+                    } else if let Some(s) = skip {
+                        i += ws + s.len();
+                    } else if !json_open.is_empty() && self.params == 0 && r.starts_with(json_open)
+                    {
+                        i += ws + json_open.len();
+                        self.buf.clear();
+                        self.state = State::JsonHead;
+                    } else if undecided {
+                        i += ws;
+                        break;
+                    } else if !closing_tag && r.starts_with(&self.syn.param_open) {
+                        i += ws + self.syn.param_open.len();
+                        self.buf.clear();
+                        self.state = State::ArgName;
                     } else if !final_
                         && (partial(r, &self.syn.param_open)
                             || partial(r, fclose)
-                            || partial(r, &self.block_close))
+                            || partial(r, &self.block_close)
+                            || partial(r, json_open)
+                            || self.syn.skip.iter().any(|s| partial(r, s))
+                            || (closing_tag
+                                && self
+                                    .syn
+                                    .function_close
+                                    .iter()
+                                    .chain([&self.block_close])
+                                    .any(|c| partial(r, c))))
                     {
                         i += ws;
                         break;
@@ -420,8 +841,10 @@ impl PayloadGrammar for XmlGrammar {
                     Ok(m) => {
                         self.buf.push_str(&rest[..m.start]);
                         i += m.end;
-                        let key = std::mem::take(&mut self.buf);
-                        self.start_param(&key);
+                        let header = std::mem::take(&mut self.buf);
+                        self.start_param(&header);
+                        self.buf = header;
+                        self.buf.clear();
                         self.state = if self.syn.value_open.is_some() {
                             State::ValueOpen
                         } else {
@@ -447,14 +870,37 @@ impl PayloadGrammar for XmlGrammar {
                     self.state = State::Value;
                 }
                 State::Value => {
-                    if self.value_fresh && self.syn.trim_value_newline {
-                        if rest.is_empty() {
-                            break;
+                    if self.value_fresh {
+                        match self.ws {
+                            ValueWhitespace::Newline => {
+                                if rest.is_empty() {
+                                    break;
+                                }
+                                if rest.starts_with('\n') {
+                                    i += 1;
+                                    self.value_fresh = false;
+                                    continue;
+                                }
+                            }
+                            ValueWhitespace::Trim => {
+                                let ws = ws_len(rest);
+                                i += ws;
+                                if ws == rest.len() {
+                                    break;
+                                }
+                                self.value_fresh = false;
+                                continue;
+                            }
+                            ValueWhitespace::Keep => {}
                         }
-                        if rest.starts_with('\n') {
-                            i += 1;
-                            self.value_fresh = false;
-                            continue;
+                    }
+                    if !self.decided {
+                        if let Some(n) = self.value_start(rest, final_, calls, out) {
+                            i += n;
+                            if self.decided || n > 0 {
+                                continue;
+                            }
+                            break;
                         }
                     }
                     // Even at the end of input a proper prefix of the close tag is
@@ -468,7 +914,7 @@ impl PayloadGrammar for XmlGrammar {
                             if v_end > 0 {
                                 self.value_fresh = false;
                             }
-                            self.value_text(&rest[..v_end], calls, out);
+                            self.value_piece(&rest[..v_end], calls, out);
                             match self.close_follows(&rest[m.end..], final_) {
                                 Follow::Structural => {
                                     self.end_value(true, calls, out);
@@ -492,26 +938,76 @@ impl PayloadGrammar for XmlGrammar {
                         Err(mut keep) => {
                             let mut v = &rest[..rest.len() - keep];
                             // A trailing newline may be the protocol one before the close.
-                            if self.syn.trim_value_newline && !final_ && v.ends_with('\n') {
-                                v = &v[..v.len() - 1];
-                                keep += 1;
-                            }
-                            if final_ && self.syn.trim_value_newline {
-                                v = v.strip_suffix('\n').unwrap_or(v);
+                            if self.ws == ValueWhitespace::Newline {
+                                if !final_ && v.ends_with('\n') {
+                                    v = &v[..v.len() - 1];
+                                    keep += 1;
+                                }
+                                if final_ {
+                                    v = v.strip_suffix('\n').unwrap_or(v);
+                                }
                             }
                             if !v.is_empty() {
                                 self.value_fresh = false;
                             }
-                            self.value_text(v, calls, out);
+                            self.value_piece(v, calls, out);
                             i += rest.len() - keep;
                             break;
                         }
                     }
                 }
+                State::CData => match self.cdata_end.find_or_held(rest, final_) {
+                    Ok(m) => {
+                        self.value_text(&rest[..m.start], calls, out);
+                        self.value_fresh = false;
+                        i += m.end;
+                        self.state = State::Value;
+                    }
+                    Err(keep) => {
+                        self.value_text(&rest[..rest.len() - keep], calls, out);
+                        self.value_fresh = false;
+                        i += rest.len() - keep;
+                        break;
+                    }
+                },
+                State::Element => match self.element_tags.find_or_held(rest, false) {
+                    Ok(m) if m.tag == 2 => {
+                        // The block closed inside the elements: what was written is
+                        // text, and the call ends at the block close.
+                        self.buf.push_str(&rest[..m.start]);
+                        i += m.start;
+                        self.types = vec![Ty::String];
+                        let held = std::mem::take(&mut self.buf);
+                        self.value_text(&held, calls, out);
+                        self.end_value(true, calls, out);
+                        self.finish(calls, out);
+                    }
+                    Ok(m) => {
+                        self.depth = if m.tag == 0 {
+                            self.depth + 1
+                        } else {
+                            self.depth - 1
+                        };
+                        if self.depth == 0 {
+                            self.buf.push_str(&rest[..m.start]);
+                            i += m.end;
+                            self.end_element(calls, out);
+                            self.state = State::ArgStart;
+                        } else {
+                            self.buf.push_str(&rest[..m.end]);
+                            i += m.end;
+                        }
+                    }
+                    Err(keep) => {
+                        self.buf.push_str(&rest[..rest.len() - keep]);
+                        i += rest.len() - keep;
+                        break;
+                    }
+                },
                 State::Tentative => {
                     // `rest` starts at the first close tag (and its protocol newline), held
                     // since; `scanned` bytes of it are known to decide nothing.
-                    let first_end = self.lead + self.syn.value_close.len();
+                    let first_end = self.lead + self.value_close_text.len();
                     let from = self.scanned;
                     match self.value_stops.find_or_held(&rest[from..], false) {
                         Ok(m) if m.tag == 0 => {
@@ -521,7 +1017,7 @@ impl PayloadGrammar for XmlGrammar {
                                     // This one ends the value: every earlier close tag
                                     // was data.
                                     let v_end = self.value_end(&rest[..p]);
-                                    self.value_text(&rest[..v_end], calls, out);
+                                    self.value_piece(&rest[..v_end], calls, out);
                                     self.value_fresh = false;
                                     self.end_value(true, calls, out);
                                     i += e;
@@ -547,12 +1043,55 @@ impl PayloadGrammar for XmlGrammar {
                         }
                     }
                 }
+                State::JsonHead => match self.param_name_end.find_or_held(rest, final_) {
+                    Ok(m) => {
+                        i += m.end;
+                        self.buf.clear();
+                        self.scan.reset();
+                        self.state = State::JsonScan;
+                    }
+                    Err(keep) => {
+                        i += rest.len() - keep;
+                        break;
+                    }
+                },
+                State::JsonScan => {
+                    let (n, st) = self.scan.feed(rest.as_bytes(), final_);
+                    self.buf.push_str(&rest[..n]);
+                    i += n;
+                    if st == ScanStatus::Incomplete {
+                        break;
+                    }
+                    self.state = State::JsonTail;
+                }
+                State::JsonTail => match self.json_close.find_or_held(rest, false) {
+                    Ok(m) => {
+                        self.buf.push_str(&rest[..m.start]);
+                        i += m.end;
+                        self.end_json_body(calls, out);
+                        self.state = State::ArgStart;
+                    }
+                    Err(keep) => {
+                        self.buf.push_str(&rest[..rest.len() - keep]);
+                        i += rest.len() - keep;
+                        break;
+                    }
+                },
             }
         }
         if final_ && self.state != State::Done && self.began {
             // Input ended inside the payload: close what was opened, invent nothing.
-            if self.state == State::Value {
-                self.end_value(false, calls, out);
+            match self.state {
+                State::Value | State::CData => self.end_value(false, calls, out),
+                State::Element => {
+                    // The elements were cut: what was written is text.
+                    self.types = vec![Ty::String];
+                    let held = std::mem::take(&mut self.buf);
+                    self.value_text(&held, calls, out);
+                    self.end_value(false, calls, out);
+                }
+                State::JsonScan | State::JsonTail => self.end_json_body(calls, out),
+                _ => {}
             }
             self.finish(calls, out);
         }
@@ -579,7 +1118,28 @@ impl PayloadGrammar for XmlGrammar {
     }
 
     fn buffered_bytes(&self) -> usize {
-        self.buf.len() + self.key.len() + self.function.len()
+        self.buf.len() + self.key.len() + self.function.len() + self.ws_held.len()
+    }
+}
+
+impl XmlGrammar {
+    /// The JSON body's text is complete (or the input ended in it): a JSON object
+    /// becomes the arguments as written; anything else is no arguments, and the text is
+    /// recorded as stray block text (the arguments stay a JSON object, nothing is lost).
+    fn end_json_body(&mut self, calls: &mut CallEmitter, out: &mut DeltaSink<'_>) {
+        let raw = std::mem::take(&mut self.buf);
+        let body = raw.trim();
+        if matches!(
+            serde_json::from_str::<serde_json::Value>(body),
+            Ok(serde_json::Value::Object(_))
+        ) {
+            calls.push_args(body, out);
+            self.json_args = true;
+        } else if !body.is_empty() {
+            calls.record_stray(body.to_owned(), false);
+        }
+        self.buf = raw;
+        self.buf.clear();
     }
 }
 
@@ -817,5 +1377,167 @@ mod tests {
             "pending grew to {max_pending}"
         );
         assert!(emitted > 100_000, "the value did not stream");
+    }
+
+    /// Names and keys in attributes (quoted either way, not quoted, spaced), several
+    /// invokes per block, the trimmed values of MiniMax M2 (trailing whitespace held,
+    /// then data or dropped), under every chunking.
+    #[test]
+    fn attribute_names_and_trimmed_values() {
+        let text = "</think>I'll check.\n<minimax:tool_call>\n<invoke name=\"get_weather\">\n<parameter name=\"city\">  Tokyo  Bay \n</parameter>\n<parameter name='days'>\n 3\n</parameter>\n</invoke>\n<invoke name = run>\n<parameter name=code>\nx = 1\n\n</parameter>\n</invoke>\n</minimax:tool_call>";
+        let r = parse("minimax_m2", text);
+        assert_eq!(r.content.as_deref(), Some("I'll check.\n"));
+        assert_eq!(
+            calls(&r),
+            [
+                ("get_weather", r#"{"city": "Tokyo  Bay", "days": 3}"#),
+                ("run", r#"{"code": "x = 1"}"#)
+            ]
+        );
+    }
+
+    /// Step-3's frame is the function's open and close markup; a value close tag
+    /// inside a value is data when no markup follows it.
+    #[test]
+    fn step3_frame_and_a_close_tag_in_a_value() {
+        let text = "</think>Let me help you.\n<｜tool_calls_begin｜>\n<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name=\"run\">\n<steptml:parameter name=\"code\">a</steptml:parameter>b</steptml:parameter>\n</steptml:invoke><｜tool_call_end｜>\n<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name=\"get_weather\">\n<steptml:parameter name=\"days\">10</steptml:parameter>\n</steptml:invoke><｜tool_call_end｜>\n<｜tool_calls_end｜>\nHere are the results...";
+        let r = parse("step3", text);
+        assert_eq!(
+            r.content.as_deref(),
+            Some("Let me help you.\n\nHere are the results...")
+        );
+        assert_eq!(
+            calls(&r),
+            [
+                ("run", r#"{"code": "a</steptml:parameter>b"}"#),
+                ("get_weather", r#"{"days": 10}"#)
+            ]
+        );
+    }
+
+    /// Kimi K3: three-piece markers, names and keys in entity-escaped attributes, the
+    /// value's own type winning over the schema, the JSON body form, the response
+    /// wrapper dropped from content.
+    #[test]
+    fn kimi_k3_attributes_types_and_json_body() {
+        let head =
+            "</think><|open|>response<|sep|>answer<|close|>response<|sep|><|open|>tools<|sep|>";
+        let text = format!("{head}<|open|>call tool=\"get_weather\" index=\"1\"<|sep|><|open|>argument key=\"days\" type=\"string\"<|sep|>3<|close|>argument<|sep|><|open|>argument key=\"a&amp;b\" type=\"number\"<|sep|>1.5<|close|>argument<|sep|><|open|>argument key=\"o\" type=\"object\"<|sep|>not-json<|close|>argument<|sep|><|close|>call<|sep|><|open|>call tool=\"run\" index=\"2\"<|sep|><|open|>json type=\"object\"<|sep|>{{\"code\": \"<|close|>json<|sep|>\", \"n\": [1]}}<|close|>json<|sep|><|close|>call<|sep|><|close|>tools<|sep|><|close|>message<|sep|><|end_of_msg|>");
+        let r = parse("kimi_k3", &text);
+        assert_eq!(r.content.as_deref(), Some("answer"));
+        assert_eq!(
+            calls(&r),
+            [
+                (
+                    "get_weather",
+                    r#"{"days": "3", "a&b": 1.5, "o": "not-json"}"#
+                ),
+                ("run", r#"{"code": "<|close|>json<|sep|>", "n": [1]}"#)
+            ]
+        );
+        // A JSON body that is not an object is no arguments, and is recorded.
+        let text = format!("{head}<|open|>call tool=\"run\"<|sep|><|open|>json<|sep|>[1, 2]<|close|>json<|sep|><|close|>call<|sep|><|close|>tools<|sep|>");
+        let (r, rejected) =
+            crate::testutil::chunking_invariant_rejected(&config("kimi_k3"), &text, false);
+        assert_eq!(calls(&r), [("run", "{}")]);
+        assert_eq!(rejected[0].raw, "[1, 2]");
+    }
+
+    /// MiniMax M3: element-named keys, nested objects, `<item>` arrays, a repeated key
+    /// becoming a list, a string leaf streaming, a leaf typed by the schema.
+    #[test]
+    fn minimax_m3_nested_elements() {
+        let ns = "]<]minimax[>[";
+        let t = |k: &str, v: &str| format!("{ns}<{k}>{v}{ns}</{k}>");
+        let body = [
+            t("city", "Paris"),
+            t("days", "3"),
+            t("opts", &format!("{}{}", t("a", "1"), t("a", "2"))),
+            t(
+                "tags",
+                &format!("{}{}", t("item", "x"), t("item", &t("k", "v"))),
+            ),
+        ]
+        .concat();
+        let text = format!("</think>ok\n{ns}<tool_call>\n{ns}<invoke name=\"get_weather\">{body}{ns}</invoke>\n{ns}</tool_call>");
+        let r = parse("minimax_m3", &text);
+        assert_eq!(r.content.as_deref(), Some("ok\n"));
+        assert_eq!(
+            calls(&r),
+            [(
+                "get_weather",
+                r#"{"city": "Paris", "days": 3, "opts": {"a": ["1", "2"]}, "tags": ["x", {"k": "v"}]}"#
+            )]
+        );
+        // The block closing inside elements ends the value as text.
+        let text = format!(
+            "</think>{ns}<tool_call>{ns}<invoke name=\"run\">{ns}<o>{ns}<a>1{ns}</tool_call>after"
+        );
+        let r = parse("minimax_m3", &text);
+        assert_eq!(calls(&r), [("run", r#"{"o": "]<]minimax[>[<a>1"}"#)]);
+        assert_eq!(r.content.as_deref(), Some("after"));
+    }
+
+    /// MiniCPM-5: the name after `<function name=` unquoted, CDATA values (a close tag
+    /// inside is data), the `<arguments>` wrapper skipped.
+    #[test]
+    fn minicpm5_cdata_and_skipped_wrapper() {
+        let text = "<function name=\"run\"><arguments><param name=\"code\"><![CDATA[if a < b: print(\"</param>\")]]></param></arguments></function><function name='get_weather'><param name=\"days\">2</param></function>";
+        let r = parse("minicpm5", text);
+        assert_eq!(
+            calls(&r),
+            [
+                ("run", r#"{"code": "if a < b: print(\"</param>\")"}"#),
+                ("get_weather", r#"{"days": 2}"#)
+            ]
+        );
+    }
+
+    /// One name, two generations: LongCat's JSON envelope and its GLM-style markup;
+    /// dots' XML and its JSON fallback.
+    #[test]
+    fn forms_of_longcat_and_dots() {
+        let text = "<longcat_tool_call>{\"name\": \"run\", \"arguments\": {\"x\": 1}}</longcat_tool_call>\n<longcat_tool_call>get_weather\n<longcat_arg_key>city</longcat_arg_key>\n<longcat_arg_value>Oslo</longcat_arg_value>\n</longcat_tool_call>";
+        let r = parse("longcat", text);
+        assert_eq!(
+            calls(&r),
+            [
+                ("run", r#"{"x": 1}"#),
+                ("get_weather", r#"{"city": "Oslo"}"#)
+            ]
+        );
+        let text = "<dots_function_call>\n<invoke name=\"run\">\n<parameter name=\"code\">\n\nx\n\n</parameter>\n</invoke>\n</dots_function_call><dots_function_call>{\"name\": \"get_weather\", \"arguments\": {\"days\": 1}}</dots_function_call>";
+        let r = parse("dots", text);
+        assert_eq!(
+            calls(&r),
+            [
+                ("run", r#"{"code": "\nx\n"}"#),
+                ("get_weather", r#"{"days": 1}"#)
+            ]
+        );
+    }
+
+    #[test]
+    fn declarations_are_checked() {
+        let base = crate::registry::tool_dialect("qwen3coder").unwrap();
+        let bad = |f: &dyn Fn(&mut super::XmlSyntax)| {
+            let mut d = (*base).clone();
+            d.name = "xml-problem-test".into();
+            d.aliases.clear();
+            f(d.xml.as_mut().unwrap());
+            crate::registry::register_tool_dialect(d, true).unwrap_err()
+        };
+        bad(&|x| x.value_whitespace = Some(super::ValueWhitespace::Trim));
+        bad(&|x| {
+            x.value_close = "</{key}>".into();
+            x.key_attr = Some("name".into());
+        });
+        bad(&|x| {
+            x.nested = Some(super::NestedValues {
+                item: "item".into(),
+            })
+        });
+        bad(&|x| x.skip = vec![String::new()]);
+        bad(&|x| x.name_attr = Some("a b".into()));
     }
 }
