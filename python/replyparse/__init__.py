@@ -20,12 +20,14 @@ from ._models import (
     FunctionDefinition,
     HeaderSyntax,
     NamedToolChoice,
+    ParserChoice,
     PythonicSyntax,
     ReasoningDialect,
     Tool,
     ToolDialect,
     WrapperTags,
     XmlSyntax,
+    parsers_for_model,
     tool_choice_json,
     validated_tools,
 )
@@ -72,6 +74,7 @@ __all__ = [
     "InvalidToolsError",
     "NamedToolChoice",
     "ParsedResponse",
+    "ParserChoice",
     "ParserFinishedError",
     "ReasoningDialect",
     "ResponseParser",
@@ -81,6 +84,7 @@ __all__ = [
     "ToolParser",
     "UnknownParserError",
     "XmlSyntax",
+    "parsers_for_model",
     "reasoning_dialects",
     "reasoning_parsers",
     "register_reasoning_parser",
@@ -179,6 +183,39 @@ class ResponseParser(_native.ResponseParser):
         return self._constraint.lark_grammar if self._constraint is not None else None
 
     @classmethod
+    def for_model(
+        cls,
+        model: str,
+        *,
+        request: Any = None,
+        model_type: str | None = None,
+        chat_template: str | None = None,
+        default: bool = False,
+        **options: Any,
+    ) -> ResponseParser:
+        """Builds the parser for `model` with the parsers `parsers_for_model` chooses
+        (chat template markers, then `model_type`, then the model id); from `request`
+        (as `from_request`) when given, else from `options` (`tools`, `tool_choice`,
+        `enable_thinking`, ...). The choice is kept as `parser.parser_choice`. An unknown
+        model raises `UnknownParserError` naming the closest rows, unless `default=True`
+        (the documented default: Hermes `<tool_call>` JSON, no reasoning parser)."""
+        choice = parsers_for_model(
+            model, model_type=model_type, chat_template=chat_template, default=default
+        )
+        # A parser named in `options` overrides the table's choice for that slot.
+        names = {
+            "tool_parser": options.pop("tool_parser", choice.tool_parser),
+            "reasoning_parser": options.pop("reasoning_parser", choice.reasoning_parser),
+            "response_parser": options.pop("response_parser", choice.response_parser),
+        }
+        if request is not None:
+            parser = cls.from_request(request, **names, **options)
+        else:
+            parser = cls(**names, **options)
+        parser.parser_choice = choice
+        return parser
+
+    @classmethod
     def from_request(
         cls,
         request: Any,
@@ -187,6 +224,9 @@ class ResponseParser(_native.ResponseParser):
         *,
         response_parser: str | None = None,
         reasoning_tag_ids: tuple[int, int] | None = None,
+        model: str | None = None,
+        model_type: str | None = None,
+        chat_template: str | None = None,
     ) -> ResponseParser:
         """Builds a parser from a request (a dict or a pydantic object): an OpenAI Chat
         Completions or Responses request (`tools`, `tool_choice` incl. `allowed_tools`,
@@ -201,8 +241,18 @@ class ResponseParser(_native.ResponseParser):
         request switches thinking off: an output without `</think>` is then all
         reasoning, not content (the peers put it in content; for a thinking template
         that is wrong). A non-thinking request must say so (`enable_thinking: false` in
-        `chat_template_kwargs`, or the model's own flag)."""
+        `chat_template_kwargs`, or the model's own flag).
+
+        With `model=` (and optionally `model_type=`, `chat_template=`) and no parser
+        named, the parsers are chosen from the model, as `for_model` does."""
         from ._requests import request_options
+
+        choice = None
+        if model is not None and not (tool_parser or reasoning_parser or response_parser):
+            choice = parsers_for_model(model, model_type=model_type, chat_template=chat_template)
+            tool_parser = choice.tool_parser
+            reasoning_parser = choice.reasoning_parser
+            response_parser = choice.response_parser
 
         o = request_options(request)
         parser = cls(
@@ -218,6 +268,8 @@ class ResponseParser(_native.ResponseParser):
         )
         parser.tool_choice = o.tool_choice
         parser.parallel_tool_calls = o.parallel_tool_calls
+        if choice is not None:
+            parser.parser_choice = choice
         if o.parallel_tool_calls is False and parser._constraint is not None:
             parser._constraint_args = (*parser._constraint_args[:-1], False)
             parser._constraint = constraints.for_parser(

@@ -318,6 +318,8 @@ class ReasoningDialect(BaseModel):
     thinking_flags: list[FlagRule] = []
     open_aliases: list[str] = []
     close_aliases: list[str] = []
+    # Written first instead of the open tag when reasoning began implicitly (dropped).
+    start_labels: list[str] = []
     # `*_append_think`: no split; this text (the prompt's open tag) goes before the output.
     inline_prefix: str | None = None
     # One reasoning section only; a stray leading close tag dropped; a tool call ends
@@ -328,3 +330,33 @@ class ReasoningDialect(BaseModel):
     close_newlines: bool = False
     content_wrappers: list[WrapperTags] = []
     drop_markup: list[DropMarkup] = []
+
+
+class ParserChoice(BaseModel):
+    """The parsers the engine's model table chooses for a model (`parsers_for_model`):
+    registry names or None, `reason` (which rule matched, the row's source, names
+    left out), and `row` (the table row, None for the documented default)."""
+
+    model_config = ConfigDict(frozen=True)
+    tool_parser: str | None = None
+    reasoning_parser: str | None = None
+    response_parser: str | None = None
+    reason: str
+    row: str | None = None
+
+
+def parsers_for_model(
+    model: str,
+    *,
+    model_type: str | None = None,
+    chat_template: str | None = None,
+    default: bool = False,
+) -> ParserChoice:
+    """Chooses the parsers for `model` (an HF id or a served name) from the engine's model
+    table: the chat template's markers when `chat_template` is given, then the HF
+    `model_type`, then the longest model-id pattern. An unknown model raises
+    `UnknownParserError` naming the closest rows; with `default=True` it gets the
+    documented default instead (Hermes `<tool_call>` JSON, no reasoning parser)."""
+    return ParserChoice.model_validate_json(
+        _native.parsers_for_model_json(model, model_type, chat_template, default)
+    )

@@ -4,6 +4,7 @@
                      [--tools FILE] [--tool-choice CHOICE] [--enable-thinking|--disable-thinking]
                      [--stream] [--chunk-size N]
     replyparse list [--json]
+    replyparse detect MODEL [--template FILE] [--model-type TYPE] [--default] [--json]
 
 Without FILE, `parse` runs on a bundled example (`--example NAME`, default `qwen3`),
 with that example's parsers and tools unless given.
@@ -16,7 +17,13 @@ import json
 import sys
 from importlib import resources
 
-from . import ResponseParser, reasoning_dialects, response_parsers, tool_dialects
+from . import (
+    ResponseParser,
+    parsers_for_model,
+    reasoning_dialects,
+    response_parsers,
+    tool_dialects,
+)
 
 
 def _example_dir():
@@ -135,6 +142,32 @@ def _list(args: argparse.Namespace) -> int:
     return 0
 
 
+def _detect(args: argparse.Namespace) -> int:
+    template = None
+    if args.template is not None:
+        if args.template.endswith(".json"):
+            # A tokenizer_config.json: its `chat_template` (a string, or named templates).
+            with open(args.template, encoding="utf-8") as f:
+                t = json.load(f).get("chat_template")
+            if isinstance(t, list):
+                t = "\n".join(x.get("template", "") for x in t if isinstance(x, dict))
+            template = t if isinstance(t, str) else None
+        else:
+            with open(args.template, encoding="utf-8") as f:
+                template = f.read()
+    c = parsers_for_model(
+        args.model, model_type=args.model_type, chat_template=template, default=args.default
+    )
+    if args.json:
+        print(json.dumps(c.model_dump(), ensure_ascii=False, indent=2))
+        return 0
+    print(f"tool parser:      {c.tool_parser or '-'}")
+    print(f"reasoning parser: {c.reasoning_parser or '-'}")
+    print(f"response parser:  {c.response_parser or 'default'}")
+    print(f"why: {c.reason}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         prog="replyparse", description="Split LLM output into content, reasoning and tool calls."
@@ -172,6 +205,17 @@ def main(argv: list[str] | None = None) -> int:
     ls = sub.add_parser("list", help="print the registry")
     ls.add_argument("--json", action="store_true")
     ls.set_defaults(func=_list)
+    dt = sub.add_parser("detect", help="which parsers serve a model, and why")
+    dt.add_argument("model", help="HF model id or served model name")
+    dt.add_argument(
+        "--template", help="chat template file (Jinja text, or a tokenizer_config.json)"
+    )
+    dt.add_argument("--model-type", help="HF config.model_type")
+    dt.add_argument(
+        "--default", action="store_true", help="an unknown model gets the documented default"
+    )
+    dt.add_argument("--json", action="store_true")
+    dt.set_defaults(func=_detect)
     args = ap.parse_args(argv)
     try:
         return args.func(args)

@@ -79,6 +79,13 @@ fn py_to_value_at(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<serde_json::
         return Ok(Value::String(s.to_str()?.to_owned()));
     }
     if let Ok(d) = obj.cast::<PyDict>() {
+        // A copy (`PyDict_Copy`, one critical section on a free-threaded build), because
+        // the caller's dict can change while it is read: from another thread without a
+        // GIL, or from this one, through a key's `__str__` or a value's `model_dump()`.
+        // PyO3's iterator panics when its dict changes size, and that panic reached
+        // Python as a `PanicException` (a BaseException), not an error
+        // (tests/test_shared_inputs.py). The copy is the dict as the call found it.
+        let d = d.copy()?;
         let mut m = serde_json::Map::with_capacity(d.len());
         for (k, v) in d.iter() {
             let key = match k.cast::<PyString>() {

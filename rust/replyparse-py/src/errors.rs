@@ -56,7 +56,9 @@ create_exception!(
 
 pub(crate) fn to_py_err(e: engine::Error) -> PyErr {
     match e {
-        engine::Error::UnknownParser { .. } => UnknownParserError::new_err(e.to_string()),
+        engine::Error::UnknownParser { .. } | engine::Error::UnknownModel { .. } => {
+            UnknownParserError::new_err(e.to_string())
+        }
         engine::Error::InvalidDialect(_) => InvalidDialectError::new_err(e.to_string()),
         engine::Error::InvalidTools(_) => InvalidToolsError::new_err(e.to_string()),
         engine::Error::AlreadyFinished => ParserFinishedError::new_err(e.to_string()),

@@ -38,13 +38,25 @@ use crate::objects::{
 };
 use crate::parsers::{NativeResponseParser, NativeToolParser};
 use crate::registry::{
-    builtin_dialects_json, reasoning_dialects_json, reasoning_parsers, register_reasoning_dialect,
-    register_tool_dialect, response_parsers, tool_dialects_json, tool_parsers,
+    builtin_dialects_json, model_table_json, parsers_for_model_json, reasoning_dialects_json,
+    reasoning_parsers, register_reasoning_dialect, register_tool_dialect, response_parsers,
+    tool_dialects_json, tool_parsers,
 };
 use crate::serve::{anthropic_tool_input, serve_many, NativeServeStream};
 use crate::testing::{_noop_chunk, _panic_in_engine_for_tests, _panic_in_parser_for_tests};
 
-#[pymodule]
+// `gil_used = false`: the module is safe to run with no GIL at all, so a free-threaded
+// CPython (3.13t, 3.14t) keeps the GIL disabled when it imports it. PyO3 0.27's default
+// is `true`, which makes such an interpreter turn the GIL back on for the whole process
+// at import (research/integrations.md §5.3). What makes it safe, class by class, is in
+// the README ("Free-threaded CPython"): parsers and streams are frozen classes whose
+// state sits behind a per-response `Mutex` taken with `try_lock` (a second thread gets
+// `ConcurrentUseError`, never a wait); the data objects keep their fields in CPython
+// member slots, read and written with CPython's own member protocol (`objects`); the
+// engine's shared state (the registry's `RwLock`, the tag-set cache's `Mutex`) is
+// Rust-synchronised and never held while Python code runs; one-time values are
+// `PyOnceLock`s. `tests/test_free_threading.py` checks the GIL stays off after import.
+#[pymodule(gil_used = false)]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add_class::<DeltaFunctionCall>()?;
@@ -70,6 +82,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(reasoning_dialects_json, m)?)?;
     m.add_function(wrap_pyfunction!(register_tool_dialect, m)?)?;
     m.add_function(wrap_pyfunction!(register_reasoning_dialect, m)?)?;
+    m.add_function(wrap_pyfunction!(parsers_for_model_json, m)?)?;
+    m.add_function(wrap_pyfunction!(model_table_json, m)?)?;
     m.add_function(wrap_pyfunction!(stream_many, m)?)?;
     m.add_function(wrap_pyfunction!(serve_many, m)?)?;
     m.add_function(wrap_pyfunction!(_noop_chunk, m)?)?;

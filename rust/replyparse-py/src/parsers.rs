@@ -185,6 +185,7 @@ impl NativeResponseParser {
 
     /// Feeds one engine chunk; returns `[(DeltaMessage, emitted_tool_call), ...]`.
     #[pyo3(signature = (text, token_ids=None, r#final=false))]
+    #[pyo3(text_signature = "($self, text, token_ids=None, final=False)")]
     fn stream_chunk<'py>(
         &self,
         py: Python<'py>,
@@ -319,6 +320,7 @@ impl NativeToolParser {
     /// Appends the block's call deltas to `deltas` and returns how many characters of
     /// `text` were consumed; keep `text[consumed:]` and prepend it to the next text.
     #[pyo3(signature = (text, deltas, r#final=false))]
+    #[pyo3(text_signature = "($self, text, deltas, final=False)")]
     fn feed_tool_block(
         &self,
         py: Python<'_>,

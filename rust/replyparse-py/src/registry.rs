@@ -5,7 +5,7 @@ use pyo3::prelude::*;
 
 use replyparse as engine;
 
-use crate::errors::{to_py_err, InternalError, InvalidDialectError};
+use crate::errors::{guarded, to_py_err, InternalError, InvalidDialectError};
 
 #[pyfunction]
 pub(crate) fn tool_parsers() -> Vec<String> {
@@ -64,4 +64,32 @@ pub(crate) fn register_reasoning_dialect(declaration_json: &str, replace: bool) 
     let d: engine::ReasoningDialect = serde_json::from_str(declaration_json)
         .map_err(|e| InvalidDialectError::new_err(format!("invalid reasoning dialect: {e}")))?;
     engine::registry::register_reasoning_dialect(d, replace).map_err(to_py_err)
+}
+
+/// The parsers the model table chooses for a model, as JSON (`tool_parser`,
+/// `reasoning_parser`, `response_parser`, `reason`, `row`); with `fallback`, an unknown
+/// model gets the documented default instead of `UnknownParserError`.
+#[pyfunction]
+#[pyo3(signature = (model, model_type=None, chat_template=None, fallback=false))]
+pub(crate) fn parsers_for_model_json(
+    model: &str,
+    model_type: Option<&str>,
+    chat_template: Option<&str>,
+    fallback: bool,
+) -> PyResult<String> {
+    let choice = guarded(|| engine::parsers_for_model(model, model_type, chat_template))?;
+    let choice = match choice {
+        Ok(c) => c,
+        Err(engine::Error::UnknownModel { .. }) if fallback => {
+            engine::ParserChoice::fallback(model)
+        }
+        Err(e) => return Err(to_py_err(e)),
+    };
+    serde_json::to_string(&choice).map_err(|e| InternalError::new_err(e.to_string()))
+}
+
+/// The model table as the engine embeds it (JSON text).
+#[pyfunction]
+pub(crate) fn model_table_json() -> &'static str {
+    engine::models::MODEL_TABLE_JSON
 }

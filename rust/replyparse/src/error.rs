@@ -28,6 +28,11 @@ pub enum Error {
         name: String,
         valid: Vec<String>,
     },
+    /// A model the model table has no row for; `candidates` are the closest rows.
+    UnknownModel {
+        model: String,
+        candidates: Vec<String>,
+    },
     /// A dialect declaration that cannot work (empty open tag, clashing name, ...).
     InvalidDialect(String),
     /// Request tools or tool_choice that cannot be understood.
@@ -49,6 +54,17 @@ impl fmt::Display for Error {
                 name,
                 valid.join(", ")
             ),
+            Error::UnknownModel { model, candidates } => {
+                write!(f, "no parser is known for model {model:?}")?;
+                if !candidates.is_empty() {
+                    write!(f, "; closest model table rows: {}", candidates.join(", "))?;
+                }
+                write!(
+                    f,
+                    "; name the parsers (tool_parser=, reasoning_parser=), pass the chat \
+                     template or model_type, or ask for the documented default"
+                )
+            }
             Error::InvalidDialect(m) => write!(f, "invalid dialect declaration: {m}"),
             Error::InvalidTools(m) => write!(f, "invalid tools: {m}"),
             Error::BufferLimit { limit, buffered } => write!(

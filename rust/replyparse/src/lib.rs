@@ -31,7 +31,7 @@
 //!   one pending buffer), [`tool`] (the outer tool block and the payload-grammar
 //!   contract), [`calls`] (identity-first, filtered call output), [`delta`] (the deltas
 //!   and their aggregation), [`request`] (tools and tool choice), [`registry`] (dialects
-//!   as data), [`thinking`] (the request flags that switch reasoning), [`constraint`]
+//!   as data), [`models`] (choosing the parsers from the model), [`thinking`] (the request flags that switch reasoning), [`constraint`]
 //!   (decoding constraints for forced tool calls);
 //! - [`grammars`]: one module per grammar family, dispatched in one place;
 //! - [`scan`]: scanning primitives that know no dialect (tag prefixes, the JSON value
@@ -43,6 +43,7 @@ pub mod constraint;
 pub mod delta;
 pub mod error;
 pub mod grammars;
+pub mod models;
 pub mod registry;
 pub mod request;
 pub mod response;
@@ -65,6 +66,7 @@ pub use delta::{
     FunctionCall, ParsedResponse, ResponseAccumulator, StreamItem, ToolCall,
 };
 pub use error::{Error, ParserKind, Result};
+pub use models::{parsers_for_model, ModelRow, ParserChoice};
 pub use registry::{Family, ReasoningDialect, StartMode, ToolDialect};
 pub use request::{ToolChoice, ToolPolicy, ToolSpec};
 pub use response::{ParserConfig, ResponseParser};

@@ -309,6 +309,12 @@ pub struct ReasoningDialect {
     /// Other spellings of the close tag.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub close_aliases: Vec<String>,
+    /// Text the model may write first, in place of the open tag, when reasoning began
+    /// implicitly: dropped like a leading open tag (Gemma 4 after a prompt that
+    /// pre-opened `<|channel>` writes only its `thought\n` self label; SGLang's
+    /// `think_start_self_label`). Anywhere else it is text.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub start_labels: Vec<String>,
     /// Reasoning is not split out: the output is content, this text (the open tag the
     /// template wrote in the prompt) put before it — the `*_append_think` variants, for
     /// clients that feed reasoning back inline.
@@ -349,6 +355,12 @@ impl ReasoningDialect {
     /// Whether thinking is on, off, or not said, for the request's flags as this
     /// dialect's template reads them.
     pub fn thinking(&self, flags: &ThinkingFlags<'_>) -> Option<bool> {
+        // A template that always opens the reasoning reads no flag: only the caller's
+        // own switch can say thinking is off (a kwarg such as `enable_thinking=false`
+        // changes nothing the model sees).
+        if self.starts_in_reasoning == StartMode::Always && self.thinking_flags.is_empty() {
+            return flags.enable_thinking;
+        }
         flags.resolve(&self.thinking_flags)
     }
 

@@ -537,10 +537,16 @@ impl Composed {
                     if self.leading_open {
                         // Reasoning began implicitly: an open tag the model writes anyway,
                         // after nothing but whitespace, is the protocol's tag (Kimi K2
-                        // Thinking writes "\n<think>"), so it and that whitespace go.
+                        // Thinking writes "\n<think>"), so it and that whitespace go; so
+                        // does a start label (Gemma 4's `thought\n`).
                         let after = text.trim_start_matches([' ', '\t', '\n', '\r']);
                         let r = self.reasoning.as_ref();
-                        let opens = || r.into_iter().flat_map(|r| r.open_tags());
+                        let opens = || {
+                            r.into_iter().flat_map(|r| {
+                                r.open_tags()
+                                    .chain(r.start_labels.iter().map(String::as_str))
+                            })
+                        };
                         if !final_ && opens().any(|o| after.len() < o.len() && o.starts_with(after))
                         {
                             break;

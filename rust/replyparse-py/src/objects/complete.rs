@@ -51,7 +51,10 @@ impl FunctionCall {
 
 data_class_methods! { FunctionCall {
     #[new]
+    // The text signatures spell the defaults PyO3 renders as `...` (a String default, a
+    // raw identifier), so `inspect.signature` and the stubs (checked by stubtest) agree.
     #[pyo3(signature = (name, arguments="{}".to_owned()))]
+    #[pyo3(text_signature = "(name, arguments='{}')")]
     fn new(py: Python<'_>, name: String, arguments: String) -> Self {
         FunctionCall {
             name: py_str(py, &name).unbind(),
@@ -128,6 +131,7 @@ impl ToolCall {
 data_class_methods! { ToolCall {
     #[new]
     #[pyo3(signature = (id, function, r#type="function".to_owned()))]
+    #[pyo3(text_signature = "(id, function, type='function')")]
     fn new<'py>(
         py: Python<'py>,
         id: String,

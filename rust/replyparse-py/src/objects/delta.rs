@@ -183,6 +183,7 @@ impl DeltaToolCall {
 data_class_methods! { DeltaToolCall {
     #[new]
     #[pyo3(signature = (index, id=None, r#type=None, function=None))]
+    #[pyo3(text_signature = "(index, id=None, type=None, function=None)")]
     fn new<'py>(
         py: Python<'py>,
         index: usize,

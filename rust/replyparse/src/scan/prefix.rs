@@ -90,6 +90,12 @@ pub struct TagSet {
     contained: bool,
 }
 
+/// Whether `needle` occurs in `hay`, byte-wise (a tag minus its last byte may end inside
+/// a multi-byte character, as `◁/think▷` does, so this cannot slice a `str`).
+fn contains_bytes(hay: &[u8], needle: &[u8]) -> bool {
+    memchr::memmem::find(hay, needle).is_some()
+}
+
 /// A whole tag found in a haystack.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TagMatch {
@@ -128,10 +134,11 @@ impl TagSet {
             is_first[usize::from(b)] = true;
         }
         let contained = texts.iter().enumerate().any(|(i, a)| {
-            texts
-                .iter()
-                .enumerate()
-                .any(|(j, b)| i != j && b.len() > a.len() && b[..b.len() - 1].contains(a.as_str()))
+            texts.iter().enumerate().any(|(j, b)| {
+                i != j
+                    && b.len() > a.len()
+                    && contains_bytes(&b.as_bytes()[..b.len() - 1], a.as_bytes())
+            })
         });
         TagSet {
             contained,
@@ -282,6 +289,18 @@ mod tests {
         let plain = TagSet::new(&["<a>", "</a>"]);
         assert!(!plain.contained);
         assert!(plain.find_or_held("<a>", false).is_ok());
+    }
+
+    /// Tags whose last character is multi-byte (Kimi's `◁think▷`) build a set: the
+    /// containment check works on bytes.
+    #[test]
+    fn multi_byte_tags_build_a_set() {
+        let set = TagSet::new(&["◁think▷", "◁/think▷"]);
+        assert!(!set.contained);
+        let m = set.find_or_held("a◁/think▷b", false).unwrap();
+        assert_eq!((m.tag, m.start), (1, 1));
+        assert!(!TagSet::new(&["y", "◁x▷y"]).contained, "only at the end");
+        assert!(TagSet::new(&["▷", "◁x▷y"]).contained);
     }
 
     /// One set per tag list, looked up with borrowed tags; lists that differ only in

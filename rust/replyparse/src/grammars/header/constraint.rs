@@ -5,6 +5,12 @@
 //! section (`open` ... `close`); without one (Mistral) each call is its own block, the
 //! block's open tag beginning it. The Lark grammar allows the model's call id after the
 //! name (an `id_marker` and the id); the structural tag writes calls without it.
+//!
+//! A fenced argument block (a dialect with an `args_suffix`: DeepSeek V3's
+//! ```` ```json ```` ... ```` ``` ````) sits on its own lines, as the template writes it
+//! (`NAME\n```json\n{...}\n```<｜tool▁call▁end｜>`): the Lark grammar allows whitespace
+//! before the fence (the parser trims the header), and the structural tag writes the
+//! newlines.
 
 use serde_json::Value;
 
@@ -75,6 +81,12 @@ impl CallConstraint for HeaderCalls<'_> {
         let args_marker = syn.args_marker.clone().unwrap_or_default();
         let end = syn.call_end.clone().unwrap_or_default();
         let suffix = syn.args_suffix.clone().unwrap_or_default();
+        // A fence on its own lines (see the module docs).
+        let (args_marker, suffix) = if suffix.is_empty() {
+            (args_marker, suffix)
+        } else {
+            (format!("\n{args_marker}\n"), format!("\n{suffix}"))
+        };
         let tags = fns
             .iter()
             .map(|f| {
@@ -118,6 +130,10 @@ impl CallConstraint for HeaderCalls<'_> {
                 body.push(format!("({id} /[A-Za-z0-9_-]+/)?"));
             }
             if let Some(m) = syn.args_marker.as_deref() {
+                if syn.args_suffix.is_some() {
+                    // A fence on its own line (see the module docs).
+                    body.push("WS?".into());
+                }
                 body.push(l.lit(m));
             }
             body.push("WS?".into());
@@ -208,5 +224,48 @@ WS: /[ \t\r\n]+/
             (&calls["type"], &calls["separator"]),
             (&json!("tags_with_separator"), &json!(""))
         );
+    }
+
+    /// DeepSeek V3's fenced arguments: the template's `NAME\n```json\n{...}\n```` is
+    /// what the grammar allows and what the structural tag writes.
+    #[test]
+    fn fenced_arguments_on_their_own_lines() {
+        let lark = lark_of(
+            "deepseek_v3",
+            &tools(),
+            &named("search"),
+            &Default::default(),
+        );
+        let call = lark
+            .lines()
+            .find_map(|l| l.strip_prefix("call_0: "))
+            .unwrap();
+        assert_eq!(
+            call,
+            r#""<｜tool▁call▁begin｜>function<｜tool▁sep｜>search" WS? "```json" WS? args_0 WS? "```" WS? "<｜tool▁call▁end｜>""#
+        );
+        let st = st_of(
+            "deepseek_v3",
+            &tools(),
+            &named("search"),
+            &Default::default(),
+        );
+        let tag = &st["format"]["elements"][0]["elements"][1];
+        assert_eq!(
+            tag["begin"],
+            json!("<｜tool▁call▁begin｜>function<｜tool▁sep｜>search")
+        );
+        assert_eq!(tag["content"]["elements"][0]["value"], json!("\n```json\n"));
+        assert_eq!(tag["content"]["elements"][2]["value"], json!("\n```"));
+        // No fence, no newlines: V3.1 writes the arguments right after the separator.
+        let v31 = lark_of(
+            "deepseek_v31",
+            &tools(),
+            &named("search"),
+            &Default::default(),
+        );
+        assert!(v31.contains(
+            r#"call_0: "<｜tool▁call▁begin｜>search" "<｜tool▁sep｜>" WS? args_0 WS? "<｜tool▁call▁end｜>""#
+        ));
     }
 }

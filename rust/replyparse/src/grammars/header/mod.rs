@@ -144,6 +144,9 @@ pub struct HeaderGrammar {
     name: String,
     scan: JsonValueScanner,
     began: bool,
+    /// The input ended inside a call (for a dialect without a close tag, the only sign
+    /// that the output was cut in a tool block).
+    cut: bool,
 }
 
 impl HeaderGrammar {
@@ -179,6 +182,7 @@ impl HeaderGrammar {
             name: String::new(),
             scan: JsonValueScanner::new(),
             began: false,
+            cut: false,
         }
     }
 
@@ -223,6 +227,7 @@ impl PayloadGrammar for HeaderGrammar {
         self.name.clear();
         self.scan.reset();
         self.began = false;
+        self.cut = false;
     }
 
     fn consume(
@@ -389,9 +394,14 @@ impl PayloadGrammar for HeaderGrammar {
         if final_ && !matches!(self.state, State::Start | State::Done) {
             // Input ended inside a call: it ends with what was written; a header (or id)
             // without its marker may be cut, so it names nothing.
+            self.cut = true;
             self.end(calls, out);
         }
         i
+    }
+
+    fn cut_by_end_of_input(&self) -> bool {
+        self.cut
     }
 
     fn payload_closed(&self) -> bool {
@@ -601,6 +611,45 @@ mod tests {
         // A header cut by the next call's marker names nothing.
         let r = chunking_invariant(&m, r#"[TOOL_CALLS]add[TOOL_CALLS]multiply[ARGS]{}"#, false);
         assert_eq!(names(&r), vec![("multiply".to_string(), "{}".to_string())]);
+    }
+
+    /// Mistral's header form has no close tag: a call cut by the end of input is the
+    /// only sign that the output ended inside a tool block.
+    #[test]
+    fn cut_call_without_close_tag_ends_in_tool_block() {
+        let cfg = ParserConfig {
+            tool_parser: Some("mistral".into()),
+            tools: Some(tool_specs(&["add", "f"])),
+            ..Default::default()
+        };
+        for (text, cut) in [
+            (r#"[TOOL_CALLS]add[ARGS]{"a": 1}"#, false),
+            (
+                r#"[TOOL_CALLS]add[ARGS]{"a": 1}[TOOL_CALLS]f[ARGS]{}"#,
+                false,
+            ),
+            (r#"[TOOL_CALLS]add[ARGS]{"a": 1"#, true),
+            (
+                r#"[TOOL_CALLS]add[ARGS]{"a": 1}[TOOL_CALLS]f[ARGS]{"q": "x"#,
+                true,
+            ),
+            (r#"[TOOL_CALLS]add[ARGS]"#, true),
+            (r#"[TOOL_CALLS]add[CALL_ID]abc12"#, true),
+        ] {
+            for chunk in [1, 3, text.len()] {
+                let mut p = ResponseParser::new(&cfg).unwrap();
+                let chars: Vec<char> = text.chars().collect();
+                for piece in chars.chunks(chunk) {
+                    let piece: String = piece.iter().collect();
+                    p.stream_chunk(&piece, None, false).unwrap();
+                }
+                p.stream_chunk("", None, true).unwrap();
+                assert_eq!(p.ended_in_tool_block(), cut, "{text} / {chunk}");
+            }
+            let mut p = ResponseParser::new(&cfg).unwrap();
+            p.parse_complete(text, None).unwrap();
+            assert_eq!(p.ended_in_tool_block(), cut, "{text}");
+        }
     }
 
     #[test]

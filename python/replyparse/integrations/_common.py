@@ -1,0 +1,195 @@
+"""What the three stack adapters share: the plug-in names and the served-model rule.
+
+No parsing here: names come from the engine's registry (read when a stack loads the
+plug-in, so dialects registered later are covered), and a stack's request becomes
+the arguments of one `ResponseParser`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import replyparse as rp
+
+PREFIX = "replyparse"
+# Response-parser names that are not dialects: "default" is the composed parser.
+_NOT_A_DIALECT = {"default"}
+
+
+@dataclass(frozen=True)
+class ToolName:
+    """What a tool-side plug-in name stands for: a tool dialect, a dedicated response
+    parser (gpt-oss), or neither (the bare `replyparse`: chosen from the model)."""
+
+    tool_parser: str | None = None
+    response_parser: str | None = None
+
+    @property
+    def from_model(self) -> bool:
+        return self.tool_parser is None and self.response_parser is None
+
+
+def tool_plugin_names() -> dict[str, ToolName]:
+    """`replyparse` plus `replyparse-<name>` for every tool dialect name (aliases
+    included) and every dedicated response parser."""
+    names = {PREFIX: ToolName()}
+    for n in rp.tool_parsers():
+        names[f"{PREFIX}-{n}"] = ToolName(tool_parser=n)
+    for n in rp.response_parsers():
+        if n not in _NOT_A_DIALECT:
+            names.setdefault(f"{PREFIX}-{n}", ToolName(response_parser=n))
+    return names
+
+
+@dataclass(frozen=True)
+class ReasoningName:
+    """What a reasoning-side plug-in name stands for: a reasoning dialect, a dedicated
+    response parser (gpt-oss: its reasoning is the analysis channel), or neither."""
+
+    reasoning_parser: str | None = None
+    response_parser: str | None = None
+
+    @property
+    def from_model(self) -> bool:
+        return self.reasoning_parser is None and self.response_parser is None
+
+
+def reasoning_plugin_names() -> dict[str, ReasoningName]:
+    """`replyparse` plus `replyparse-<name>` for every reasoning dialect name (aliases
+    included) and every dedicated response parser."""
+    names = {PREFIX: ReasoningName()}
+    for n in rp.reasoning_parsers():
+        names[f"{PREFIX}-{n}"] = ReasoningName(reasoning_parser=n)
+    for n in rp.response_parsers():
+        if n not in _NOT_A_DIALECT:
+            names.setdefault(f"{PREFIX}-{n}", ReasoningName(response_parser=n))
+    return names
+
+
+def plugin_names() -> dict[str, list[str]]:
+    """Every plug-in name, by side: {"tool": [...], "reasoning": [...]}."""
+    return {"tool": sorted(tool_plugin_names()), "reasoning": sorted(reasoning_plugin_names())}
+
+
+def check_version(dist: str, tested: str) -> None:
+    """Warns when the stack is not the release series the adapter was tested with (the
+    adapters use interfaces that stack documents, but also its composition order)."""
+    import logging
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        v = version(dist)
+    except PackageNotFoundError:
+        return
+    if v != tested and not v.startswith(tested.rsplit(".", 1)[0] + "."):
+        logging.getLogger("replyparse.integrations").warning(
+            "replyparse's %s plug-in was tested with %s %s; this is %s", dist, dist, tested, v
+        )
+
+
+def _norm(name: str) -> str:
+    return re.sub(r"[-_.\s]", "", name.lower())
+
+
+def reasoning_dialect(name: str) -> rp.ReasoningDialect | None:
+    """The registered reasoning dialect of a name or alias (names match as the
+    registry matches them: case, `-`, `_` and `.` ignored)."""
+    key = _norm(name)
+    for d in rp.reasoning_dialects():
+        if any(_norm(n) == key for n in (d.name, *d.aliases)):
+            return d
+    return None
+
+
+@dataclass(frozen=True)
+class Dialects:
+    tool_parser: str | None
+    reasoning_parser: str | None
+    response_parser: str | None
+    reason: str
+
+
+def choose_dialects(
+    model: str | None, model_type: str | None = None, chat_template: str | None = None
+) -> Dialects:
+    """The dialects of a served model, for the bare `replyparse` name.
+
+    replyparse's model table (`rp.parsers_for_model`) decides when this replyparse has
+    it. Without it, the rule (README, "Serving stacks") is: `gpt_oss` models (model type
+    or name) use the `gpt-oss` response parser; otherwise the tool dialect is the longest
+    registered tool dialect name inside the model's name (case, `-`, `_`, `.` ignored),
+    and the reasoning dialect the longest reasoning dialect name inside it whose open
+    tag the chat template writes (a template that never writes `<think>` does not
+    think). No match raises `ValueError`: name the dialect (`replyparse-<dialect>`).
+    """
+    table = getattr(rp, "parsers_for_model", None)
+    if table is not None:
+        c = table(model, model_type=model_type, chat_template=chat_template)
+        return Dialects(c.tool_parser, c.reasoning_parser, c.response_parser, str(c.reason))
+    base = _norm((model or "").rstrip("/").rsplit("/", 1)[-1])
+    if model_type == "gpt_oss" or "gptoss" in base:
+        return Dialects(None, None, "gpt-oss", "gpt-oss model")
+    tool = max((n for n in rp.tool_parsers() if _norm(n) in base), key=len, default=None)
+    if tool is None:
+        raise ValueError(
+            f"replyparse: no tool dialect name in the model name {model!r}; "
+            f"use replyparse-<dialect>, one of {rp.tool_parsers()}"
+        )
+    reasoning = None
+    by_name = {d.name: d for d in rp.reasoning_dialects()}
+    for d in sorted(by_name.values(), key=lambda d: -len(d.name)):
+        names = [d.name, *d.aliases]
+        if not any(_norm(n) in base for n in names):
+            continue
+        if chat_template is not None and d.open not in chat_template:
+            continue
+        reasoning = d.name
+        break
+    return Dialects(tool, reasoning, None, f"names in {model!r}")
+
+
+def request_fields(request: Any) -> dict[str, Any]:
+    """The parser-relevant fields of a stack's request object (pydantic or dict), as
+    the plain dict `ResponseParser.from_request` reads."""
+    keys = (
+        "tools",
+        "tool_choice",
+        "parallel_tool_calls",
+        "chat_template_kwargs",
+        "reasoning_effort",
+        "reasoning",
+        "enable_thinking",
+    )
+    if isinstance(request, dict):
+        src = request
+    else:
+        src = {}
+        for k in keys:
+            v = getattr(request, k, None)
+            if v is not None:
+                src[k] = v
+    out: dict[str, Any] = {}
+    for k in keys:
+        v = src.get(k)
+        if v is None:
+            continue
+        out[k] = _plain(v)
+    # LMDeploy carries the thinking switch as a request field of its own.
+    if "enable_thinking" in out:
+        flag = out.pop("enable_thinking")
+        kwargs = dict(out.get("chat_template_kwargs") or {})
+        kwargs.setdefault("enable_thinking", flag)
+        out["chat_template_kwargs"] = kwargs
+    return out
+
+
+def _plain(v: Any) -> Any:
+    if hasattr(v, "model_dump"):
+        return v.model_dump(mode="json", exclude_none=True)
+    if isinstance(v, list):
+        return [_plain(x) for x in v]
+    if isinstance(v, dict):
+        return {k: _plain(x) for k, x in v.items()}
+    return v

@@ -1,0 +1,105 @@
+"""What the serving-stack tests share: the fixture cases, the chunkings, replyparse's
+own result for a case, and the accumulation of a stack's streamed deltas.
+
+These tests run inside each stack's own virtual environment (scripts/integration_venvs.sh
+builds them), with `--noconftest`, so this module puts `tests/` on the path itself.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.dirname(HERE))
+
+import chunking  # noqa: E402
+import fixture_data  # noqa: E402
+
+import replyparse as rp  # noqa: E402
+
+# Whole output, every character, fixed 7-character pieces, random bursts (with empty
+# chunks): the token boundaries a stack can produce.
+CHUNKINGS = [chunking.whole, chunking.per_char, chunking.fixed(7), chunking.bursts(3)]
+
+
+def files() -> list[fixture_data.FixtureFile]:
+    return fixture_data.all_files()
+
+
+@dataclass
+class Result:
+    content: str | None = None
+    reasoning: str | None = None
+    calls: list[tuple[str, str]] = field(default_factory=list)
+
+    def normalized(self) -> Result:
+        return Result(self.content or None, self.reasoning or None, list(self.calls))
+
+
+def reference(case: fixture_data.Fixture, **overrides: Any) -> Result:
+    """replyparse's own `parse_complete` of the case."""
+    kwargs = case.parser_kwargs()
+    kwargs.update(overrides)
+    parsed = rp.ResponseParser(**kwargs).parse_complete(case.text)
+    calls = [(c.function.name, c.function.arguments) for c in parsed.tool_calls or ()]
+    return Result(parsed.content, parsed.reasoning_content, calls).normalized()
+
+
+class Accumulator:
+    """Rebuilds a message from OpenAI-shaped stream deltas, checking that every call's
+    first delta carries its id and name."""
+
+    def __init__(self) -> None:
+        self.content = ""
+        self.reasoning = ""
+        self.calls: dict[int, list[str]] = {}
+        self.errors: list[str] = []
+
+    def add(
+        self,
+        content: str | None = None,
+        reasoning: str | None = None,
+        calls: list[tuple[int, str | None, str | None, str | None]] = (),
+    ) -> None:
+        self.content += content or ""
+        self.reasoning += reasoning or ""
+        for index, call_id, name, args in calls:
+            if index not in self.calls:
+                if not name or not call_id:
+                    self.errors.append(f"call {index} streamed before its id and name")
+                self.calls[index] = [name or "", ""]
+            elif name or call_id:
+                self.errors.append(f"call {index} named twice")
+            self.calls[index][1] += args or ""
+
+    def result(self) -> Result:
+        calls = [(n, a) for _, (n, a) in sorted(self.calls.items())]
+        return Result(self.content, self.reasoning, calls).normalized()
+
+
+def request_dict(case: fixture_data.Fixture) -> dict[str, Any]:
+    """The OpenAI chat request a server would have received for the case."""
+    req: dict[str, Any] = {"model": "m", "messages": [{"role": "user", "content": "x"}]}
+    if case.tools:
+        req["tools"] = case.tools
+        req["tool_choice"] = case.tool_choice
+    kwargs = dict(case.options.get("chat_template_kwargs") or {})
+    if case.enable_thinking is not None:
+        kwargs["enable_thinking"] = case.enable_thinking
+    if kwargs:
+        req["chat_template_kwargs"] = kwargs
+    if case.options.get("reasoning_effort") is not None:
+        req["reasoning_effort"] = case.options["reasoning_effort"]
+    if case.options.get("parallel_tool_calls") is not None:
+        req["parallel_tool_calls"] = case.options["parallel_tool_calls"]
+    return req
+
+
+def report(stack: str, failures: list[str], total: int) -> None:
+    assert not failures, f"{stack}: {len(failures)} of {total} runs differ:\n" + "\n".join(
+        failures[:15]
+    )

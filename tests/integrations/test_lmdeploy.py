@@ -1,0 +1,218 @@
+"""replyparse inside LMDeploy 0.18 (run in the LMDeploy venv of
+scripts/integration_venvs.sh: `REPLYPARSE_STACK=lmdeploy`).
+
+LMDeploy has no plug-in loader: the documented launcher
+`python -m replyparse.integrations.lmdeploy serve api_server MODEL ...` registers
+replyparse, then runs LMDeploy's own command line. The tests start that launcher
+(in a subprocess, and in this process for the fixture sweep) with LMDeploy's
+`api_server` command replaced by a probe at the point where a server would build
+its engine: the probe calls LMDeploy's real `set_parsers` (which picks `default` or
+`gpt-oss` from `ResponseParserManager` and validates the names), and the parser class
+it stores is driven as `ChatRunner` drives it: one instance per request,
+`stream_chunk(delta_text, delta_token_ids, final=...)` per engine step,
+`parse_complete(text, token_ids)` for a complete response. The result must be
+replyparse's own `parse_complete` (README, "LMDeploy").
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import runpy
+import subprocess
+import sys
+import tempfile
+import warnings
+from types import SimpleNamespace
+
+import stack_cases as sc
+from gpu_stubs import install
+
+install({"torch": "2.14.0", "triton": "3.5.0"})
+warnings.filterwarnings("ignore")
+
+import lmdeploy.cli.serve as cli_serve  # noqa: E402
+from lmdeploy.serve.openai import api_server  # noqa: E402
+from lmdeploy.serve.openai.protocol import ChatCompletionRequest  # noqa: E402
+from lmdeploy.serve.parsers import ResponseParserManager  # noqa: E402
+from lmdeploy.serve.parsers.reasoning_parser import ReasoningParserManager  # noqa: E402
+from lmdeploy.serve.parsers.tool_parser import ToolParserManager  # noqa: E402
+
+import replyparse as rp  # noqa: E402
+
+
+class Tokenizer:
+    name_or_path = "test/model"
+    chat_template = None
+
+    def get_vocab(self) -> dict[str, int]:
+        return {}
+
+    def encode(self, text: str, add_special_tokens: bool = False) -> list[int]:
+        return [ord(c) for c in text]
+
+
+def _context(arch: str) -> SimpleNamespace:
+    tok = SimpleNamespace(model=SimpleNamespace(model=Tokenizer()))
+    return SimpleNamespace(
+        async_engine=SimpleNamespace(arch=arch, tokenizer=tok), response_parser_cls=None
+    )
+
+
+def _launch(argv: list[str]) -> SimpleNamespace:
+    """Runs the launcher as `python -m` would, up to LMDeploy's api_server command."""
+    seen = SimpleNamespace(args=None)
+    original = cli_serve.SubCliServe.api_server
+    cli_serve.SubCliServe.api_server = staticmethod(lambda args: setattr(seen, "args", args))
+    saved = sys.argv
+    try:
+        sys.argv = ["replyparse.integrations.lmdeploy", *argv]
+        runpy.run_module("replyparse.integrations.lmdeploy", run_name="__main__")
+    finally:
+        sys.argv = saved
+        cli_serve.SubCliServe.api_server = original
+    return seen
+
+
+# A local model directory: LMDeploy's CLI would download a hub name before serving.
+MODEL_DIR = tempfile.mkdtemp(prefix="replyparse-model-")
+_launch(["serve", "api_server", MODEL_DIR])  # registers replyparse, as a server would
+
+
+def _names(case) -> tuple[str, str | None, str | None]:
+    if case.response_parser:
+        return "GptOssForCausalLM", None, None
+    # mmengine reads a dot as a scope: the dot-free spelling is the registered one.
+    tool = f"replyparse-{case.tool_parser}".replace(".", "") if case.tool_parser else None
+    reasoning = case.reasoning_parser and f"replyparse-{case.reasoning_parser}".replace(".", "")
+    return "Qwen3ForCausalLM", tool, reasoning
+
+
+def _stream(cls, case, chunks: list[str]) -> tuple[sc.Result, list[str]]:
+    parser = cls(ChatCompletionRequest(**sc.request_dict(case), stream=True))
+    acc = sc.Accumulator()
+    for i, chunk in enumerate(chunks):
+        deltas = parser.stream_chunk(chunk, [ord(c) for c in chunk], final=i == len(chunks) - 1)
+        for delta, tool_emitted in deltas:
+            calls = [
+                (tc.index, tc.id, tc.function.name, tc.function.arguments)
+                for tc in delta.tool_calls or ()
+            ]
+            if tool_emitted != bool(calls):
+                acc.errors.append("tool_emitted flag does not match the delta")
+            acc.add(delta.content, delta.reasoning_content, calls)
+    return acc.result(), acc.errors
+
+
+def _complete(cls, case) -> sc.Result:
+    parser = cls(ChatCompletionRequest(**sc.request_dict(case)))
+    content, tool_calls, reasoning = parser.parse_complete(case.text, None)
+    calls = [(c.function.name, c.function.arguments) for c in tool_calls or ()]
+    return sc.Result(content, reasoning, calls).normalized()
+
+
+def test_every_case_streaming_and_complete():
+    failures: list[str] = []
+    runs = 0
+    for f in sc.files():
+        for case in f.cases:
+            arch, tool, reasoning = _names(case)
+            context = _context(arch)
+            api_server.set_parsers(context, reasoning, tool)
+            cls = context.response_parser_cls
+            want = sc.reference(case)
+            runs += 1
+            got = _complete(cls, case)
+            if got != want:
+                failures.append(f"{case.id} complete: {got} != {want}")
+            for chunker in sc.CHUNKINGS:
+                runs += 1
+                got, errors = _stream(cls, case, chunker(case.text))
+                if got != want or errors:
+                    failures.append(f"{case.id} {chunker.__name__}: {got} != {want} {errors}")
+    sc.report("lmdeploy", failures, runs)
+
+
+def test_every_dialect_has_a_plugin_name():
+    for name in rp.tool_parsers():
+        assert ToolParserManager.get(f"replyparse-{name}".replace(".", "")) is not None
+    for name in rp.reasoning_parsers():
+        assert ReasoningParserManager.get(f"replyparse-{name}".replace(".", "")) is not None
+    for slot in ("default", "gpt-oss"):
+        assert ResponseParserManager.get(slot).__module__ == "replyparse.integrations.lmdeploy"
+
+
+def test_launcher_in_a_subprocess():
+    """`python -m replyparse.integrations.lmdeploy serve api_server ...`: LMDeploy's
+    own CLI parses the names, and its `set_parsers` serves a qwen3 case through
+    replyparse (the probe prints what the parser returns)."""
+    case = next(c for c in sc.fixture_data.load("qwen") if c.reasoning_parser == "qwen3")
+    code = f"""
+import sys, json, runpy, warnings
+sys.path.insert(0, {sc.HERE!r})
+from gpu_stubs import install
+install({{"torch": "2.14.0", "triton": "3.5.0"}})
+warnings.filterwarnings("ignore")
+from types import SimpleNamespace
+import lmdeploy.cli.serve as cli_serve
+from lmdeploy.serve.openai import api_server
+from lmdeploy.serve.openai.protocol import ChatCompletionRequest
+
+def probe(args):
+    tok = SimpleNamespace(model=SimpleNamespace(model=None))
+    ctx = SimpleNamespace(async_engine=SimpleNamespace(arch="Qwen3ForCausalLM", tokenizer=tok))
+    api_server.set_parsers(ctx, args.reasoning_parser, args.tool_call_parser)
+    parser = ctx.response_parser_cls(ChatCompletionRequest(**{sc.request_dict(case)!r}))
+    content, calls, reasoning = parser.parse_complete({case.text!r})
+    print(json.dumps([args.model_path, content, reasoning,
+                      [[c.function.name, c.function.arguments] for c in calls or ()]]))
+
+cli_serve.SubCliServe.api_server = staticmethod(probe)
+runpy.run_module("replyparse.integrations.lmdeploy", run_name="__main__")
+"""
+    argv = [
+        "serve",
+        "api_server",
+        MODEL_DIR,
+        "--tool-call-parser",
+        "replyparse-qwen",
+        "--reasoning-parser",
+        "replyparse-qwen3",
+    ]
+    out = subprocess.run(
+        [sys.executable, "-c", code, *argv],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=dict(os.environ),
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    model, content, reasoning, calls = json.loads(out.stdout.strip().splitlines()[-1])
+    want = sc.reference(case)
+    assert model == MODEL_DIR
+    assert sc.Result(content, reasoning, [tuple(c) for c in calls]).normalized() == want
+
+
+def test_lmdeploy_own_names():
+    """`--tool-call-parser qwen --reasoning-parser default`: LMDeploy's own names, which
+    replyparse registers too, are served by replyparse."""
+    failures: list[str] = []
+    runs = 0
+    context = _context("Qwen3ForCausalLM")
+    context.async_engine.tokenizer.model.model = None  # LMDeploy checks a real vocab
+    api_server.set_parsers(context, "default", "qwen")
+    cls = context.response_parser_cls
+    assert cls.__module__ == "replyparse.integrations.lmdeploy"
+    for case in sc.fixture_data.load("qwen"):
+        want = sc.reference(case, reasoning_parser="default" if case.reasoning_parser else None)
+        if not case.reasoning_parser:
+            continue
+        runs += 1
+        got = _complete(cls, case)
+        if got != want:
+            failures.append(f"{case.id} complete: {got} != {want}")
+        got, errors = _stream(cls, case, sc.chunking.per_char(case.text))
+        if got != want or errors:
+            failures.append(f"{case.id} per_char: {got} != {want} {errors}")
+    assert runs > 0
+    sc.report("lmdeploy own names", failures, runs)

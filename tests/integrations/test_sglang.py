@@ -1,0 +1,237 @@
+"""replyparse inside SGLang 0.5.23's own parsers (run in the SGLang venv of
+scripts/integration_venvs.sh: `REPLYPARSE_STACK=sglang`).
+
+The names are registered by SGLang's plug-in loader (`load_plugins`, which reads the
+`sglang.srt.plugins` entry point as `sglang serve` does before parsing its command
+line). Every fixture case runs through the real `ReasoningParser` and
+`FunctionCallParser`, composed as `serving_chat` composes them (streaming:
+`_process_reasoning_stream` then `_process_tool_call_stream` per chunk, with the
+end flushes; complete: `parse_non_stream` of each). The result must be replyparse's,
+mapped through SGLang's composition: reasoning is split first, and the tools are
+parsed in the text after it (README, "SGLang").
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import stack_cases as sc
+from gpu_stubs import install
+
+install({"torch": "2.14.1", "triton": "3.5.0"})
+# SGLang's protocol module guards its xgrammar import; the detectors do not.
+import sglang.srt.entrypoints.openai.protocol as protocol  # noqa: E402
+
+install({"xgrammar": "0.2.7"})
+warnings.filterwarnings("ignore")
+
+from sglang.srt.function_call.function_call_parser import FunctionCallParser  # noqa: E402
+from sglang.srt.parser.reasoning_parser import ReasoningParser  # noqa: E402
+from sglang.srt.plugins import load_plugins  # noqa: E402
+
+import replyparse as rp  # noqa: E402
+
+load_plugins()
+
+
+def _names(case) -> tuple[str | None, str | None]:
+    tool = case.tool_parser or case.response_parser
+    reasoning = case.reasoning_parser or case.response_parser
+    return (
+        f"replyparse-{tool}" if tool else None,
+        f"replyparse-{reasoning}" if reasoning else None,
+    )
+
+
+def _request(case, stream: bool):
+    return protocol.ChatCompletionRequest(**sc.request_dict(case), stream=stream)
+
+
+def _tools_active(case) -> bool:
+    # serving_chat._tool_call_parsing_active: declared tools and tool_choice not "none".
+    return bool(case.tools) and case.tool_choice != "none"
+
+
+def _force_reasoning(case) -> bool | None:
+    """What serving_chat passes as `force_reasoning`: the request's thinking switch
+    (here the case's `enable_thinking`, or the flag in its chat_template_kwargs)."""
+    if case.enable_thinking is not None:
+        return case.enable_thinking
+    kwargs = case.options.get("chat_template_kwargs") or {}
+    for key in ("enable_thinking", "thinking"):
+        if isinstance(kwargs.get(key), bool):
+            return kwargs[key]
+    return None
+
+
+def _expected(case) -> sc.Result:
+    """replyparse's result through SGLang's composition: the reasoning parser's
+    split, then the tool parse of the text after reasoning."""
+    kw = case.parser_kwargs()
+    split = rp.ResponseParser(
+        reasoning_parser=kw["reasoning_parser"],
+        response_parser=kw.get("response_parser"),
+        enable_thinking=_force_reasoning(case),
+    ).parse_complete(case.text)
+    normal = split.content or ""
+    reasoning = split.reasoning_content
+    if not (kw["reasoning_parser"] or kw.get("response_parser")):
+        normal, reasoning = case.text, None
+    if not _tools_active(case):
+        return sc.Result(normal, reasoning).normalized()
+    tools = rp.ResponseParser(
+        tool_parser=kw["tool_parser"],
+        response_parser=kw.get("response_parser"),
+        tools=kw["tools"],
+        tool_choice=kw["tool_choice"],
+    ).parse_complete(normal)
+    calls = [(c.function.name, c.function.arguments) for c in tools.tool_calls or ()]
+    return sc.Result(tools.content, reasoning, calls).normalized()
+
+
+def _reasoning_parser(name, case, request, stream: bool):
+    # serving_chat passes the template's force_reasoning; here the case's own switch.
+    return ReasoningParser(
+        name,
+        stream,
+        _force_reasoning(case),
+        request,
+        tokenizer=None,
+        tool_call_parser_active=_tools_active(case),
+    )
+
+
+def _function_parser(name, request):
+    is_required = request.tool_choice == "required" or isinstance(
+        request.tool_choice, protocol.ToolChoice
+    )
+    if is_required:
+        probe = FunctionCallParser(
+            tools=request.tools,
+            tool_call_parser=name,
+            tokenizer=None,
+            tool_choice=request.tool_choice,
+        )
+        assert probe.owns_tool_format()  # else serving_chat would use its JSON-array parser
+        return probe
+    return FunctionCallParser(tools=request.tools, tool_call_parser=name, tokenizer=None)
+
+
+def _stream(case, chunks: list[str]) -> tuple[sc.Result, list[str]]:
+    tool, reasoning = _names(case)
+    request = _request(case, stream=True)
+    rparser = _reasoning_parser(reasoning, case, request, True) if reasoning else None
+    fparser = None
+    acc = sc.Accumulator()
+    ids = 0
+    for i, delta in enumerate(chunks):
+        final = i == len(chunks) - 1
+        if rparser is not None:
+            r, delta = rparser.parse_stream_chunk(delta)
+            if final:
+                er, en = rparser.parse_stream_end()
+                r, delta = (r or "") + (er or ""), (delta or "") + (en or "")
+            acc.add(reasoning=r)
+        if tool and _tools_active(case):
+            if fparser is None:
+                fparser = _function_parser(tool, request)
+            normal, calls = fparser.parse_stream_chunk(delta or "")
+            if final:
+                end_text, end_calls = fparser.parse_stream_end()
+                normal, calls = (normal or "") + end_text, list(calls) + end_calls
+            items = []
+            for c in calls:
+                # serving_chat gives a call its id with the chunk that names it.
+                ids += bool(c.name)
+                items.append(
+                    (c.tool_index, f"call_{ids}" if c.name else None, c.name, c.parameters)
+                )
+            acc.add(content=normal, calls=items)
+        else:
+            acc.add(content=delta)
+    return acc.result(), acc.errors
+
+
+def _complete(case) -> sc.Result:
+    tool, reasoning_name = _names(case)
+    request = _request(case, stream=False)
+    text, reasoning = case.text, None
+    if reasoning_name:
+        reasoning, text = _reasoning_parser(reasoning_name, case, request, False).parse_non_stream(
+            text
+        )
+    calls = []
+    if tool and _tools_active(case):
+        parser = FunctionCallParser(
+            request.tools, tool, tokenizer=None, tool_choice=request.tool_choice
+        )
+        # serving_chat._process_tool_calls
+        if parser.has_tool_call(text):
+            text, items = parser.parse_non_stream(text)
+            calls = [(c.name, c.parameters) for c in items]
+    return sc.Result(text, reasoning, calls).normalized()
+
+
+def test_every_case_streaming_and_complete():
+    failures: list[str] = []
+    runs = 0
+    for f in sc.files():
+        for case in f.cases:
+            want = _expected(case)
+            runs += 1
+            got = _complete(case)
+            if got != want:
+                failures.append(f"{case.id} complete: {got} != {want}")
+            for chunker in sc.CHUNKINGS:
+                runs += 1
+                got, errors = _stream(case, chunker(case.text))
+                if got != want or errors:
+                    failures.append(f"{case.id} {chunker.__name__}: {got} != {want} {errors}")
+    sc.report("sglang", failures, runs)
+
+
+def test_composition_is_replyparse_without_reasoning():
+    """With no reasoning parser nothing can nest, and SGLang's composition is
+    replyparse's own result; with one, the cases that differ are printed (the README
+    figure)."""
+    failures, differ, total = [], 0, 0
+    for f in sc.files():
+        for case in f.cases:
+            if case.response_parser or not _tools_active(case):
+                continue  # no tools or "none": SGLang never calls the detector
+            ref = sc.reference(case)
+            if case.reasoning_parser is None:
+                if _expected(case) != ref:
+                    failures.append(case.id)
+            else:
+                total += 1
+                if _expected(case) != ref:
+                    differ += 1
+                    print("  differs:", case.id)
+    print(f"sglang: {differ} of {total} cases with reasoning differ from replyparse's own")
+    assert not failures, failures
+
+
+def test_every_dialect_has_a_plugin_name():
+    for name in rp.tool_parsers():
+        assert f"replyparse-{name}" in FunctionCallParser.ToolCallParserEnum
+    for name in rp.reasoning_parsers():
+        assert f"replyparse-{name}" in ReasoningParser.DetectorMap
+    for name in rp.response_parsers():
+        if name != "default":
+            assert f"replyparse-{name}" in FunctionCallParser.ToolCallParserEnum
+            assert f"replyparse-{name}" in ReasoningParser.DetectorMap
+    assert "replyparse" in FunctionCallParser.ToolCallParserEnum
+    assert "replyparse" in ReasoningParser.DetectorMap
+
+
+def test_required_constraint_is_replyparse_structural_tag():
+    case = next(c for c in sc.fixture_data.load("qwen3coder") if c.tools)
+    request = protocol.ChatCompletionRequest(**{**sc.request_dict(case), "tool_choice": "required"})
+    parser = FunctionCallParser(request.tools, "replyparse-qwen3coder", tool_choice="required")
+    kind, tag = parser.get_structure_constraint("required")
+    assert kind == "structural_tag"
+    tools = [t.model_dump(exclude_none=True) for t in request.tools]
+    assert tag.model_dump(by_alias=True) == rp.constraints.structural_tag(
+        "qwen3coder", tools, "required"
+    )

@@ -1,0 +1,276 @@
+"""replyparse inside vLLM 0.33's own parsing path (run in the vLLM venv of
+scripts/integration_venvs.sh: `REPLYPARSE_STACK=vllm`).
+
+The plug-ins are found the way `vllm serve` finds them: the `vllm.general_plugins`
+entry point (`load_general_plugins`), or `--tool-parser-plugin` /
+`--reasoning-parser-plugin` (`init_parser_plugin`, in a process without the entry
+point). Every fixture case runs through `ParserManager.get_parser` -> the composed
+`DelegatingParser`, streamed by `ChatStreamProcessor.step` under several chunkings
+and completed by `parse` + `assemble_chat_message_fields`, as `OpenAIServingChat`
+calls them; the result must be replyparse's own `parse_complete`, mapped through
+vLLM's documented rules (README, "vLLM").
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import warnings
+
+import stack_cases as sc
+from gpu_stubs import install
+
+install({"torch": "2.14.0", "xgrammar": "0.2.8"})
+warnings.filterwarnings("ignore")
+
+from vllm.entrypoints.openai.chat_completion.message_assembly import (  # noqa: E402
+    assemble_chat_message_fields,
+)
+from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest  # noqa: E402
+from vllm.entrypoints.openai.chat_completion.stream_processor import (  # noqa: E402
+    ChatStreamProcessor,
+)
+from vllm.parser.parser_manager import ParserManager  # noqa: E402
+from vllm.plugins import load_general_plugins  # noqa: E402
+from vllm.reasoning import ReasoningParserManager  # noqa: E402
+from vllm.tool_parsers import ToolParserManager  # noqa: E402
+
+import replyparse as rp  # noqa: E402
+
+load_general_plugins()
+
+
+class Tokenizer:
+    """The tokenizer members the parsers read. Token ids are the characters' code
+    points: every chunk carries ids, as the engine's do."""
+
+    def __init__(self, name: str = "test/model", chat_template: str | None = None) -> None:
+        self.name_or_path = name
+        self.chat_template = chat_template
+
+    def get_vocab(self) -> dict[str, int]:
+        return {}
+
+    def encode(self, text: str, add_special_tokens: bool = False) -> list[int]:
+        return [ord(c) for c in text]
+
+
+# The server passes the prompt's ids with every step; these hold no reasoning tag.
+PROMPT_IDS = [1, 2, 3]
+
+
+def _names(case) -> tuple[str | None, str | None]:
+    tool = case.tool_parser or case.response_parser
+    tool_name = f"replyparse-{tool}" if tool else None
+    # gpt-oss: the response parser's name on both sides (its reasoning is the analysis
+    # channel, which the tool parser alone cannot return in a complete response).
+    reasoning = case.reasoning_parser or case.response_parser
+    reasoning = f"replyparse-{reasoning}" if reasoning else None
+    return tool_name, reasoning
+
+
+def _request(case, stream: bool) -> ChatCompletionRequest:
+    return ChatCompletionRequest(**sc.request_dict(case), stream=stream)
+
+
+def _expected(case, ref: sc.Result, streaming: bool) -> sc.Result:
+    """replyparse's result as vLLM carries it: calls only with tools and tool_choice
+    other than "none" (`keeps_tool_calls`); one call when parallel_tool_calls is
+    false; in the complete message, whitespace-only content beside calls is dropped
+    (`DelegatingParser._extract_tool_calls`)."""
+    calls = ref.calls if case.tools and case.tool_choice != "none" else []
+    if case.options.get("parallel_tool_calls") is False:
+        calls = calls[:1]
+    content = ref.content
+    if not streaming and calls and content is not None and not content.strip():
+        content = None
+    return sc.Result(content, ref.reasoning, calls).normalized()
+
+
+def _run(cls, case, chunks: list[str], tokenizer: Tokenizer) -> tuple[sc.Result, list[str]]:
+    request = _request(case, stream=True)
+    ctk = request.chat_template_kwargs or {}
+    # The renderer's own instance adjusts the request; then one parser per choice.
+    request = cls(tokenizer, request.tools, chat_template_kwargs=ctk).adjust_request(request)
+    parser = cls(tokenizer, request.tools, chat_template_kwargs=ctk, model_config=None)
+    proc = ChatStreamProcessor(request, parser, enable_auto_tools=True, parser_cls=cls)
+    acc = sc.Accumulator()
+    for i, chunk in enumerate(chunks):
+        last = i == len(chunks) - 1
+        ids = [ord(c) for c in chunk] or [0]
+        step = proc.step(chunk, ids, "stop" if last else None, PROMPT_IDS)
+        d = step.delta
+        if d is not None:
+            calls = [
+                (
+                    tc.index,
+                    tc.id,
+                    tc.function.name if tc.function else None,
+                    tc.function.arguments if tc.function else None,
+                )
+                for tc in d.tool_calls or ()
+            ]
+            acc.add(d.content, d.reasoning, calls)
+    return acc.result(), acc.errors
+
+
+def _complete(cls, case, tokenizer: Tokenizer) -> tuple[sc.Result, int]:
+    request = _request(case, stream=False)
+    ctk = request.chat_template_kwargs or {}
+    request = cls(tokenizer, request.tools, chat_template_kwargs=ctk).adjust_request(request)
+    parser = cls(tokenizer, request.tools, chat_template_kwargs=ctk, model_config=None)
+    parser.set_prompt_token_ids(PROMPT_IDS)
+    reasoning, content, tool_calls = parser.parse(case.text, request, enable_auto_tools=True)
+    fields = assemble_chat_message_fields(
+        request, reasoning, content, tool_calls, enable_auto_tools=True, parser_cls=cls
+    )
+    calls = [(tc.function.name, tc.function.arguments) for tc in fields.tool_calls]
+    used = parser.count_reasoning_tokens([ord(c) for c in case.text])
+    return sc.Result(fields.content, fields.reasoning, calls).normalized(), used
+
+
+def _handed_over(case, chunks: list[str]) -> sc.Result:
+    """A reasoning parser alone, streaming: vLLM leaves the reasoning phase for good at
+    the first step that yields content, and passes the later text through as it is.
+    At that step it flushes the parser (`finish_streaming`: held text is content).
+    So: replyparse's own stream up to that step, its flush, then the raw text."""
+    p = rp.ResponseParser(**case.parser_kwargs())
+    content = reasoning = ""
+    for i, chunk in enumerate(chunks):
+        out = p.stream_chunk(chunk, final=i == len(chunks) - 1)
+        reasoning += "".join(d.reasoning_content or "" for d, _ in out)
+        got = "".join(d.content or "" for d, _ in out)
+        if got:
+            last = i == len(chunks) - 1
+            flushed = (
+                "" if last else "".join(d.content or "" for d, _ in p.stream_chunk("", final=True))
+            )
+            content = got + flushed + "".join(chunks[i + 1 :])
+            break
+    return sc.Result(content, reasoning).normalized()
+
+
+def _check_case(case, cls, failures: list[str], tokenizer: Tokenizer, alone=False) -> int:
+    ref = sc.reference(case)
+    runs = 0
+    got, used = _complete(cls, case, tokenizer)
+    want = _expected(case, ref, streaming=False)
+    runs += 1
+    if got != want:
+        failures.append(f"{case.id} complete: {got} != {want}")
+    if (used > 0) != bool(want.reasoning) and cls.reasoning_parser_cls is not None:
+        failures.append(f"{case.id}: reasoning tokens {used} for reasoning {want.reasoning!r}")
+    want = _expected(case, ref, streaming=True)
+    for chunker in sc.CHUNKINGS:
+        runs += 1
+        chunks = chunker(case.text)
+        if alone:
+            want = _handed_over(case, chunks)
+        got, errors = _run(cls, case, chunks, tokenizer)
+        if got != want or errors:
+            failures.append(f"{case.id} {chunker.__name__}: {got} != {want} {errors}")
+    return runs
+
+
+def test_every_case_streaming_and_complete():
+    """Paired names (tool + reasoning), tool parser alone, gpt-oss response parser."""
+    failures: list[str] = []
+    runs = 0
+    tokenizer = Tokenizer()
+    for f in sc.files():
+        for case in f.cases:
+            tool, reasoning = _names(case)
+            cls = ParserManager.get_parser(
+                tool_parser_name=tool, reasoning_parser_name=reasoning, enable_auto_tools=True
+            )
+            runs += _check_case(case, cls, failures, tokenizer)
+    sc.report("vllm", failures, runs)
+
+
+def test_reasoning_parser_alone():
+    """`--reasoning-parser replyparse-<dialect>` with no tool parser: the complete
+    response as replyparse splits it; streaming, vLLM's hand-over at the first content
+    (README, "vLLM")."""
+    failures: list[str] = []
+    runs = 0
+    tokenizer = Tokenizer()
+    seen = set()
+    for f in sc.files():
+        for case in f.cases:
+            if not case.reasoning_parser or case.tools is None:
+                continue
+            key = (case.reasoning_parser, case.text)
+            if key in seen:
+                continue
+            seen.add(key)
+            cls = ParserManager.get_parser(
+                reasoning_parser_name=f"replyparse-{case.reasoning_parser}",
+                enable_auto_tools=True,
+            )
+            plain = {**case.__dict__, "tools": None, "tool_choice": "auto", "tool_parser": None}
+            no_tools = sc.fixture_data.Fixture(**plain)
+            runs += _check_case(no_tools, cls, failures, tokenizer, alone=True)
+    assert runs > 0
+    sc.report("vllm reasoning alone", failures, runs)
+
+
+def test_bare_name_chooses_dialects_from_the_served_model():
+    """`replyparse` for both parsers: the dialects come from the model (the model table
+    when replyparse has one, else the README's name rule)."""
+    case = next(c for c in sc.fixture_data.load("qwen") if c.reasoning_parser == "qwen3")
+    tokenizer = Tokenizer("Qwen/Qwen3-8B", chat_template="...<think>\n...")
+    cls = ParserManager.get_parser(
+        tool_parser_name="replyparse", reasoning_parser_name="replyparse", enable_auto_tools=True
+    )
+    failures: list[str] = []
+    _check_case(case, cls, failures, tokenizer)
+    sc.report("vllm bare name", failures, 1)
+
+
+def test_every_dialect_has_a_plugin_name():
+    tools = set(ToolParserManager.list_registered())
+    reasoning = set(ReasoningParserManager.list_registered())
+    for name in rp.tool_parsers():
+        assert f"replyparse-{name}" in tools
+    for name in rp.response_parsers():
+        if name != "default":
+            assert f"replyparse-{name}" in tools
+    for name in rp.reasoning_parsers():
+        assert f"replyparse-{name}" in reasoning
+    assert "replyparse" in tools and "replyparse" in reasoning
+
+
+def test_flag_plugins_without_the_entry_point():
+    """`--tool-parser-plugin` / `--reasoning-parser-plugin` alone (VLLM_PLUGINS names no
+    plug-in, so the entry point is not loaded)."""
+    code = (
+        f"sys.path.insert(0, {sc.HERE!r})\n"
+        + """
+import argparse, warnings
+from gpu_stubs import install
+install({"torch": "2.14.0", "xgrammar": "0.2.8"})
+warnings.filterwarnings("ignore")
+from vllm.plugins import load_general_plugins
+from vllm.tool_parsers import ToolParserManager
+from vllm.reasoning import ReasoningParserManager
+from vllm.entrypoints.common.cli_args import init_parser_plugin
+load_general_plugins()
+assert "replyparse-qwen" not in ToolParserManager.list_registered()
+init_parser_plugin(argparse.Namespace(
+    tool_parser_plugin="replyparse.integrations.vllm",
+    reasoning_parser_plugin="replyparse.integrations.vllm"))
+assert "replyparse-qwen" in ToolParserManager.list_registered()
+assert "replyparse-qwen3" in ReasoningParserManager.list_registered()
+print("ok")
+"""
+    )
+    env = dict(os.environ, VLLM_PLUGINS="none-of-them")
+    out = subprocess.run(
+        [sys.executable, "-c", "import sys\n" + code],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert out.returncode == 0 and out.stdout.strip().endswith("ok"), out.stderr[-3000:]
