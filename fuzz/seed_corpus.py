@@ -36,6 +36,7 @@ JSON_DIALECTS = table("JSON_DIALECTS")
 XML_DIALECTS = table("XML_DIALECTS")
 DSML_DIALECTS = table("DSML_DIALECTS")
 KIMI_DIALECTS = table("KIMI_DIALECTS")
+PYTHONIC_DIALECTS = table("PYTHONIC_DIALECTS")
 ALL_DIALECTS = table("ALL_DIALECTS")
 REASONING = [
     ("qwen3", None),
@@ -132,6 +133,7 @@ def main() -> None:
             ("xml", XML_DIALECTS),
             ("dsml", DSML_DIALECTS),
             ("kimi", KIMI_DIALECTS),
+            ("pythonic", PYTHONIC_DIALECTS),
         )
     }
     # A dialect with forms of two families (mistral) is in both tables: seed it once.
@@ -142,6 +144,7 @@ def main() -> None:
         "xml": (XML_DIALECTS, by_family["xml"]),
         "dsml": (DSML_DIALECTS, by_family["dsml"]),
         "kimi": (KIMI_DIALECTS, by_family["kimi"]),
+        "pythonic": (PYTHONIC_DIALECTS, by_family["pythonic"]),
         "response": (ALL_DIALECTS, known),
         # The wire encoders read the same input format over every dialect.
         "wire": (ALL_DIALECTS, known),

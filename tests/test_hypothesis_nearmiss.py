@@ -219,6 +219,23 @@ def envelopes(d: rp.ToolDialect) -> list[str]:
         ]
         if h.id_marker:
             out.append(f'{begin}f{h.id_marker}abc123xyz{argb}{{"x": 1}}{end}')
+    elif d.family == "pythonic":
+        lines = d.pythonic is not None and d.pythonic.container == "lines"
+
+        def calls(*cs: str) -> str:
+            return "\n".join(cs) if lines else "[" + ", ".join(cs) + "]"
+
+        out += [
+            calls("f(x=1)"),
+            calls("f(x=1"),  # cut
+            calls(f"f(q='{d.open}{close}')"),  # markers in a string
+            calls("nope(x=1)", "f(x=2)"),  # unknown name, then a call
+            calls("f(1)"),  # positional, no declared parameter
+            # nested containers, a triple-quoted string, an escape
+            calls("f(x=[1, {'a': (True, None)}], s=" + "'" * 3 + "a'b" + "'" * 3 + ', u="\\xe9")'),
+            calls("f(x='a' y=2)"),  # a missing comma
+            "f(x=1)\nf(" if lines else "[f(x=1), f(",
+        ]
     return out
 
 
@@ -386,6 +403,7 @@ def test_strategies_reach_real_calls() -> None:
     """The near-miss strategies are not all noise: each dialect's well-formed payload,
     inside its own tags, is a call."""
     for name, d in DIALECTS.items():
+        # (index 6: the family's own first payload, after the six JSON envelopes)
         payload = envelopes(d)[0] if d.family == "json_envelope" else envelopes(d)[6]
         text = d.open + payload + (d.close or "")
         parsed = rp.ResponseParser(tool_parser=name, tools=TOOLS_NEAR).parse_complete(text)

@@ -157,6 +157,11 @@ def call_markup(name: str, args: str) -> str:
             f'{d.open}<{tok}{inv} name="f"><{tok}{par} name="x" string="false">{args}'
             f"</{tok}{par}></{tok}{inv}>{close}"
         )
+    if d.family == "pythonic":
+        # The text as a keyword argument's value (JSON text is a Python literal).
+        lines = d.pythonic is not None and d.pythonic.container == "lines"
+        call = f"f(x={args})"
+        return f"{d.open}{call if lines else f'[{call}]'}{close}"
     x = d.xml
     assert x is not None
     return (

@@ -131,6 +131,31 @@ TARGETS = {
         "functions.",
         ":1",
     ],
+    "pythonic": [
+        '<|python_start|>',
+        '<|python_end|>',
+        '<function_calls>',
+        '</function_calls>',
+        '<|tool_call_start|>',
+        '<|tool_call_end|>',
+        '[search(',
+        'get_weather(',
+        'query=',
+        "'''",
+        '"""',
+        '\\x41',
+        '\\u00e9',
+        '\\ud83d',
+        "rb'",
+        'True',
+        'None',
+        'null',
+        '0x1F',
+        '1e999',
+        '07',
+        "{'a', 'b'}",
+        '(1,)',
+    ],
     "harmony": [
         "<|start|>",
         "<|end|>",
@@ -150,7 +175,7 @@ TARGETS = {
     ],
 }
 TARGETS["response"] = sorted(
-    {w for t in ("json_envelope", "xml", "dsml", "kimi") for w in TARGETS[t]}
+    {w for t in ("json_envelope", "xml", "dsml", "kimi", "pythonic") for w in TARGETS[t]}
 )
 # The wire encoders read the response target's inputs, plus JSON that the guard on the
 # streamed arguments must hold or finish (serve/wire/args.rs): escapes and surrogates

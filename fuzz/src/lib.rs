@@ -95,8 +95,10 @@ pub const XML_DIALECTS: [&str; 19] = [
 pub const DSML_DIALECTS: [&str; 3] = ["deepseek-v32", "deepseek-v4", "gigachat35"];
 /// Tool dialects of the header + JSON family (the `kimi` target: the family's first).
 pub const KIMI_DIALECTS: [&str; 4] = ["kimi_k2", "deepseek_v3", "deepseek_v31", "mistral"];
+/// Tool dialects of the pythonic family.
+pub const PYTHONIC_DIALECTS: [&str; 3] = ["pythonic", "olmo3", "lfm2"];
 /// Every built-in tool dialect (the `response` target).
-pub const ALL_DIALECTS: [&str; 41] = [
+pub const ALL_DIALECTS: [&str; 44] = [
     "qwen",
     "llama3",
     "internlm",
@@ -138,6 +140,9 @@ pub const ALL_DIALECTS: [&str; 41] = [
     "spark25",
     "kimi_k3",
     "gigachat35",
+    "pythonic",
+    "olmo3",
+    "lfm2",
 ];
 
 /// (reasoning parser, enable_thinking). Index 0 is the common Qwen3 setup.
@@ -701,6 +706,16 @@ pub fn check_kimi(data: &[u8]) {
     check_family(&KIMI_DIALECTS, data, false);
 }
 
+/// `pythonic` target: pythonic, olmo3, lfm2. Converted arguments must be one valid JSON
+/// object, cut or not (lfm2's JSON-array form streams the model's JSON as written, so
+/// it is exempt).
+pub fn check_pythonic(data: &[u8]) {
+    let (c, _, _) = split_input(data);
+    let (cfg, _) = composed_config(&PYTHONIC_DIALECTS, c);
+    let converted = cfg.tool_parser.as_deref() != Some("lfm2");
+    check_family(&PYTHONIC_DIALECTS, data, converted);
+}
+
 /// `response` target: the state machine over every tool dialect; with tools the generic
 /// properties, without tools conservation against the reference routing.
 pub fn check_response(data: &[u8]) {
@@ -781,11 +796,12 @@ pub fn check_harmony(data: &[u8]) {
 pub type Check = fn(&[u8]);
 
 /// Every target by name, for the replay test and tools.
-pub const TARGETS: [(&str, Check); 7] = [
+pub const TARGETS: [(&str, Check); 8] = [
     ("json_envelope", check_json_envelope),
     ("xml", check_xml),
     ("dsml", check_dsml),
     ("kimi", check_kimi),
+    ("pythonic", check_pythonic),
     ("harmony", check_harmony),
     ("response", check_response),
     ("wire", check_wire),

@@ -224,7 +224,15 @@ class HeaderSyntax(BaseModel):
     name_from_id: bool = False
 
 
-Family = Literal["json_envelope", "xml", "dsml", "header", "kimi"]
+class PythonicSyntax(BaseModel):
+    """The `pythonic` family's layout (see the engine's `grammars/pythonic`): a `list`
+    `[f(a=1), g()]` per block, or `lines`, one call per line."""
+
+    model_config = ConfigDict(extra="forbid")
+    container: Literal["list", "lines"] = "list"
+
+
+Family = Literal["json_envelope", "xml", "dsml", "header", "kimi", "pythonic"]
 
 
 class FormDecl(BaseModel):
@@ -239,6 +247,7 @@ class FormDecl(BaseModel):
     xml: XmlSyntax | None = None
     dsml: DsmlSyntax | None = None
     header: HeaderSyntax | None = None
+    pythonic: PythonicSyntax | None = None
 
 
 class ToolDialect(BaseModel):
@@ -270,6 +279,7 @@ class ToolDialect(BaseModel):
     special_tokens: list[str] | None = None
     envelope: EnvelopeSyntax | None = None
     header: HeaderSyntax | None = None
+    pythonic: PythonicSyntax | None = None
     forms: list[FormDecl] = []
     # More kinds of block with their own tags; a bare payload at the start of the content;
     # the first kind is a call only if it emits one.

@@ -42,6 +42,8 @@ __all__ = [
     "reasoning_dialects_json",
     "register_tool_dialect",
     "register_reasoning_dialect",
+    "parsers_for_model_json",
+    "model_table_json",
     "stream_many",
     "serve_many",
     "_noop_chunk",
@@ -319,6 +321,13 @@ def tool_dialects_json() -> str: ...
 def reasoning_dialects_json() -> str: ...
 def register_tool_dialect(declaration_json: str, replace: bool = False) -> None: ...
 def register_reasoning_dialect(declaration_json: str, replace: bool = False) -> None: ...
+def parsers_for_model_json(
+    model: str,
+    model_type: str | None = None,
+    chat_template: str | None = None,
+    fallback: bool = False,
+) -> str: ...
+def model_table_json() -> str: ...
 
 # ---- serving and constraints -----------------------------------------------------------
 

@@ -98,6 +98,9 @@ pub struct ToolDialect {
     /// The markup of a `dsml` family dialect.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dsml: Option<crate::grammars::dsml::DsmlSyntax>,
+    /// The layout of a `pythonic` family dialect (a list, or one call per line).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pythonic: Option<crate::grammars::pythonic::PythonicSyntax>,
     /// The pieces of the markers that are single special (or added) tokens; absent:
     /// every `<|...|>` piece. Engines that keep special tokens in the text may decode a
     /// marker with one space at each boundary next to such a piece, so those spellings
@@ -136,6 +139,7 @@ impl ToolDialect {
         d.xml = f.xml.clone();
         d.dsml = f.dsml.clone();
         d.header = f.header.clone();
+        d.pythonic = f.pythonic.clone();
         d
     }
 
@@ -212,6 +216,8 @@ pub struct FormDecl {
     pub dsml: Option<crate::grammars::dsml::DsmlSyntax>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub header: Option<crate::grammars::header::HeaderSyntax>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pythonic: Option<crate::grammars::pythonic::PythonicSyntax>,
 }
 
 /// The tags of one more kind of block.
@@ -586,6 +592,9 @@ fn validate_tool_dialect(d: &ToolDialect) -> Result<()> {
         if d.family != Family::Header {
             return bad("`header` is for the header family");
         }
+    }
+    if d.pythonic.is_some() && d.family != Family::Pythonic {
+        return bad("`pythonic` is for the pythonic family");
     }
     if d.family == Family::Header && d.header.is_none() {
         return bad("a header dialect needs its `header` markers");

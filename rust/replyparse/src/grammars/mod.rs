@@ -16,6 +16,8 @@
 //! - [`dsml`]: DeepSeek V3.2 / V4 `invoke` elements (and GigaChat 3.5's GCML namespace);
 //! - [`header`]: a header + JSON per call (Kimi K2, DeepSeek V3 / V3.1, Mistral v11+);
 //! - [`harmony`]: OpenAI Harmony, a whole response parser of its own (gpt-oss);
+//! - [`pythonic`]: Python call expressions, arguments converted to JSON as they stream
+//!   (Llama 3.2 / 4, OLMo 3, LFM2);
 //! - [`forms`]: one name with several payload forms, told apart at the first bytes.
 
 pub mod dsml;
@@ -23,6 +25,7 @@ pub mod envelope;
 pub mod forms;
 pub mod harmony;
 pub mod header;
+pub mod pythonic;
 pub mod schema;
 pub mod xml;
 
@@ -50,6 +53,9 @@ pub enum Family {
     /// (`kimi` is its former name.)
     #[serde(alias = "kimi")]
     Header,
+    /// Python call expressions (`[f(a=1), g()]`, or one per line); the layout is the
+    /// dialect's `pythonic` field.
+    Pythonic,
 }
 
 impl Family {
@@ -57,7 +63,8 @@ impl Family {
     /// (XML values are text; JSON families stream the model's JSON as written). Only
     /// then does a parser take a copy of the schemas.
     pub fn uses_schemas(self) -> bool {
-        matches!(self, Family::Xml)
+        // Pythonic: positional arguments take the declared parameters' names.
+        matches!(self, Family::Xml | Family::Pythonic)
     }
 }
 
@@ -103,6 +110,10 @@ fn family_grammar(d: &ToolDialect, schemas: Schemas) -> Box<dyn PayloadGrammar> 
                 &boundaries,
             ))
         }
+        Family::Pythonic => Box::new(pythonic::PythonicGrammar::new(
+            &d.pythonic.clone().unwrap_or_default(),
+            schemas,
+        )),
     }
 }
 
@@ -116,6 +127,7 @@ pub(crate) fn constraint_for(d: &Dialect) -> Box<dyn CallConstraint + '_> {
             Family::Xml => Box::new(xml::constraint::XmlCalls::new(t)),
             Family::Dsml => Box::new(dsml::constraint::DsmlCalls::new(t)),
             Family::Header => Box::new(header::constraint::HeaderCalls(t)),
+            Family::Pythonic => Box::new(pythonic::constraint::PythonicCalls(t)),
         },
     }
 }

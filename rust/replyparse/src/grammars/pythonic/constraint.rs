@@ -1,0 +1,368 @@
+//! Forced calls in a pythonic dialect: `NAME(key=VALUE, ...)` per call, inside the
+//! dialect's list (`[call, call]`, in its block tags; a `bare_start` dialect may also
+//! write the list bare) or one call per line inside its block.
+//!
+//! Each argument is a keyword argument with a JSON value of its parameter's schema: a
+//! JSON value is a Python literal the parser reads as that same JSON (`true` / `false`
+//! / `null` included), so the schema constrains it exactly. Declared parameters come in
+//! schema order, required ones mandatory, with `, ` between those written; a schema
+//! that declares no properties allows any keyword with any JSON value. The Lark grammar
+//! writes the in-order subsets as one rule per position; xgrammar's structural tag has
+//! no rules, so it lists the subsets as alternatives, which it does for up to
+//! [`MAX_OPTIONAL`] optional parameters per tool (more is refused as
+//! `InvalidTools`; `lark_grammar` still builds).
+
+use serde_json::{json, Value};
+
+use crate::constraint::lark::{self, Lark};
+use crate::constraint::schema;
+use crate::constraint::structural as st;
+use crate::constraint::{lark_after_reasoning, lark_calls, st_after_reasoning};
+use crate::constraint::{CallConstraint, Forbidden, Function};
+use crate::error::{Error, Result};
+use crate::registry::ToolDialect;
+
+use super::{Container, MAX_NAME};
+
+/// Optional parameters per tool the structural tag can list (2^n alternatives).
+pub const MAX_OPTIONAL: usize = 8;
+
+/// See the module docs.
+pub(crate) struct PythonicCalls<'a>(pub &'a ToolDialect);
+
+fn is_name(s: &str) -> bool {
+    let b = s.as_bytes();
+    !s.is_empty()
+        && s.len() <= MAX_NAME
+        && (b[0].is_ascii_alphabetic() || b[0] == b'_')
+        && b.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_')
+}
+
+impl PythonicCalls<'_> {
+    fn lines(&self) -> bool {
+        self.0.pythonic.clone().unwrap_or_default().container == Container::Lines
+    }
+}
+
+impl CallConstraint for PythonicCalls<'_> {
+    fn dialect_name(&self) -> &str {
+        &self.0.name
+    }
+
+    /// Names are (dotted) Python identifiers and keys identifiers: anything else cannot
+    /// be written. (Checked by [`names_ok`] since a substring test cannot say it.)
+    fn forbidden(&self) -> Forbidden {
+        Forbidden::default()
+    }
+
+    fn structural_tag(
+        &self,
+        fns: &[Function<'_>],
+        many: bool,
+        reasoning: Option<&(String, String)>,
+    ) -> Result<Value> {
+        names_ok(self.dialect_name(), fns)?;
+        let mut tags = Vec::new();
+        for f in fns {
+            let props = schema::properties(&f.params);
+            let content = if props.open {
+                // Any keywords: a regex cannot nest values, so the arguments are free
+                // text up to the call's `)` at the end of a line or before `,`/`]`.
+                st::any_text(&[")"])
+            } else {
+                let optional = props
+                    .declared
+                    .iter()
+                    .filter(|(k, _)| !props.required.iter().any(|r| r == k))
+                    .count();
+                if optional > MAX_OPTIONAL {
+                    return Err(Error::InvalidTools(format!(
+                        "tool {} has {optional} optional parameters: the {} dialect's \
+                         structural tag lists their combinations and allows at most \
+                         {MAX_OPTIONAL} (its Lark grammar has no such limit)",
+                        f.name,
+                        self.dialect_name()
+                    )));
+                }
+                let mut alts: Vec<Vec<Value>> = vec![Vec::new()];
+                for (key, sub) in &props.declared {
+                    let required = props.required.iter().any(|r| r == key);
+                    let sub = if sub.is_null() {
+                        json!({})
+                    } else {
+                        (*sub).clone()
+                    };
+                    let mut next = Vec::new();
+                    for a in &alts {
+                        let mut with = a.clone();
+                        let sep = if a.is_empty() { "" } else { ", " };
+                        with.push(st::const_string(&format!("{sep}{key}=")));
+                        with.push(st::json_schema(&sub, None));
+                        next.push(with);
+                        if !required {
+                            next.push(a.clone());
+                        }
+                    }
+                    alts = next;
+                }
+                st::or(
+                    alts.into_iter()
+                        .map(|a| {
+                            if a.is_empty() {
+                                st::const_string("")
+                            } else {
+                                st::sequence(a)
+                            }
+                        })
+                        .collect(),
+                )
+            };
+            tags.push(st::tag(&format!("{}(", f.name), content, ")"));
+        }
+        let d = self.0;
+        let close = d.close.as_deref().unwrap_or("");
+        let calls = if self.lines() {
+            st::sequence(vec![
+                st::const_string(&d.open),
+                st::regex(st::WS_REGEX),
+                st::repeat(tags, "\n", many),
+                st::regex(st::WS_REGEX),
+                st::const_string(close),
+            ])
+        } else {
+            let list = st::sequence(vec![
+                st::const_string("["),
+                st::repeat(tags, ", ", many),
+                st::const_string("]"),
+            ]);
+            if d.bare_start {
+                list
+            } else {
+                st::sequence(vec![
+                    st::const_string(&d.open),
+                    list,
+                    st::const_string(close),
+                ])
+            }
+        };
+        Ok(st_after_reasoning(calls, reasoning))
+    }
+
+    fn lark_start(
+        &self,
+        l: &mut Lark<'_>,
+        fns: &[Function<'_>],
+        many: bool,
+        reasoning: Option<&(String, String)>,
+    ) -> Result<String> {
+        names_ok(self.dialect_name(), fns)?;
+        let mut calls = Vec::new();
+        for (i, f) in fns.iter().enumerate() {
+            let args = lark_args(l, &format!("a{i}"), &f.params);
+            let head = l.lit(&format!("{}(", f.name));
+            let body = match args {
+                Some(a) => format!("{head} {a} \")\""),
+                None => format!("{head} \")\""),
+            };
+            calls.push(l.rule(&format!("call_{i}"), &body));
+        }
+        let call = l.rule("call", &calls.join(" | "));
+        let d = self.0;
+        let close = d.close.as_deref().unwrap_or("");
+        let body = if self.lines() {
+            let open = l.lit(&d.open);
+            let close = l.lit(close);
+            lark_calls(&open, &call, &close, many)
+        } else {
+            let inner = if many {
+                format!("{call} (\",\" WS? {call})*")
+            } else {
+                call.clone()
+            };
+            let list = format!("\"[\" {inner} \"]\"");
+            let open = l.lit(&d.open);
+            let close = l.lit(close);
+            let tagged = format!("{open} WS? {list} WS? {close}");
+            if d.bare_start {
+                format!("({list} | {tagged})")
+            } else {
+                tagged
+            }
+        };
+        lark_after_reasoning(l, &body, reasoning)
+    }
+}
+
+/// Refuses a tool name that is not a dotted identifier, or a declared key that is not
+/// an identifier: the call could not be written as Python.
+fn names_ok(dialect: &str, fns: &[Function<'_>]) -> Result<()> {
+    for f in fns {
+        if !f.name.split('.').all(is_name) {
+            return Err(Error::InvalidTools(format!(
+                "tool name {:?} is not a Python name, so it cannot be written in the {dialect} \
+                 dialect's markup and the tool call cannot be constrained",
+                f.name
+            )));
+        }
+        for (key, _) in schema::properties(&f.params).declared {
+            if !is_name(key) {
+                return Err(Error::InvalidTools(format!(
+                    "parameter {key:?} of {:?} is not a Python name, so it cannot be written \
+                     in the {dialect} dialect's markup and the tool call cannot be constrained",
+                    f.name
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The rule of a call's arguments (None: no arguments): the declared parameters in
+/// schema order, required ones mandatory, `, ` between those written.
+fn lark_args(l: &mut Lark<'_>, name: &str, sch: &Value) -> Option<String> {
+    let props = schema::properties(sch);
+    if props.open {
+        let v = l.rule(&format!("{name}_v"), &lark::json_schema(&json!({})));
+        let kw = l.rule(
+            &format!("{name}_kw"),
+            &format!("/[A-Za-z_][A-Za-z0-9_]*/ \"=\" {v}"),
+        );
+        return Some(format!("({kw} (\",\" WS? {kw})*)?"));
+    }
+    let n = props.declared.len();
+    if n == 0 {
+        return None;
+    }
+    let required: Vec<bool> = props
+        .declared
+        .iter()
+        .map(|(k, _)| props.required.iter().any(|r| r == k))
+        .collect();
+    // nullable[j]: parameters j.. may all be left out.
+    let mut nullable = vec![true; n + 1];
+    for j in (0..n).rev() {
+        nullable[j] = nullable[j + 1] && !required[j];
+    }
+    let mut kws = Vec::new();
+    for (j, (key, sub)) in props.declared.iter().enumerate() {
+        let sub = if sub.is_null() {
+            json!({})
+        } else {
+            (*sub).clone()
+        };
+        let v = l.rule(&format!("{name}_{j}_v"), &lark::json_schema(&sub));
+        let lit = l.lit(&format!("{key}="));
+        kws.push(format!("{lit} {v}"));
+    }
+    // The rest from j (None when j == n): `after_j` has written something before it
+    // (so each of its parameters starts with a comma), `first_j` has not.
+    let rest = |j: usize, rule: &str| -> String {
+        if j == n {
+            String::new()
+        } else if nullable[j] {
+            format!(" {rule}_{j}?")
+        } else {
+            format!(" {rule}_{j}")
+        }
+    };
+    for j in (0..n).rev() {
+        let mut alts = vec![format!(
+            "\",\" WS? {}{}",
+            kws[j],
+            rest(j + 1, &format!("{name}_after"))
+        )];
+        if !required[j] && j + 1 < n {
+            alts.push(format!("{name}_after_{}", j + 1));
+        }
+        l.rule(&format!("{name}_after_{j}"), &alts.join(" | "));
+        let mut alts = vec![format!(
+            "{}{}",
+            kws[j],
+            rest(j + 1, &format!("{name}_after"))
+        )];
+        if !required[j] && j + 1 < n {
+            alts.push(format!("{name}_first_{}", j + 1));
+        }
+        l.rule(&format!("{name}_first_{j}"), &alts.join(" | "));
+    }
+    Some(if nullable[0] {
+        format!("{name}_first_0?")
+    } else {
+        format!("{name}_first_0")
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use crate::constraint::tests::{lark_of, named, st_of, start, thinking, tools};
+    use crate::error::Error;
+    use crate::{ToolChoice, ToolSpec};
+
+    #[test]
+    fn lark_layouts() {
+        let bare = lark_of("pythonic", &tools(), &ToolChoice::Required, &thinking());
+        assert_eq!(
+            start(&bare),
+            "reasoning WS? (\"[\" call (\",\" WS? call)* \"]\" | <|python_start|> WS? \"[\" call (\",\" WS? call)* \"]\" WS? <|python_end|>) WS?"
+        );
+        // city required, days and unit optional, in schema order.
+        assert!(bare.contains("call_0: \"get_weather(\" a0_first_0 \")\"\n"));
+        assert!(bare.contains("a0_first_0: \"city=\" a0_0_v a0_after_1?\n"));
+        assert!(bare.contains("a0_after_1: \",\" WS? \"days=\" a0_1_v a0_after_2? | a0_after_2\n"));
+        let lines = lark_of("olmo3", &tools(), &named("search"), &Default::default());
+        assert_eq!(
+            start(&lines),
+            "\"<function_calls>\" WS? call WS? \"</function_calls>\" WS?"
+        );
+    }
+
+    #[test]
+    fn structural_tag_lists_the_subsets() {
+        let st = st_of("lfm2", &tools(), &named("get_weather"), &Default::default());
+        let els = &st["format"]["elements"][0]["elements"];
+        assert_eq!(
+            els[0],
+            json!({"type": "const_string", "value": "<|tool_call_start|>"})
+        );
+        let tag = &els[1]["elements"][1];
+        assert_eq!(tag["begin"], "get_weather(");
+        assert_eq!(tag["end"], ")");
+        // city, then each subset of (days, unit): four alternatives.
+        assert_eq!(tag["content"]["elements"].as_array().unwrap().len(), 4);
+        assert_eq!(
+            tag["content"]["elements"][0]["elements"][2],
+            json!({"type": "const_string", "value": ", days="})
+        );
+    }
+
+    #[test]
+    fn refusals() {
+        let bad = [ToolSpec {
+            name: "get-weather".into(),
+            parameters: None,
+        }];
+        let e = crate::constraint::structural_tag(
+            "pythonic",
+            &bad,
+            &ToolChoice::Required,
+            &Default::default(),
+        );
+        assert!(matches!(e, Err(Error::InvalidTools(_))), "{e:?}");
+        let props: serde_json::Map<String, serde_json::Value> = (0..9)
+            .map(|i| (format!("p{i}"), json!({"type": "integer"})))
+            .collect();
+        let many = [ToolSpec {
+            name: "f".into(),
+            parameters: Some(json!({"type": "object", "properties": props})),
+        }];
+        let e = crate::constraint::structural_tag(
+            "pythonic",
+            &many,
+            &ToolChoice::Required,
+            &Default::default(),
+        );
+        assert!(matches!(e, Err(Error::InvalidTools(_))), "{e:?}");
+    }
+}

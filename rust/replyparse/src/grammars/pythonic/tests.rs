@@ -1,0 +1,232 @@
+//! The pythonic grammar under every chunking (`chunking_invariant`), and the reader's
+//! literal-to-JSON rules.
+
+use serde_json::Value;
+
+use super::value::{ArgsReader, Read};
+use crate::delta::ParsedResponse;
+use crate::request::{ToolChoice, ToolSpec};
+use crate::response::ParserConfig;
+use crate::testutil::{chunking_invariant, tool_specs};
+
+fn config(dialect: &str, tools: Vec<ToolSpec>) -> ParserConfig {
+    ParserConfig {
+        tool_parser: Some(dialect.into()),
+        tools: Some(tools),
+        tool_choice: ToolChoice::Auto,
+        ..Default::default()
+    }
+}
+
+fn calls(r: &ParsedResponse) -> Vec<(String, String)> {
+    r.tool_calls
+        .iter()
+        .map(|c| (c.function.name.clone(), c.function.arguments.clone()))
+        .collect()
+}
+
+/// The reader on `args` (the text after `(`), whole: the JSON and where it stopped.
+fn read(args: &str, params: &[&str]) -> (String, Read) {
+    let mut r = ArgsReader::new();
+    r.open(std::sync::Arc::new(
+        params.iter().map(|s| s.to_string()).collect(),
+    ));
+    let st = r.feed(args, 0, true);
+    let mut out = String::new();
+    r.take_output(&mut out);
+    (out, st)
+}
+
+fn json_of(args: &str) -> Value {
+    let (out, _) = read(args, &[]);
+    serde_json::from_str(&out).unwrap_or_else(|e| panic!("{args}: {out}: {e}"))
+}
+
+#[test]
+fn literals_convert_to_json() {
+    for (args, want) in [
+        (
+            r#"a=1, b='x', c=True, d=None, e=false, f=null)"#,
+            r#"{"a": 1, "b": "x", "c": true, "d": null, "e": false, "f": null}"#,
+        ),
+        (
+            r#"l=[1, 2.5, -3], t=(1,), s={'a'}, e=[], d={})"#,
+            r#"{"l": [1, 2.5, -3], "t": [1], "s": ["a"], "e": [], "d": {}}"#,
+        ),
+        (
+            r#"d={'k': {'n': [1, {'x': "y"}]}, 1: 2, True: None})"#,
+            r#"{"d": {"k": {"n": [1, {"x": "y"}]}, "1": 2, "true": null}}"#,
+        ),
+        (
+            r#"q='Martha\'s Vineyard', m="\"cool units\"")"#,
+            r#"{"q": "Martha's Vineyard", "m": "\"cool units\""}"#,
+        ),
+        (
+            r#"month=07, day=05, big=123456789012345678901234567890, h=0x1F)"#,
+            r#"{"month": 7, "day": 5, "big": 123456789012345678901234567890, "h": 31}"#,
+        ),
+        (
+            r#"unit=celsius, s='a' "b", r=r'\d', tq='''x'y''')"#,
+            r#"{"unit": "celsius", "s": "ab", "r": "\\d", "tq": "x'y"}"#,
+        ),
+        (
+            r#"command='sed -n '360,450p' f.py')"#,
+            r#"{"command": "sed -n '360,450p' f.py"}"#,
+        ),
+        (
+            r#"inf=1e999, u='北京\n')"#,
+            r#"{"inf": "1e999", "u": "北京\n"}"#,
+        ),
+        (")", "{}"),
+        ("a=1,)", r#"{"a": 1}"#),
+    ] {
+        let (out, st) = read(args, &[]);
+        assert!(
+            matches!(st, Read::Closed(n) if n == args.len()),
+            "{args}: {st:?}"
+        );
+        assert_eq!(out, want, "{args}");
+        let _: Value = serde_json::from_str(&out).unwrap();
+    }
+}
+
+#[test]
+fn positional_arguments_take_declared_names() {
+    let (out, _) = read(r#""Paris", 3, unit='c')"#, &["city", "days", "unit"]);
+    assert_eq!(out, r#"{"city": "Paris", "days": 3, "unit": "c"}"#);
+    // Past the declared parameters, or after a keyword: malformed, closed as read.
+    let (out, st) = read(r#""Paris", 3)"#, &["city"]);
+    assert_eq!(out, r#"{"city": "Paris"}"#);
+    assert!(matches!(st, Read::Malformed(9)), "{st:?}");
+    let (out, st) = read(r#"city="Paris", 3)"#, &["city", "days"]);
+    assert_eq!(out, r#"{"city": "Paris"}"#);
+    assert!(matches!(st, Read::Malformed(_)));
+}
+
+#[test]
+fn cut_input_is_closed_and_drops_keys_without_values() {
+    for (args, want) in [
+        ("a=", "{}"),
+        ("a=1, b=", r#"{"a": 1}"#),
+        ("a='xy", r#"{"a": "xy"}"#),
+        ("a=[1, {'k': ", r#"{"a": [1, {}]}"#),
+        ("a=[1, {'k': 'v", r#"{"a": [1, {"k": "v"}]}"#),
+        ("a=Tru", "{}"),
+        ("a=12", r#"{"a": 12}"#),
+        ("a=1e", "{}"),
+        ("a={'x'", r#"{"a": {}}"#),
+        ("a={'x', 'y'", r#"{"a": ["x", "y"]}"#),
+    ] {
+        let (out, _) = read(args, &[]);
+        assert_eq!(out, want, "{args}");
+        let _: Value = serde_json::from_str(&out).unwrap();
+    }
+}
+
+#[test]
+fn every_prefix_is_valid_json_when_cut() {
+    let args = r#"city='Pa\'ris', n=[1, 2.5e3, {'k': (True, None)}], s={'a', 'b'}, u="é\u00e9\U0001F600")"#;
+    let full = json_of(args);
+    assert!(full.is_object());
+    for k in 0..=args.len() {
+        if args.is_char_boundary(k) {
+            let (out, _) = read(&args[..k], &[]);
+            serde_json::from_str::<Value>(&out).unwrap_or_else(|e| panic!("{k}: {out}: {e}"));
+        }
+    }
+}
+
+#[test]
+fn pythonic_list_bare_and_tagged() {
+    let cfg = config(
+        "pythonic",
+        tool_specs(&["get_weather", "register_user", "get_time"]),
+    );
+    let text = "[get_weather(city='LA', metric='C'), register_user(name='Doe', age=9, address={'city': 'LA', 'state': 'CA'}, role=None, passed_test=True, aliases=['John', 'Johnny'])]";
+    let r = chunking_invariant(&cfg, text, false);
+    assert_eq!(
+        calls(&r),
+        vec![
+            ("get_weather".into(), r#"{"city": "LA", "metric": "C"}"#.into()),
+            ("register_user".into(), r#"{"name": "Doe", "age": 9, "address": {"city": "LA", "state": "CA"}, "role": null, "passed_test": true, "aliases": ["John", "Johnny"]}"#.into()),
+        ]
+    );
+    assert_eq!(r.content, None);
+    let r = chunking_invariant(
+        &cfg,
+        "<|python_start|>[get_time()]<|python_end|>Done.",
+        false,
+    );
+    assert_eq!(calls(&r), vec![("get_time".into(), "{}".into())]);
+    assert_eq!(r.content.as_deref(), Some("Done."));
+    // Prose that mentions a call, and a list that names no tool, stay content.
+    for prose in [
+        "You could call get_weather(city=\"Paris\") for that.",
+        "[1, 2, 3] are the numbers.",
+        "[Link](http://x) and more",
+        "[unknown_tool(a=1)]",
+    ] {
+        let r = chunking_invariant(&cfg, prose, false);
+        assert!(r.tool_calls.is_empty(), "{prose}");
+        assert_eq!(r.content.as_deref(), Some(prose));
+    }
+}
+
+#[test]
+fn olmo3_lines_and_lfm2() {
+    let cfg = config("olmo3", tool_specs(&["get_weather", "register_user"]));
+    let text = "I'll check.<function_calls>\nget_weather(city='San Francisco', metric='celsius')\nregister_user(name='John Doe', age=37, role=null, passed_test=true)\n</function_calls>";
+    let r = chunking_invariant(&cfg, text, false);
+    assert_eq!(r.content.as_deref(), Some("I'll check."));
+    assert_eq!(
+        calls(&r),
+        vec![
+            (
+                "get_weather".into(),
+                r#"{"city": "San Francisco", "metric": "celsius"}"#.into()
+            ),
+            (
+                "register_user".into(),
+                r#"{"name": "John Doe", "age": 37, "role": null, "passed_test": true}"#.into()
+            ),
+        ]
+    );
+    let cfg = config(
+        "lfm2",
+        tool_specs(&["grocery.orderIngredients", "calculator"]),
+    );
+    let text = "<|tool_call_start|>[grocery.orderIngredients(ingredientList=[{'name': 'Lasagna noodles', 'amount': 250, 'unit': 'g'}], deliveryAddress='845 Willow Lane')]<|tool_call_end|>\nOrdered.";
+    let r = chunking_invariant(&cfg, text, false);
+    assert_eq!(
+        calls(&r),
+        vec![(
+            "grocery.orderIngredients".into(),
+            r#"{"ingredientList": [{"name": "Lasagna noodles", "amount": 250, "unit": "g"}], "deliveryAddress": "845 Willow Lane"}"#.into()
+        )]
+    );
+    assert_eq!(r.content.as_deref(), Some("\nOrdered."));
+    let text = r#"<|tool_call_start|>[{"name": "calculator", "arguments": {"expression": "5 * 7"}}]<|tool_call_end|>"#;
+    let r = chunking_invariant(&cfg, text, false);
+    assert_eq!(
+        calls(&r),
+        vec![("calculator".into(), r#"{"expression": "5 * 7"}"#.into())]
+    );
+}
+
+#[test]
+fn strings_stream_as_they_arrive() {
+    let cfg = config("pythonic", tool_specs(&["w"]));
+    let mut p = crate::response::ResponseParser::new(&cfg).unwrap();
+    // (A quote is held until two more bytes say whether it opens `'''`.)
+    p.stream_chunk("[w(text='x", None, false).unwrap();
+    for _ in 0..10_000 {
+        let out = p.stream_chunk("abc\\n", None, false).unwrap();
+        let args: String = out
+            .iter()
+            .flat_map(|(d, _)| d.tool_calls.iter())
+            .filter_map(|c| c.function.arguments.clone())
+            .collect();
+        assert_eq!(args, "abc\\n");
+        assert_eq!(p.pending_len(), 0);
+    }
+}
