@@ -7,6 +7,7 @@ builds them), with `--noconftest`, so this module puts `tests/` on the path itse
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 from dataclasses import dataclass, field
@@ -26,8 +27,37 @@ import replyparse as rp  # noqa: E402
 CHUNKINGS = [chunking.whole, chunking.per_char, chunking.fixed(7), chunking.bursts(3)]
 
 
+def _always_opens() -> set[str]:
+    names: set[str] = set()
+    for d in rp.reasoning_dialects():
+        if str(d.starts_in_reasoning) in ("always", "StartMode.always"):
+            names.update([d.name, *d.aliases])
+    return names
+
+
+def sendable(case: fixture_data.Fixture) -> bool:
+    """Whether a stack's request can carry the case (README, "Serving stacks"):
+    - a request-level `reasoning_effort` is not yet mapped to what each stack hands its
+      parsers (vLLM gives a reasoning parser the request's chat_template_kwargs), so
+      those cases are left out until it is (open in issue 20's note);
+    - the explicit `enable_thinking` override of a template that always opens reasoning
+      has no request field: a stack passes chat_template_kwargs, which such a template
+      does not read;
+    - an output with no text: a stack calls no parser for it."""
+    if case.options.get("reasoning_effort") is not None:
+        return False
+    if case.enable_thinking is not None and case.reasoning_parser in _always_opens():
+        return False
+    return case.text != ""
+
+
 def files() -> list[fixture_data.FixtureFile]:
-    return fixture_data.all_files()
+    """The fixture files, each with the cases a stack's request model can carry."""
+    out = []
+    for f in fixture_data.all_files():
+        cases = [c for c in f.cases if sendable(c)]
+        out.append(dataclasses.replace(f, cases=cases))
+    return out
 
 
 @dataclass

@@ -178,9 +178,20 @@ def test_every_case_streaming_and_complete():
     failures: list[str] = []
     runs = 0
     tokenizer = Tokenizer()
+    # A reasoning plug-in alone streams only the reasoning: from the first content on,
+    # vLLM sends the text as content itself, so the markup a reasoning dialect drops
+    # from content (Kimi K3's response channel) stays in it (README, "vLLM").
+    rewrites = {
+        n
+        for d in rp.reasoning_dialects()
+        if d.content_wrappers or d.drop_markup
+        for n in (d.name, *d.aliases)
+    }
     for f in sc.files():
         for case in f.cases:
             tool, reasoning = _names(case)
+            if tool is None and case.reasoning_parser in rewrites:
+                continue
             cls = ParserManager.get_parser(
                 tool_parser_name=tool, reasoning_parser_name=reasoning, enable_auto_tools=True
             )
@@ -199,6 +210,11 @@ def test_reasoning_parser_alone():
     for f in sc.files():
         for case in f.cases:
             if not case.reasoning_parser or case.tools is None:
+                continue
+            # vLLM builds a reasoning parser used alone with the request's
+            # chat_template_kwargs only and streams it without the request, so a
+            # request-level reasoning_effort cannot reach it (README, "vLLM").
+            if case.options.get("reasoning_effort") is not None:
                 continue
             key = (case.reasoning_parser, case.text)
             if key in seen:
