@@ -19,6 +19,7 @@ import fixtures_harmony as fh
 import fixtures_xml as fx
 import llguidance as llg
 import pytest
+from lark_check import ByteTokenizer
 
 import replyparse as rp
 from replyparse import constraints
@@ -44,43 +45,11 @@ SPECIAL_TOKENS = [
 ]
 
 
-class ByteTokenizer:
-    """Every byte is a token, plus the special tokens and an end-of-sequence token."""
-
-    def __init__(self, specials: list[str]):
-        self.specials = specials
-        self.tokens = [bytes([i]) for i in range(256)] + [s.encode() for s in specials]
-        self.tokens.append(b"<eos>")
-        self.special_token_ids = list(range(256, len(self.tokens)))
-        self.eos_token_id = len(self.tokens) - 1
-        self.bos_token_id = None
-
-    def __call__(self, text: bytes | str) -> list[int]:
-        return list(text if isinstance(text, bytes) else text.encode())
-
-    def encode(self, text: str) -> list[int]:
-        """Special tokens where their text occurs, bytes elsewhere."""
-        ids: list[int] = []
-        i = 0
-        while i < len(text):
-            hit = next((s for s in self.specials if text.startswith(s, i)), None)
-            if hit is not None:
-                ids.append(256 + self.specials.index(hit))
-                i += len(hit)
-            else:
-                ids.extend(text[i].encode())
-                i += 1
-        return ids
-
-
 BYTES = ByteTokenizer(SPECIAL_TOKENS)
-TOKENIZER = llg.LLTokenizer(llg.TokenizerWrapper(BYTES))
 
 
 def matches(grammar: str, text: str) -> bool:
-    m = llg.LLMatcher(TOKENIZER, llg.LLMatcher.grammar_from_lark(grammar), log_level=0)
-    assert not m.is_error(), m.get_error()
-    return m.consume_tokens(BYTES.encode(text)) and m.is_accepting()
+    return BYTES.accepts(grammar, text)
 
 
 def check(grammar: str, good: list[str], bad: list[str]) -> None:
@@ -436,7 +405,7 @@ def test_every_grammar_compiles(dialect: str, tools: list[Any], text: str) -> No
         for reasoning in (False, True):
             grammar = constraints.lark_grammar(dialect, tools, choice, reasoning=reasoning)
             is_error, messages = llg.LLMatcher.validate_grammar_with_warnings(
-                llg.LLMatcher.grammar_from_lark(grammar), TOKENIZER
+                llg.LLMatcher.grammar_from_lark(grammar), BYTES.lltokenizer
             )
             assert not is_error and not messages, messages
 

@@ -17,40 +17,13 @@ from typing import Any
 import llguidance as llg
 import pytest
 from fixture_data import all_files as load_all
+from lark_check import ByteTokenizer
 
 import replyparse as rp
 from replyparse import constraints
 
 PROSE = "The weather in Paris is sunny today."
 MARKER = re.compile(r"<\|[^|<>\s]+\|>")
-
-
-class ByteTokenizer:
-    """Every byte is a token, plus the special tokens and an end-of-sequence token."""
-
-    def __init__(self, specials: list[str]):
-        self.specials = sorted(set(specials), key=len, reverse=True)
-        self.tokens = [bytes([i]) for i in range(256)] + [s.encode() for s in self.specials]
-        self.tokens.append(b"<eos>")
-        self.special_token_ids = list(range(256, len(self.tokens)))
-        self.eos_token_id = len(self.tokens) - 1
-        self.bos_token_id = None
-
-    def __call__(self, text: bytes | str) -> list[int]:
-        return list(text if isinstance(text, bytes) else text.encode())
-
-    def encode(self, text: str) -> list[int]:
-        ids: list[int] = []
-        i = 0
-        while i < len(text):
-            hit = next((s for s in self.specials if text.startswith(s, i)), None)
-            if hit is not None:
-                ids.append(256 + self.specials.index(hit))
-                i += len(hit)
-            else:
-                ids.extend(text[i].encode())
-                i += 1
-        return ids
 
 
 def dialect_markers(d: rp.ToolDialect) -> list[str]:
@@ -76,13 +49,12 @@ def grammar_and_tokenizer(case: Any) -> tuple[str, ByteTokenizer, llg.LLTokenize
     byte_tok = ByteTokenizer(dialect_markers(d))
     grammar = constraints.lark_grammar(case.tool_parser, case.tools, "required")
     assert grammar is not None
-    return grammar, byte_tok, llg.LLTokenizer(llg.TokenizerWrapper(byte_tok))
+    return grammar, byte_tok, byte_tok.lltokenizer
 
 
 def matches(grammar: str, tok: ByteTokenizer, lltok: llg.LLTokenizer, text: str) -> bool:
-    m = llg.LLMatcher(lltok, llg.LLMatcher.grammar_from_lark(grammar), log_level=0)
-    assert not m.is_error(), m.get_error()
-    return m.consume_tokens(tok.encode(text)) and m.is_accepting()
+    assert lltok is tok.lltokenizer
+    return tok.accepts(grammar, text)
 
 
 def test_every_envelope_dialect_has_constrained_cases() -> None:
