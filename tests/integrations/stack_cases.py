@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,28 +37,34 @@ def _always_opens() -> set[str]:
 
 
 def sendable(case: fixture_data.Fixture) -> bool:
-    """Whether a stack's request can carry the case (README, "Serving stacks"):
-    - a request-level `reasoning_effort` is not yet mapped to what each stack hands its
-      parsers (vLLM gives a reasoning parser the request's chat_template_kwargs), so
-      those cases are left out until it is (open in issue 20's note);
+    """Whether any stack's request can carry the case (README, "Serving stacks"):
     - the explicit `enable_thinking` override of a template that always opens reasoning
       has no request field: a stack passes chat_template_kwargs, which such a template
       does not read;
-    - an output with no text: a stack calls no parser for it."""
-    if case.options.get("reasoning_effort") is not None:
-        return False
+    - an output with no text: a stack calls no parser for it.
+    A value the stack's own request model rejects (a `reasoning_effort` outside its
+    set) is left out by that stack's test, through `files(accepts=...)`."""
     if case.enable_thinking is not None and case.reasoning_parser in _always_opens():
         return False
     return case.text != ""
 
 
-def files() -> list[fixture_data.FixtureFile]:
-    """The fixture files, each with the cases a stack's request model can carry."""
+def files(accepts: Callable[[fixture_data.Fixture], bool] | None = None) -> list:
+    """The fixture files, each with the cases a stack's request can carry: `sendable`,
+    and `accepts` (the stack's own request model validates the case's request)."""
     out = []
     for f in fixture_data.all_files():
-        cases = [c for c in f.cases if sendable(c)]
+        cases = [c for c in f.cases if sendable(c) and (accepts is None or accepts(c))]
         out.append(dataclasses.replace(f, cases=cases))
     return out
+
+
+def rejected(accepts: Callable[[fixture_data.Fixture], bool]) -> list[str]:
+    """The ids of the cases the stack's request model rejects (each stack's test
+    checks them against the README's list)."""
+    return [
+        c.id for f in fixture_data.all_files() for c in f.cases if sendable(c) and not accepts(c)
+    ]
 
 
 @dataclass

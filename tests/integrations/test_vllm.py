@@ -17,6 +17,7 @@ import os
 import subprocess
 import sys
 import warnings
+from typing import get_args
 
 import stack_cases as sc
 from gpu_stubs import install
@@ -34,6 +35,7 @@ from vllm.entrypoints.openai.chat_completion.stream_processor import (  # noqa: 
 from vllm.parser.parser_manager import ParserManager  # noqa: E402
 from vllm.plugins import load_general_plugins  # noqa: E402
 from vllm.reasoning import ReasoningParserManager  # noqa: E402
+from vllm.renderers.params import ReasoningEffort  # noqa: E402
 from vllm.tool_parsers import ToolParserManager  # noqa: E402
 
 import replyparse as rp  # noqa: E402
@@ -70,8 +72,40 @@ def _names(case) -> tuple[str | None, str | None]:
     return tool_name, reasoning
 
 
+# The efforts vLLM's request model accepts (`vllm/renderers/params.py: ReasoningEffort`).
+EFFORTS = get_args(ReasoningEffort)
+
+
+def _effort_map(case) -> dict[str, str]:
+    """The server's `--reasoning-effort-map` for the case: an effort outside vLLM's set
+    (HY v3's `no_think`) is sent as `none` and mapped to it, as the README tells a user
+    of such a model (`--reasoning-effort-map '{"none": "no_think"}'`)."""
+    effort = case.options.get("reasoning_effort")
+    return {"none": effort} if effort is not None and effort not in EFFORTS else {}
+
+
 def _request(case, stream: bool) -> ChatCompletionRequest:
-    return ChatCompletionRequest(**sc.request_dict(case), stream=stream)
+    req = sc.request_dict(case)
+    if _effort_map(case):
+        req["reasoning_effort"] = "none"
+    return ChatCompletionRequest(**req, stream=stream)
+
+
+def _accepts(case) -> bool:
+    try:
+        _request(case, stream=False)
+    except ValueError:  # pydantic's ValidationError
+        return False
+    return True
+
+
+def _chat_template_kwargs(case, request: ChatCompletionRequest) -> dict:
+    """What `OpenAIServingChat` builds each parser with
+    (`_effective_chat_template_kwargs`, chat_completion/serving.py:197-208): the
+    request's kwargs with its `reasoning_effort` (mapped) folded in, by vLLM's own
+    `build_chat_params`."""
+    params = request.build_chat_params(None, "auto", _effort_map(case))
+    return params.with_defaults({}).chat_template_kwargs
 
 
 def _expected(case, ref: sc.Result, streaming: bool) -> sc.Result:
@@ -90,7 +124,7 @@ def _expected(case, ref: sc.Result, streaming: bool) -> sc.Result:
 
 def _run(cls, case, chunks: list[str], tokenizer: Tokenizer) -> tuple[sc.Result, list[str]]:
     request = _request(case, stream=True)
-    ctk = request.chat_template_kwargs or {}
+    ctk = _chat_template_kwargs(case, request)
     # The renderer's own instance adjusts the request; then one parser per choice.
     request = cls(tokenizer, request.tools, chat_template_kwargs=ctk).adjust_request(request)
     parser = cls(tokenizer, request.tools, chat_template_kwargs=ctk, model_config=None)
@@ -117,7 +151,7 @@ def _run(cls, case, chunks: list[str], tokenizer: Tokenizer) -> tuple[sc.Result,
 
 def _complete(cls, case, tokenizer: Tokenizer) -> tuple[sc.Result, int]:
     request = _request(case, stream=False)
-    ctk = request.chat_template_kwargs or {}
+    ctk = _chat_template_kwargs(case, request)
     request = cls(tokenizer, request.tools, chat_template_kwargs=ctk).adjust_request(request)
     parser = cls(tokenizer, request.tools, chat_template_kwargs=ctk, model_config=None)
     parser.set_prompt_token_ids(PROMPT_IDS)
@@ -187,7 +221,10 @@ def test_every_case_streaming_and_complete():
         if d.content_wrappers or d.drop_markup
         for n in (d.name, *d.aliases)
     }
-    for f in sc.files():
+    # vLLM's request model carries every case (an effort outside its set through the
+    # server's effort map).
+    assert sc.rejected(_accepts) == []
+    for f in sc.files(_accepts):
         for case in f.cases:
             tool, reasoning = _names(case)
             if tool is None and case.reasoning_parser in rewrites:
@@ -207,14 +244,9 @@ def test_reasoning_parser_alone():
     runs = 0
     tokenizer = Tokenizer()
     seen = set()
-    for f in sc.files():
+    for f in sc.files(_accepts):
         for case in f.cases:
             if not case.reasoning_parser or case.tools is None:
-                continue
-            # vLLM builds a reasoning parser used alone with the request's
-            # chat_template_kwargs only and streams it without the request, so a
-            # request-level reasoning_effort cannot reach it (README, "vLLM").
-            if case.options.get("reasoning_effort") is not None:
                 continue
             key = (case.reasoning_parser, case.text)
             if key in seen:
@@ -229,6 +261,32 @@ def test_reasoning_parser_alone():
             runs += _check_case(no_tools, cls, failures, tokenizer, alone=True)
     assert runs > 0
     sc.report("vllm reasoning alone", failures, runs)
+
+
+def test_mapped_effort_reaches_the_paired_parsers():
+    """An effort outside vLLM's set, sent through the server's effort map, decides
+    reasoning for the paired parsers too: the tool parser reads the mapped effort in
+    the effective kwargs, not the request's own field (`none`). The fixture cases
+    with such an effort name no tool dialect, so here they also run with `qwen`'s."""
+    failures: list[str] = []
+    runs = 0
+    tokenizer = Tokenizer()
+    for f in sc.files(_accepts):
+        for case in f.cases:
+            if not _effort_map(case) or case.tool_parser:
+                continue
+            tools = [{"type": "function", "function": {"name": "noop", "parameters": {}}}]
+            paired = sc.fixture_data.Fixture(
+                **{**case.__dict__, "tool_parser": "qwen", "tools": tools}
+            )
+            cls = ParserManager.get_parser(
+                tool_parser_name="replyparse-qwen",
+                reasoning_parser_name=f"replyparse-{case.reasoning_parser}",
+                enable_auto_tools=True,
+            )
+            runs += _check_case(paired, cls, failures, tokenizer)
+    assert runs > 0
+    sc.report("vllm mapped effort", failures, runs)
 
 
 def test_bare_name_chooses_dialects_from_the_served_model():

@@ -114,40 +114,12 @@ class Dialects:
 def choose_dialects(
     model: str | None, model_type: str | None = None, chat_template: str | None = None
 ) -> Dialects:
-    """The dialects of a served model, for the bare `replyparse` name.
-
-    replyparse's model table (`rp.parsers_for_model`) decides when this replyparse has
-    it. Without it, the rule (README, "Serving stacks") is: `gpt_oss` models (model type
-    or name) use the `gpt-oss` response parser; otherwise the tool dialect is the longest
-    registered tool dialect name inside the model's name (case, `-`, `_`, `.` ignored),
-    and the reasoning dialect the longest reasoning dialect name inside it whose open
-    tag the chat template writes (a template that never writes `<think>` does not
-    think). No match raises `ValueError`: name the dialect (`replyparse-<dialect>`).
-    """
-    table = getattr(rp, "parsers_for_model", None)
-    if table is not None:
-        c = table(model, model_type=model_type, chat_template=chat_template)
-        return Dialects(c.tool_parser, c.reasoning_parser, c.response_parser, str(c.reason))
-    base = _norm((model or "").rstrip("/").rsplit("/", 1)[-1])
-    if model_type == "gpt_oss" or "gptoss" in base:
-        return Dialects(None, None, "gpt-oss", "gpt-oss model")
-    tool = max((n for n in rp.tool_parsers() if _norm(n) in base), key=len, default=None)
-    if tool is None:
-        raise ValueError(
-            f"replyparse: no tool dialect name in the model name {model!r}; "
-            f"use replyparse-<dialect>, one of {rp.tool_parsers()}"
-        )
-    reasoning = None
-    by_name = {d.name: d for d in rp.reasoning_dialects()}
-    for d in sorted(by_name.values(), key=lambda d: -len(d.name)):
-        names = [d.name, *d.aliases]
-        if not any(_norm(n) in base for n in names):
-            continue
-        if chat_template is not None and d.open not in chat_template:
-            continue
-        reasoning = d.name
-        break
-    return Dialects(tool, reasoning, None, f"names in {model!r}")
+    """The dialects of a served model, for the bare `replyparse` name: replyparse's
+    model table (`rp.parsers_for_model`: chat template markers, then HF `model_type`,
+    then model-id patterns) decides; no match raises `UnknownParserError` (name the
+    dialect instead: `replyparse-<dialect>`)."""
+    c = rp.parsers_for_model(model, model_type=model_type, chat_template=chat_template)
+    return Dialects(c.tool_parser, c.reasoning_parser, c.response_parser, str(c.reason))
 
 
 def request_fields(request: Any) -> dict[str, Any]:

@@ -294,8 +294,12 @@ class ReplyparseToolParser(ToolParser):
         tool, reasoning, response = self.dialects()
         fields = request_fields(request)
         if self.partner is not None and self.partner.chat_template_kwargs is not None:
-            # The server's effective kwargs (request's over --default-chat-template-kwargs).
+            # The server's effective kwargs (request's over --default-chat-template-kwargs),
+            # which already hold the request's reasoning_effort as the template gets it
+            # (after --reasoning-effort-map, chat_completion/protocol.py:
+            # build_chat_params): the request's own field would undo that mapping.
             fields["chat_template_kwargs"] = self.partner.chat_template_kwargs
+            fields.pop("reasoning_effort", None)
         return rp.ResponseParser.from_request(
             fields, tool_parser=tool, reasoning_parser=reasoning, response_parser=response
         )
