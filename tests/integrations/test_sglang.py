@@ -3,12 +3,14 @@ scripts/integration_venvs.sh: `REPLYPARSE_STACK=sglang`).
 
 The names are registered by SGLang's plug-in loader (`load_plugins`, which reads the
 `sglang.srt.plugins` entry point as `sglang serve` does before parsing its command
-line). Every fixture case runs through the real `ReasoningParser` and
-`FunctionCallParser`, composed as `serving_chat` composes them (streaming:
-`_process_reasoning_stream` then `_process_tool_call_stream` per chunk, with the
-end flushes; complete: `parse_non_stream` of each). The result must be replyparse's,
-mapped through SGLang's composition: reasoning is split first, and the tools are
-parsed in the text after it (README, "SGLang").
+line, and applies the plug-in's hook on `ReasoningParser.__init__`). Every fixture
+case runs through the real `ReasoningParser` and `FunctionCallParser`, composed as
+`serving_chat` composes them (streaming: `_process_reasoning_stream` then
+`_process_tool_call_stream` per chunk, with the end flushes; complete:
+`parse_non_stream` of each). With replyparse names on both sides and the request's
+tools parsed, the result must be replyparse's own; otherwise replyparse's result
+through SGLang's composition: reasoning is split first, and the tools are parsed in
+the text after it (README, "SGLang").
 """
 
 from __future__ import annotations
@@ -30,8 +32,17 @@ from sglang.srt.parser.reasoning_parser import ReasoningParser  # noqa: E402
 from sglang.srt.plugins import load_plugins  # noqa: E402
 
 import replyparse as rp  # noqa: E402
+import replyparse.integrations.sglang as adapter  # noqa: E402
 
 load_plugins()
+
+# The launched server's `--tool-call-parser`, which the adapter reads from SGLang's
+# runtime context (`served_tool_parser`, where serving_chat reads it). SGLang's own
+# test override (`get_context().override_server_args`) builds a ServerArgs, whose
+# device probing the torch stub cannot answer; so the tests set the name here.
+_SERVED = {"tool": None}
+_ORIGINAL_SERVED = adapter.served_tool_parser
+adapter.served_tool_parser = lambda: _SERVED["tool"]
 
 
 def _names(case) -> tuple[str | None, str | None]:
@@ -47,32 +58,37 @@ def _request(case, stream: bool):
     return protocol.ChatCompletionRequest(**sc.request_dict(case), stream=stream)
 
 
+def _accepts(case) -> bool:
+    """Whether SGLang's request model takes the case's request (its `reasoning_effort`
+    is one of its tiers, protocol.py:879 `ReasoningEffortTier`, or a float)."""
+    try:
+        _request(case, stream=False)
+    except ValueError:  # pydantic's ValidationError
+        return False
+    return True
+
+
 def _tools_active(case) -> bool:
     # serving_chat._tool_call_parsing_active: declared tools and tool_choice not "none".
     return bool(case.tools) and case.tool_choice != "none"
 
 
-def _force_reasoning(case) -> bool | None:
-    """What serving_chat passes as `force_reasoning`: the request's thinking switch
-    (here the case's `enable_thinking`, or the flag in its chat_template_kwargs)."""
-    if case.enable_thinking is not None:
-        return case.enable_thinking
-    kwargs = case.options.get("chat_template_kwargs") or {}
-    for key in ("enable_thinking", "thinking"):
-        if isinstance(kwargs.get(key), bool):
-            return kwargs[key]
-    return None
+def _paired(case) -> bool:
+    """replyparse names on both sides, and SGLang parses the request's tools: one
+    replyparse parser does both."""
+    tool, reasoning = _names(case)
+    return bool(tool and reasoning) and _tools_active(case)
 
 
 def _expected(case) -> sc.Result:
-    """replyparse's result through SGLang's composition: the reasoning parser's
-    split, then the tool parse of the text after reasoning."""
+    """Paired: replyparse's own result. Otherwise replyparse's result through SGLang's
+    composition: the reasoning parser's split (the request's flags), then the tool
+    parse of the text after reasoning."""
+    if _paired(case):
+        return sc.reference(case)
     kw = case.parser_kwargs()
-    split = rp.ResponseParser(
-        reasoning_parser=kw["reasoning_parser"],
-        response_parser=kw.get("response_parser"),
-        enable_thinking=_force_reasoning(case),
-    ).parse_complete(case.text)
+    reasoning_only = {**kw, "tool_parser": None, "tools": None, "tool_choice": "auto"}
+    split = rp.ResponseParser(**reasoning_only).parse_complete(case.text)
     normal = split.content or ""
     reasoning = split.reasoning_content
     if not (kw["reasoning_parser"] or kw.get("response_parser")):
@@ -90,11 +106,14 @@ def _expected(case) -> sc.Result:
 
 
 def _reasoning_parser(name, case, request, stream: bool):
-    # serving_chat passes the template's force_reasoning; here the case's own switch.
+    # serving_chat's force_reasoning for a detector whose template toggle SGLang does
+    # not infer: `_get_reasoning_from_request` reads the detector's reasoning_default
+    # ("always" for BaseReasoningFormatDetector's subclasses), so True. Given the
+    # request, replyparse reads the request's own flags instead.
     return ReasoningParser(
         name,
         stream,
-        _force_reasoning(case),
+        True,
         request,
         tokenizer=None,
         tool_call_parser_active=_tools_active(case),
@@ -119,6 +138,7 @@ def _function_parser(name, request):
 
 def _stream(case, chunks: list[str]) -> tuple[sc.Result, list[str]]:
     tool, reasoning = _names(case)
+    _SERVED["tool"] = tool
     request = _request(case, stream=True)
     rparser = _reasoning_parser(reasoning, case, request, True) if reasoning else None
     fparser = None
@@ -152,8 +172,11 @@ def _stream(case, chunks: list[str]) -> tuple[sc.Result, list[str]]:
     return acc.result(), acc.errors
 
 
-def _complete(case) -> sc.Result:
+def _complete(case, served: bool = True) -> sc.Result:
+    """`served=False`: the server's tool parser is not replyparse's (the reasoning
+    detector then parses reasoning only, as SGLang's own do)."""
     tool, reasoning_name = _names(case)
+    _SERVED["tool"] = tool if served else None
     request = _request(case, stream=False)
     text, reasoning = case.text, None
     if reasoning_name:
@@ -175,7 +198,7 @@ def _complete(case) -> sc.Result:
 def test_every_case_streaming_and_complete():
     failures: list[str] = []
     runs = 0
-    for f in sc.files():
+    for f in sc.files(_accepts):
         for case in f.cases:
             want = _expected(case)
             runs += 1
@@ -190,26 +213,45 @@ def test_every_case_streaming_and_complete():
     sc.report("sglang", failures, runs)
 
 
-def test_composition_is_replyparse_without_reasoning():
-    """With no reasoning parser nothing can nest, and SGLang's composition is
-    replyparse's own result; with one, the cases that differ are printed (the README
-    figure)."""
-    failures, differ, total = [], 0, 0
-    for f in sc.files():
+def test_pair_is_replyparse_with_reasoning_and_tools():
+    """The cases with reasoning and tools (calls inside reasoning among them): with the
+    pair, each is replyparse's own result (checked through SGLang in the sweep above);
+    SGLang's composition of split parsers would differ in some (printed: the figure
+    the pair closes)."""
+    split_differs, total = 0, 0
+    for f in sc.files(_accepts):
         for case in f.cases:
-            if case.response_parser or not _tools_active(case):
-                continue  # no tools or "none": SGLang never calls the detector
-            ref = sc.reference(case)
-            if case.reasoning_parser is None:
-                if _expected(case) != ref:
-                    failures.append(case.id)
-            else:
-                total += 1
-                if _expected(case) != ref:
-                    differ += 1
-                    print("  differs:", case.id)
-    print(f"sglang: {differ} of {total} cases with reasoning differ from replyparse's own")
-    assert not failures, failures
+            if not (_paired(case) and case.reasoning_parser):
+                continue
+            total += 1
+            assert _expected(case) == sc.reference(case)
+            split_differs += _complete(case, served=False) != sc.reference(case)
+    print(f"sglang: {total} cases with reasoning and tools, all replyparse's own with the pair;")
+    print(f"sglang: {split_differs} would differ with the reasoning detector alone")
+    assert total > 0 and split_differs > 0
+
+
+def test_rejected_efforts():
+    """Only cases whose `reasoning_effort` SGLang's request model rejects are left out:
+    HY v3's `no_think` (a template value, not a tier; send it in chat_template_kwargs)."""
+    left_out = sc.rejected(_accepts)
+    print("sglang: left out (reasoning_effort outside its tiers):", left_out)
+    for f in sc.fixture_data.all_files():
+        for case in f.cases:
+            if case.id in left_out:
+                req = sc.request_dict(case)
+                assert isinstance(req.pop("reasoning_effort"), str)
+                protocol.ChatCompletionRequest(**req)  # the effort is the only reason
+
+
+def test_served_tool_parser_is_read_from_the_runtime_context():
+    from sglang.srt.runtime_context import get_context
+
+    try:
+        published = get_context().config_leaf("tool_call_parser")
+    except ValueError:
+        published = None  # no server in this process
+    assert _ORIGINAL_SERVED() == published
 
 
 def test_every_dialect_has_a_plugin_name():

@@ -10,15 +10,27 @@ its class-level maps `FunctionCallParser.ToolCallParserEnum` and
 
 SGLang composes the two as its own parsers: per choice, the reasoning parser splits
 each chunk into reasoning and normal text, and the normal text goes to the
-function-call detector. So the detector parses tools over the text after reasoning,
-and the reasoning parser parses reasoning only (a call inside reasoning reaches the
-detector only where the reasoning dialect ends reasoning at a call). No parsing
-happens here: deltas and results become SGLang's `StreamingParseResult`.
+function-call detector, which has no reasoning channel. replyparse's pair therefore
+works as one parser. `register()` also adds an `after` hook (SGLang's plug-in
+`HookRegistry`) on `ReasoningParser.__init__` that hands the request to a replyparse
+reasoning detector, so it reads the request's thinking flags (`chat_template_kwargs`,
+`reasoning_effort`) as the model's template does. When the server's tool parser is a
+replyparse name too and the request's tools are parsed, the reasoning detector runs
+one `ResponseParser` with both dialects and the request's tools: it returns the
+reasoning, hands the content and the calls of each step to the function-call
+detector that SGLang calls next for the same choice (a context variable: one
+request's steps run in one task), and that detector returns them. So calls inside
+reasoning, and reasoning that resumes after them, come out as replyparse parses
+them. No parsing happens here: deltas and results become SGLang's
+`StreamingParseResult`.
 """
 
 from __future__ import annotations
 
+import contextvars
+import inspect
 import logging
+from dataclasses import dataclass, field
 from typing import Any
 
 from sglang.srt.function_call.base_format_detector import BaseFormatDetector
@@ -36,6 +48,7 @@ from ._common import (
     choose_dialects,
     reasoning_dialect,
     reasoning_plugin_names,
+    request_fields,
     tool_plugin_names,
 )
 
@@ -67,6 +80,80 @@ def _choice(tool_choice: Any) -> Any:
     return tool_choice
 
 
+def served_tool_parser() -> str | None:
+    """The server's `--tool-call-parser`, read where `serving_chat` reads it
+    (`TokenizerManager.config_value`: the runtime context's config leaf); None where
+    no server configuration is published."""
+    try:
+        from sglang.srt.runtime_context import get_context
+
+        return get_context().config_leaf("tool_call_parser")
+    except (ImportError, ValueError, AttributeError):
+        return None
+
+
+@dataclass
+class _Handover:
+    """What the paired reasoning detector parsed in one step, for the function-call
+    detector of the same choice: the content (the normal text SGLang passes on) and
+    the calls."""
+
+    source: Any
+    text: str = ""
+    calls: list[ToolCallItem] = field(default_factory=list)
+    taken: bool = False
+
+
+# Set by a paired reasoning detector at each step, read by the function-call detector
+# SGLang calls next in the same task (serving_chat: reasoning, then tools, per choice).
+_HANDOVER: contextvars.ContextVar[_Handover | None] = contextvars.ContextVar(
+    "replyparse_sglang_handover", default=None
+)
+
+
+def _stream_calls(out: Any) -> list[ToolCallItem]:
+    calls: list[ToolCallItem] = []
+    for d, _ in out:
+        for tc in d.tool_calls or ():
+            f = tc.function
+            calls.append(
+                ToolCallItem(
+                    tool_index=tc.index,
+                    name=f.name if f is not None else None,
+                    parameters=(f.arguments if f is not None else None) or "",
+                )
+            )
+    return calls
+
+
+def _complete_calls(parsed: rp.ParsedResponse, tools: Any) -> list[ToolCallItem]:
+    index = {}
+    for i, t in enumerate(tools or []):
+        name = t.function.name if hasattr(t, "function") else t["function"]["name"]
+        index.setdefault(name, i)
+    return [
+        ToolCallItem(
+            tool_index=index.get(c.function.name, -1),
+            name=c.function.name,
+            parameters=c.function.arguments,
+        )
+        for c in parsed.tool_calls or ()
+    ]
+
+
+def _effective_tools(request: Any) -> list[Any]:
+    """The tools SGLang hands its function-call parser (serving_chat.py:641
+    `_effective_tools`): the request's, then those of root / system / developer
+    messages."""
+    tools = list(getattr(request, "tools", None) or [])
+    for m in getattr(request, "messages", None) or ():
+        if getattr(m, "role", None) in ("root", "system", "developer") and getattr(
+            m, "tools", None
+        ):
+            tools.extend(m.tools)
+    return tools
+
+
 class _Tag:
     """What SGLang reads from a structural tag: `model_dump(by_alias=True)`."""
 
@@ -91,6 +178,7 @@ class ReplyparseDetector(BaseFormatDetector):
         self._dialects: tuple[str | None, str | None] | None = None
         self._parser: rp.ResponseParser | None = None
         self._complete: tuple[str, rp.ParsedResponse] | None = None
+        self._partner: Any = None
 
     def dialects(self) -> tuple[str | None, str | None]:
         """(tool_parser, response_parser) for the engine."""
@@ -132,42 +220,49 @@ class ReplyparseDetector(BaseFormatDetector):
         # with or without calls (it also drops markup that yields no call).
         return True
 
+    def _handover(self, text: str) -> _Handover | None:
+        """The paired reasoning detector's step, if this choice has one: the first
+        step pairs (a fresh hand-over whose text is this text), later steps take the
+        partner's."""
+        h = _HANDOVER.get()
+        if h is None or h.taken:
+            return None
+        if self._partner is None:
+            if self._parser is not None or self._complete is not None or h.text != text:
+                return None
+            self._partner = h.source
+        if h.source is not self._partner:
+            return None
+        h.taken = True
+        return h
+
     def detect_and_parse(self, text: str, tools: Any) -> StreamingParseResult:
+        h = self._handover(text)
+        if h is not None:
+            return StreamingParseResult(normal_text=h.text, calls=h.calls)
         parsed = self._parse(text, tools)
-        index = {t.function.name: i for i, t in enumerate(tools or []) if t.function.name}
-        calls = [
-            ToolCallItem(
-                tool_index=index.get(c.function.name, -1),
-                name=c.function.name,
-                parameters=c.function.arguments,
-            )
-            for c in parsed.tool_calls or ()
-        ]
-        return StreamingParseResult(normal_text=parsed.content or "", calls=calls)
+        return StreamingParseResult(
+            normal_text=parsed.content or "", calls=_complete_calls(parsed, tools)
+        )
 
     def _result(self, out: Any) -> StreamingParseResult:
-        text = ""
-        calls: list[ToolCallItem] = []
-        for d, _ in out:
-            if d.content:
-                text += d.content
-            for tc in d.tool_calls or ():
-                f = tc.function
-                calls.append(
-                    ToolCallItem(
-                        tool_index=tc.index,
-                        name=f.name if f is not None else None,
-                        parameters=(f.arguments if f is not None else None) or "",
-                    )
-                )
-        return StreamingParseResult(normal_text=text, calls=calls)
+        text = "".join(d.content or "" for d, _ in out)
+        return StreamingParseResult(normal_text=text, calls=_stream_calls(out))
 
     def parse_streaming_increment(self, new_text: str, tools: Any) -> StreamingParseResult:
+        h = self._handover(new_text)
+        if h is not None:
+            return StreamingParseResult(normal_text=new_text, calls=h.calls)
+        if self._partner is not None:
+            return StreamingParseResult(normal_text=new_text)
         if self._parser is None:
             self._parser = self._new(tools)
         return self._result(self._parser.stream_chunk(new_text))
 
     def finish(self, tools: Any) -> StreamingParseResult:
+        if self._partner is not None:
+            # The partner's end flush was handed over with its last step.
+            return StreamingParseResult()
         if self._parser is None:
             return StreamingParseResult()
         return self._result(self._parser.stream_chunk("", final=True))
@@ -211,9 +306,11 @@ class ReplyparseDetector(BaseFormatDetector):
 
 
 class ReplyparseReasoningDetector(BaseReasoningFormatDetector):
-    """SGLang reasoning detector over replyparse (reasoning only). SGLang's
-    `force_reasoning` (from the chat template and request) is replyparse's thinking
-    switch; unset, the dialect's start rule decides."""
+    """SGLang reasoning detector over replyparse. Given the request (the hook on
+    `ReasoningParser.__init__`, as SGLang's serving builds it), replyparse reads the
+    request's thinking flags as the model's template does; built without one, SGLang's
+    `force_reasoning` is the thinking switch (unset: the dialect's start rule). Paired
+    with a replyparse function-call detector (see the module), it parses the tools too."""
 
     rp_name = ReasoningName()
     plugin_name = "replyparse"
@@ -226,6 +323,7 @@ class ReplyparseReasoningDetector(BaseReasoningFormatDetector):
         previous_content: str = "",
         force_nonempty_content: bool = False,
         tokenizer: Any = None,
+        tool_call_parser_active: bool = False,
     ) -> None:
         dialect, response = self.rp_name.reasoning_parser, self.rp_name.response_parser
         if self.rp_name.from_model:
@@ -240,20 +338,70 @@ class ReplyparseReasoningDetector(BaseReasoningFormatDetector):
         )
         self.dialect = dialect
         self.response = response
+        self.tokenizer = tokenizer
+        self.tools_active = tool_call_parser_active
         self._enable = force_reasoning
         self._stream = stream_reasoning
+        self._request: dict[str, Any] | None = None
+        self._tools: list[Any] = []
+        self._paired: bool | None = None
         self._parser: rp.ResponseParser | None = None
+        self._step: _Handover | None = None
         self._held = ""
 
+    def bind_request(self, request: Any) -> None:
+        """The request SGLang built this parser for (called by the hook)."""
+        if request is None:
+            return
+        self._request = request_fields(request)
+        self._tools = _effective_tools(request)
+        if self._tools:
+            self._request["tools"] = [
+                t.model_dump(exclude_none=True) if hasattr(t, "model_dump") else t
+                for t in self._tools
+            ]
+
+    def _tool_dialects(self) -> tuple[str | None, str | None] | None:
+        """The served tool plug-in's (tool, response) dialects when this detector
+        parses the tools too: a request is bound, SGLang parses its tools, and the
+        server's tool parser is a replyparse name."""
+        if self._request is None or not self.tools_active:
+            return None
+        cls = FunctionCallParser.ToolCallParserEnum.get(served_tool_parser() or "")
+        if not (isinstance(cls, type) and issubclass(cls, ReplyparseDetector)):
+            return None
+        return cls(self.tokenizer).dialects()
+
     def _new(self) -> rp.ResponseParser:
-        return rp.ResponseParser(
-            reasoning_parser=self.dialect,
-            response_parser=self.response,
-            enable_thinking=self._enable,
+        if self._request is None:
+            self._paired = False
+            return rp.ResponseParser(
+                reasoning_parser=self.dialect,
+                response_parser=self.response,
+                enable_thinking=self._enable,
+            )
+        pair = self._tool_dialects()
+        self._paired = pair is not None
+        fields = dict(self._request)
+        reasoning, tool, response = self.dialect, None, self.response
+        if pair is None:
+            for k in ("tools", "tool_choice", "parallel_tool_calls"):
+                fields.pop(k, None)  # reasoning only: SGLang's detector parses the tools
+        else:
+            tool, tool_response = pair
+            response = response or tool_response
+        if response is not None:
+            reasoning = tool = None  # a response parser owns both channels
+        return rp.ResponseParser.from_request(
+            fields, tool_parser=tool, reasoning_parser=reasoning, response_parser=response
         )
 
     def detect_and_parse(self, text: str) -> ReasoningResult:
         parsed = self._new().parse_complete(text)
+        if self._paired:
+            _HANDOVER.set(
+                _Handover(self, parsed.content or "", _complete_calls(parsed, self._tools))
+            )
         return ReasoningResult(
             normal_text=parsed.content or "", reasoning_text=parsed.reasoning_content or ""
         )
@@ -261,18 +409,30 @@ class ReplyparseReasoningDetector(BaseReasoningFormatDetector):
     def _result(self, out: Any) -> ReasoningResult:
         reasoning = "".join(d.reasoning_content or "" for d, _ in out)
         text = "".join(d.content or "" for d, _ in out)
+        calls = _stream_calls(out) if self._paired else []
+        if self._paired:
+            # One hand-over per step; the end flush joins the step's (SGLang passes
+            # the step's normal text and the flush's as one text).
+            step = self._step
+            if step is None or step.taken:
+                step = self._step = _Handover(self)
+                _HANDOVER.set(step)
+            step.text += text
+            step.calls.extend(calls)
         if not self._stream:
             # stream_reasoning=False: SGLang's contract is the reasoning in one piece,
             # once it ends (or at the stream's end).
             self._held += reasoning
             reasoning = ""
-            if text and self._held:
+            if (text or calls) and self._held:
                 reasoning, self._held = self._held, ""
         return ReasoningResult(normal_text=text, reasoning_text=reasoning)
 
     def parse_streaming_increment(self, new_text: str) -> ReasoningResult:
         if self._parser is None:
             self._parser = self._new()
+        if self._paired:
+            self._step = None  # a new step
         return self._result(self._parser.stream_chunk(new_text))
 
     def finish(self) -> ReasoningResult:
@@ -285,9 +445,46 @@ class ReplyparseReasoningDetector(BaseReasoningFormatDetector):
         return r
 
 
+_SIGNATURE = inspect.signature(ReasoningParser.__init__)
+
+
+def _give_request(result: Any, *args: Any, **kwargs: Any) -> None:
+    """`after` hook on `ReasoningParser.__init__`: a replyparse detector gets the
+    request SGLang passed (SGLang hands a detector only some of its fields)."""
+    bound = _SIGNATURE.bind(*args, **kwargs)
+    parser = bound.arguments["self"]
+    detector = getattr(parser, "detector", None)
+    if isinstance(detector, ReplyparseReasoningDetector):
+        detector.bind_request(bound.arguments.get("request"))
+
+
+_HOOK_TARGET = "sglang.srt.parser.reasoning_parser.ReasoningParser.__init__"
+_hooked = False
+
+
+def _hook() -> None:
+    global _hooked
+    if _hooked:
+        return
+    _hooked = True
+    from sglang.srt.plugins.hook_registry import (
+        HookRegistry,
+        HookType,
+        _current_plugin_source,
+    )
+
+    HookRegistry.register(_HOOK_TARGET, _give_request, HookType.AFTER)
+    if _current_plugin_source.get() is None:
+        # Called outside SGLang's `load_plugins` (which applies the hooks itself once
+        # every plug-in has registered).
+        HookRegistry.apply_hooks()
+
+
 def register() -> None:
-    """Adds every plug-in name to SGLang's parser maps (idempotent)."""
+    """Adds every plug-in name to SGLang's parser maps, and the request hook
+    (idempotent)."""
     check_version("sglang", "0.5.23")
+    _hook()
     for name, tn in tool_plugin_names().items():
         FunctionCallParser.ToolCallParserEnum[name] = type(
             f"ReplyparseDetector_{name}",
