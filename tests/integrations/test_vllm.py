@@ -290,8 +290,8 @@ def test_mapped_effort_reaches_the_paired_parsers():
 
 
 def test_bare_name_chooses_dialects_from_the_served_model():
-    """`replyparse` for both parsers: the dialects come from the model (the model table
-    when replyparse has one, else the README's name rule)."""
+    """`replyparse` for both parsers: the dialects come from the model (replyparse's
+    model table)."""
     case = next(c for c in sc.fixture_data.load("qwen") if c.reasoning_parser == "qwen3")
     tokenizer = Tokenizer("Qwen/Qwen3-8B", chat_template="...<think>\n...")
     cls = ParserManager.get_parser(
