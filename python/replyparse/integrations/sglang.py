@@ -234,6 +234,7 @@ class ReplyparseDetector(BaseFormatDetector):
         if h.source is not self._partner:
             return None
         h.taken = True
+        _HANDOVER.set(None)
         return h
 
     def detect_and_parse(self, text: str, tools: Any) -> StreamingParseResult:
