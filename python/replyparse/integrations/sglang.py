@@ -452,7 +452,12 @@ _SIGNATURE = inspect.signature(ReasoningParser.__init__)
 def _give_request(result: Any, *args: Any, **kwargs: Any) -> None:
     """`after` hook on `ReasoningParser.__init__`: a replyparse detector gets the
     request SGLang passed (SGLang hands a detector only some of its fields)."""
-    bound = _SIGNATURE.bind(*args, **kwargs)
+    try:
+        bound = _SIGNATURE.bind(*args, **kwargs)
+    except TypeError:
+        # Another SGLang's signature: the detector keeps SGLang's force_reasoning.
+        logger.warning("replyparse: ReasoningParser.__init__ is not SGLang 0.5.23's")
+        return
     parser = bound.arguments["self"]
     detector = getattr(parser, "detector", None)
     if isinstance(detector, ReplyparseReasoningDetector):
