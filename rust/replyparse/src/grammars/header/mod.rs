@@ -618,6 +618,25 @@ mod tests {
         assert_eq!(names(&r), vec![("multiply".to_string(), "{}".to_string())]);
     }
 
+    /// DeepSeek V3 arguments that were never closed end at the closing fence, which is
+    /// not swallowed into them: the call still ends at its end marker and the text
+    /// after the section stays content.
+    #[test]
+    fn unclosed_fenced_arguments_end_at_the_fence() {
+        let cfg = ParserConfig {
+            tool_parser: Some("deepseek_v3".into()),
+            tools: Some(tool_specs(&["f"])),
+            ..Default::default()
+        };
+        let text = "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n```json\n{\"a\": [1, {\"b\": 2\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>after";
+        let r = chunking_invariant(&cfg, text, false);
+        assert_eq!(
+            crate::testutil::calls(&r),
+            vec![("f", "{\"a\": [1, {\"b\": 2\n")]
+        );
+        assert_eq!(r.content.as_deref(), Some("after"));
+    }
+
     /// Mistral's header form has no close tag: a call cut by the end of input is the
     /// only sign that the output ended inside a tool block.
     #[test]
