@@ -18,11 +18,14 @@
 //! - [`harmony`]: OpenAI Harmony, a whole response parser of its own (gpt-oss);
 //! - [`pythonic`]: Python call expressions, arguments converted to JSON as they stream
 //!   (Llama 3.2 / 4, OLMo 3, LFM2);
+//! - [`gemma`]: Gemma call notation `call:NAME{key:value}`, a quote token for strings,
+//!   bare scalars typed by their literal form and the schema (Gemma 4, FunctionGemma);
 //! - [`forms`]: one name with several payload forms, told apart at the first bytes.
 
 pub mod dsml;
 pub mod envelope;
 pub mod forms;
+pub mod gemma;
 pub mod harmony;
 pub mod header;
 pub mod pythonic;
@@ -56,6 +59,9 @@ pub enum Family {
     /// Python call expressions (`[f(a=1), g()]`, or one per line); the layout is the
     /// dialect's `pythonic` field.
     Pythonic,
+    /// Gemma call notation (`call:NAME{key:value,...}`); the quote token and value
+    /// style are the dialect's `gemma` field.
+    Gemma,
 }
 
 impl Family {
@@ -64,7 +70,8 @@ impl Family {
     /// then does a parser take a copy of the schemas.
     pub fn uses_schemas(self) -> bool {
         // Pythonic: positional arguments take the declared parameters' names.
-        matches!(self, Family::Xml | Family::Pythonic)
+        // Gemma: bare scalars are typed by the schema too.
+        matches!(self, Family::Xml | Family::Pythonic | Family::Gemma)
     }
 }
 
@@ -114,6 +121,18 @@ fn family_grammar(d: &ToolDialect, schemas: Schemas) -> Box<dyn PayloadGrammar> 
             &d.pythonic.clone().unwrap_or_default(),
             schemas,
         )),
+        Family::Gemma => {
+            let boundaries: Vec<_> = d
+                .open_spellings()
+                .into_iter()
+                .chain(d.close_spellings())
+                .collect();
+            Box::new(gemma::GemmaGrammar::new(
+                &d.gemma.clone().unwrap_or_default(),
+                schemas,
+                &boundaries,
+            ))
+        }
     }
 }
 
@@ -128,6 +147,7 @@ pub(crate) fn constraint_for(d: &Dialect) -> Box<dyn CallConstraint + '_> {
             Family::Dsml => Box::new(dsml::constraint::DsmlCalls::new(t)),
             Family::Header => Box::new(header::constraint::HeaderCalls(t)),
             Family::Pythonic => Box::new(pythonic::constraint::PythonicCalls(t)),
+            Family::Gemma => Box::new(gemma::constraint::GemmaCalls::new(t)),
         },
     }
 }
