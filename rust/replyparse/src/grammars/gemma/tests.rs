@@ -119,7 +119,8 @@ fn cut_input_is_closed_and_drops_keys_without_values() {
         ("a:Qxy", r#"{"a": "xy"}"#),
         ("a:[1,{k:", r#"{"a": [1, {}]}"#),
         ("a:tru", "{}"),
-        ("a:12", "{}"),
+        ("a:12", r#"{"a": 12}"#),
+        ("a:1e", "{}"),
         ("a:QxQ,b", r#"{"a": "x"}"#),
     ] {
         let out = gemma4(args);

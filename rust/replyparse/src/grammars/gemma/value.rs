@@ -32,7 +32,8 @@
 //! A member's `"key": ` (or an array's `, `) is held until its value begins, so a value
 //! cut by the end of input (or by a byte that cannot continue the call) drops its key:
 //! the reader then closes every open string, array and object, and the text is always
-//! one valid JSON object.
+//! one valid JSON object. At the end of input a cut number is written as read (the
+//! input ended: nothing can continue it), other cut bare text is dropped (`tru`).
 
 use std::sync::Arc;
 
@@ -374,7 +375,8 @@ impl ArgsReader {
                     };
                     let Some(&c) = b.get(i) else {
                         if final_ {
-                            // A key or a scalar cut by the end of input (`tru`): dropped.
+                            // A key or a scalar cut by the end of input (see `close_all`).
+                            put_back(self, buf);
                             return self.cut(text.len());
                         }
                         if buf.len() > MAX_TOKEN {
@@ -676,8 +678,9 @@ impl ArgsReader {
     }
 
     /// Ends the token being read and closes every open container: one valid JSON
-    /// object. A cut string is closed as read; a cut bare scalar or key is dropped (it
-    /// may be a cut `true` or a cut number); a held FunctionGemma value is its string.
+    /// object. A cut string is closed as read, a cut number written as far as it reads;
+    /// other cut bare text and a cut key are dropped (`tru` may be a cut `true`); a held
+    /// FunctionGemma value is its string.
     fn close_all(&mut self) {
         match std::mem::replace(&mut self.tok, Tok::None) {
             Tok::Quoted { q, key: false } => match q {
@@ -694,6 +697,15 @@ impl ArgsReader {
             Tok::Py { mut s, key: false } => {
                 s.finish(&mut self.out);
                 self.out.push('"');
+                self.value_done();
+            }
+            // A number is written as read (as the pythonic family does); any other
+            // bare text may be a cut literal.
+            Tok::Bare(buf) if number::convert(buf.trim()).is_some() => {
+                let sch = self.value_schema();
+                let j = bare_json(&buf, sch.as_deref());
+                self.begin_value();
+                self.out.push_str(&j);
                 self.value_done();
             }
             _ => {}
