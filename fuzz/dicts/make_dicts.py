@@ -156,6 +156,29 @@ TARGETS = {
         "{'a', 'b'}",
         '(1,)',
     ],
+    "gemma": [
+        "<|tool_call>",
+        "<tool_call|>",
+        '<|"|>',
+        "<start_function_call>",
+        "<end_function_call>",
+        "<escape>",
+        "<|channel>thought\n",
+        "<channel|>",
+        "call:",
+        "call:search{",
+        "call:get_weather(",
+        "query:",
+        "top_k:",
+        "=",
+        "'",
+        "108.",
+        "07",
+        "1e999",
+        "false",
+        "{}",
+        "[]",
+    ],
     "harmony": [
         "<|start|>",
         "<|end|>",
@@ -175,7 +198,7 @@ TARGETS = {
     ],
 }
 TARGETS["response"] = sorted(
-    {w for t in ("json_envelope", "xml", "dsml", "kimi", "pythonic") for w in TARGETS[t]}
+    {w for t in ("json_envelope", "xml", "dsml", "kimi", "pythonic", "gemma") for w in TARGETS[t]}
 )
 # The wire encoders read the response target's inputs, plus JSON that the guard on the
 # streamed arguments must hold or finish (serve/wire/args.rs): escapes and surrogates
