@@ -65,10 +65,8 @@ impl Default for GemmaSyntax {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
-    /// Before `call:`.
+    /// Before `call:NAME{`.
     Start,
-    /// Reading the name.
-    Name,
     InCall,
     Done,
 }
@@ -139,27 +137,28 @@ impl PayloadGrammar for GemmaGrammar {
             match self.state {
                 State::Done => break,
                 State::Start => {
-                    if rest.starts_with(CALL) {
-                        i += CALL.len();
-                        self.state = State::Name;
+                    // `call:NAME` then `{`, `(` or the close tag, read whole before any
+                    // of it is consumed (what follows the open tag must not depend on
+                    // where a chunk ended).
+                    let pre = if rest.starts_with(CALL) {
+                        CALL.len()
                     } else if rest.starts_with(':') {
                         // `<|tool_call>:name{...}`: the peers read it as a call.
-                        i += 1;
-                        self.state = State::Name;
+                        1
                     } else if !final_ && CALL.starts_with(rest) {
                         break;
                     } else {
                         self.state = State::Done;
-                    }
-                }
-                State::Name => {
-                    let b = rest.as_bytes();
+                        continue;
+                    };
+                    let r = &rest[pre..];
+                    let b = r.as_bytes();
                     let n = b.iter().take_while(|&&c| is_name_byte(c)).count();
                     if n > MAX_NAME {
                         self.state = State::Done;
                         continue;
                     }
-                    let name = &rest[..n];
+                    let name = &r[..n];
                     match b.get(n) {
                         None if !final_ => break,
                         Some(&c @ (b'{' | b'(')) if n > 0 => {
@@ -168,32 +167,22 @@ impl PayloadGrammar for GemmaGrammar {
                             let schema = self.schemas.get(name).cloned().map(Arc::new);
                             self.reader.open(close, schema);
                             self.flush(calls, out);
-                            i += n + 1;
+                            i += pre + n + 1;
                             self.state = State::InCall;
                         }
                         Some(b'<') if n > 0 => {
-                            match self.boundaries.find_or_held(&rest[n..], final_) {
+                            match self.boundaries.find_or_held(&r[n..], final_) {
                                 Ok(m) if m.start == 0 => {
                                     // `call:NAME<close>`: a call without arguments.
                                     self.begin(name, calls, out);
                                     calls.push_args("{}", out);
                                     calls.end_call(out);
-                                    i += n;
+                                    i += pre + n;
                                     self.state = State::Done;
                                 }
-                                Err(held) if held == rest.len() - n => break,
+                                Err(held) if held == r.len() - n => break,
                                 _ => self.state = State::Done,
                             }
-                        }
-                        None if n > 0 => {
-                            // The end of input after a name: a call cut before its
-                            // arguments.
-                            self.begin(name, calls, out);
-                            calls.push_args("{}", out);
-                            calls.end_call(out);
-                            self.cut = true;
-                            i += n;
-                            self.state = State::Done;
                         }
                         _ => self.state = State::Done,
                     }

@@ -194,3 +194,19 @@ fn strings_stream_as_they_arrive() {
         assert_eq!(p.pending_len(), 0);
     }
 }
+
+#[test]
+fn the_call_head_is_read_whole() {
+    // Fuzz finding: `call:` then whitespace was consumed before the name was seen, and
+    // the whitespace skipped after it only when a chunk ended there. Not a call under
+    // any chunking; the block's text is one stray record.
+    let cfg = config("gemma4", tool_specs(&["noop", "l:noop"]));
+    let (r, rejected) = crate::testutil::chunking_invariant_rejected(
+        &cfg,
+        "<|tool_call>call:\n\nl:noop{}<tool_call|>",
+        false,
+    );
+    assert!(r.tool_calls.is_empty());
+    assert_eq!(rejected.len(), 1);
+    assert_eq!(rejected[0].raw, "call:\n\nl:noop{}");
+}
