@@ -423,7 +423,7 @@ impl ArgsReader {
                             return self.malformed(i);
                         }
                         json_string_into(&mut self.pending, k);
-                        self.key_done(&k.to_owned());
+                        self.key_done(k);
                         continue;
                     }
                     let sch = self.value_schema();
