@@ -6,10 +6,10 @@ and the arguments streamed so far are always a prefix of the final JSON text."""
 from __future__ import annotations
 
 import json
-import math
 
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from json_values import same
 
 import replyparse as rp
 
@@ -95,20 +95,6 @@ def render_fg(v) -> str:
     return E + text + E
 
 
-def same(a, b) -> bool:
-    if isinstance(a, float) or isinstance(b, float):
-        return (
-            isinstance(a, (int, float))
-            and isinstance(b, (int, float))
-            and (a == b or math.isclose(a, b, rel_tol=0, abs_tol=0))
-        )
-    if isinstance(a, list):
-        return isinstance(b, list) and len(a) == len(b) and all(map(same, a, b))
-    if isinstance(a, dict):
-        return isinstance(b, dict) and list(a) == list(b) and all(same(a[k], b[k]) for k in a)
-    return a == b and type(a) is type(b)
-
-
 def stream(dialect: str, text: str, cuts: list[int]) -> tuple[dict[int, str], list[str]]:
     """The streamed arguments per call, and the first call's arguments after each chunk."""
     p = rp.ResponseParser(tool_parser=dialect, tools=TOOLS)
@@ -131,43 +117,32 @@ keys = st.from_regex(r"[a-z_][a-z0-9_]{0,8}", fullmatch=True)
 arg_dicts = st.lists(st.dictionaries(keys, values, max_size=4), min_size=1, max_size=3)
 
 
+# Dialect -> (open tag, close tag, how one argument's value is written).
+DIALECTS = {
+    "gemma4": ("<|tool_call>", "<tool_call|>", render),
+    "functiongemma": ("<start_function_call>", "<end_function_call>", lambda v, _: render_fg(v)),
+}
+
+
 @SETTINGS
-@given(calls=arg_dicts, data=st.data())
-def test_gemma4_values_round_trip_under_random_chunking(calls, data) -> None:
+@given(dialect=st.sampled_from(sorted(DIALECTS)), calls=arg_dicts, data=st.data())
+def test_values_round_trip_under_random_chunking(dialect, calls, data) -> None:
+    open_, close, write = DIALECTS[dialect]
     text = "".join(
-        "<|tool_call>call:f{"
-        + ",".join(f"{k}:{render(v, data.draw)}" for k, v in c.items())
-        + "}<tool_call|>"
+        f"{open_}call:f{{"
+        + ",".join(f"{k}:{write(v, data.draw)}" for k, v in c.items())
+        + f"}}{close}"
         for c in calls
     )
     cuts = sorted(data.draw(st.lists(st.integers(0, len(text)), max_size=30), label="cuts"))
-    streamed, prefixes = stream("gemma4", text, cuts)
-    complete = rp.ResponseParser(tool_parser="gemma4", tools=TOOLS).parse_complete(text)
+    streamed, prefixes = stream(dialect, text, cuts)
+    complete = rp.ResponseParser(tool_parser=dialect, tools=TOOLS).parse_complete(text)
     assert len(complete.tool_calls) == len(calls), text
     for i, (call, want) in enumerate(zip(complete.tool_calls, calls, strict=True)):
         assert streamed[i] == call.function.arguments, text
         assert same(json.loads(call.function.arguments), want), (text, call.function.arguments)
     assert all(streamed[0].startswith(x) for x in prefixes), text
     assert complete.content is None
-
-
-@SETTINGS
-@given(calls=arg_dicts, data=st.data())
-def test_functiongemma_values_round_trip_under_random_chunking(calls, data) -> None:
-    text = "".join(
-        "<start_function_call>call:f{"
-        + ",".join(f"{k}:{render_fg(v)}" for k, v in c.items())
-        + "}<end_function_call>"
-        for c in calls
-    )
-    cuts = sorted(data.draw(st.lists(st.integers(0, len(text)), max_size=30), label="cuts"))
-    streamed, prefixes = stream("functiongemma", text, cuts)
-    complete = rp.ResponseParser(tool_parser="functiongemma", tools=TOOLS).parse_complete(text)
-    assert len(complete.tool_calls) == len(calls), text
-    for i, (call, want) in enumerate(zip(complete.tool_calls, calls, strict=True)):
-        assert streamed[i] == call.function.arguments, text
-        assert same(json.loads(call.function.arguments), want), (text, call.function.arguments)
-    assert all(streamed[0].startswith(x) for x in prefixes), text
 
 
 @SETTINGS

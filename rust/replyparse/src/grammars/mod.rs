@@ -106,34 +106,29 @@ fn family_grammar(d: &ToolDialect, schemas: Schemas) -> Box<dyn PayloadGrammar> 
             schemas,
         )),
         Family::Dsml => Box::new(dsml::DsmlGrammar::new(&d.dsml.clone().unwrap_or_default())),
-        Family::Header => {
-            let boundaries: Vec<_> = d
-                .open_spellings()
-                .into_iter()
-                .chain(d.close_spellings())
-                .collect();
-            Box::new(header::HeaderGrammar::new(
-                &d.header.clone().unwrap_or_default(),
-                &boundaries,
-            ))
-        }
+        Family::Header => Box::new(header::HeaderGrammar::new(
+            &d.header.clone().unwrap_or_default(),
+            &boundaries(d),
+        )),
         Family::Pythonic => Box::new(pythonic::PythonicGrammar::new(
             &d.pythonic.clone().unwrap_or_default(),
             schemas,
         )),
-        Family::Gemma => {
-            let boundaries: Vec<_> = d
-                .open_spellings()
-                .into_iter()
-                .chain(d.close_spellings())
-                .collect();
-            Box::new(gemma::GemmaGrammar::new(
-                &d.gemma.clone().unwrap_or_default(),
-                schemas,
-                &boundaries,
-            ))
-        }
+        Family::Gemma => Box::new(gemma::GemmaGrammar::new(
+            &d.gemma.clone().unwrap_or_default(),
+            schemas,
+            &boundaries(d),
+        )),
     }
+}
+
+/// Every spelling of the dialect's open and close tags: where a grammar that reads up to
+/// the next marker must stop.
+fn boundaries(d: &ToolDialect) -> Vec<std::borrow::Cow<'_, str>> {
+    d.open_spellings()
+        .into_iter()
+        .chain(d.close_spellings())
+        .collect()
 }
 
 /// Builds the tool-call constraint writer of a dialect's family (see

@@ -179,20 +179,12 @@ fn functiongemma_without_commas() {
 
 #[test]
 fn strings_stream_as_they_arrive() {
-    let cfg = config("gemma4", tool_specs(&["w"]));
-    let mut p = crate::response::ResponseParser::new(&cfg).unwrap();
-    p.stream_chunk("<|tool_call>call:w{text:<|\"|>x", None, false)
-        .unwrap();
-    for _ in 0..10_000 {
-        let out = p.stream_chunk("abc\n", None, false).unwrap();
-        let args: String = out
-            .iter()
-            .flat_map(|(d, _)| d.tool_calls.iter())
-            .filter_map(|c| c.function.arguments.clone())
-            .collect();
-        assert_eq!(args, "abc\\n");
-        assert_eq!(p.pending_len(), 0);
-    }
+    crate::testutil::assert_string_streams(
+        "gemma4",
+        "<|tool_call>call:w{text:<|\"|>x",
+        "abc\n",
+        "abc\\n",
+    );
 }
 
 #[test]

@@ -311,6 +311,15 @@ impl ArgsReader {
         f.phase = Phase::Colon;
     }
 
+    /// A bare scalar ended: its JSON, typed by its schema.
+    fn bare_value(&mut self, buf: &str) {
+        let sch = self.value_schema();
+        let j = bare_json(buf, sch.as_deref());
+        self.begin_value();
+        self.out.push_str(&j);
+        self.value_done();
+    }
+
     /// Where a quoted key's or value's text goes.
     fn sink(&mut self, key: bool) -> &mut String {
         if key {
@@ -426,11 +435,7 @@ impl ArgsReader {
                         self.key_done(k);
                         continue;
                     }
-                    let sch = self.value_schema();
-                    let j = bare_json(&buf, sch.as_deref());
-                    self.begin_value();
-                    self.out.push_str(&j);
-                    self.value_done();
+                    self.bare_value(&buf);
                 }
                 Tok::None => {
                     let n = b[i..].iter().take_while(|&&c| is_ws(c)).count();
@@ -701,13 +706,7 @@ impl ArgsReader {
             }
             // A number is written as read (as the pythonic family does); any other
             // bare text may be a cut literal.
-            Tok::Bare(buf) if number::convert(buf.trim()).is_some() => {
-                let sch = self.value_schema();
-                let j = bare_json(&buf, sch.as_deref());
-                self.begin_value();
-                self.out.push_str(&j);
-                self.value_done();
-            }
+            Tok::Bare(buf) if number::convert(buf.trim()).is_some() => self.bare_value(&buf),
             _ => {}
         }
         self.pending.clear();
