@@ -426,26 +426,44 @@ def test_parser_constraint_follows_tool_choice() -> None:
 
 
 @pytest.mark.parametrize(
-    "reasoning_parser,thinking,expected",
+    "reasoning_parser,thinking,effort,section",
     [
-        ("qwen3", None, True),
-        ("qwen3", False, False),
-        ("deepseek-v3", None, False),
-        ("deepseek-v3", True, True),
-        (None, True, False),
+        # The response starts in reasoning: a section is required, its open tag optional.
+        ("qwen3", None, None, "inside"),
+        ("deepseek-v3", True, None, "inside"),
+        # It starts in content and the model may open reasoning (the parser splits a
+        # leading <think> there): an optional section that begins with the open tag.
+        ("deepseek-v3", None, None, "may_open"),
+        ("mistral", None, "high", "may_open"),
+        # Thinking off, or no reasoning parser: calls only.
+        ("qwen3", False, None, "none"),
+        ("deepseek-v3", False, None, "none"),
+        ("mistral", None, "none", "none"),
+        (None, True, None, "none"),
     ],
 )
-def test_parser_reasoning_follows_start_rule(reasoning_parser, thinking, expected) -> None:
+def test_parser_reasoning_follows_start_rule(reasoning_parser, thinking, effort, section) -> None:
     p = rp.ResponseParser(
         tool_parser="qwen",
         reasoning_parser=reasoning_parser,
         tools=TOOLS,
         tool_choice="required",
         enable_thinking=thinking,
+        reasoning_effort=effort,
     )
     weather = fj.QWEN.block(fj.QWEN.env("get_weather", fj.PARIS))
-    assert matches(p.lark_grammar, fj.THINK + weather) is expected
-    assert matches(p.lark_grammar, weather) is not expected
+    think = fj.THINK
+    if reasoning_parser == "mistral":
+        think = think.replace("<think>", "[THINK]").replace("</think>", "[/THINK]")
+    unopened = think[think.index(">") + 1 :] if section == "inside" else None
+    assert matches(p.lark_grammar, think + weather) is (section != "none")
+    assert matches(p.lark_grammar, weather) is (section != "inside")
+    if unopened is not None:
+        assert matches(p.lark_grammar, unopened + weather)
+    # What the constraint allows, the parser splits: the reasoning and the call.
+    if section != "none":
+        r = p.parse_complete(think + weather)
+        assert r.reasoning_content and [c.function.name for c in r.tool_calls] == ["get_weather"]
 
 
 def test_parser_harmony() -> None:

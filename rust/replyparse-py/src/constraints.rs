@@ -11,7 +11,7 @@
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 
-use engine::constraint::{self, ConstraintOptions, SpecialTokens};
+use engine::constraint::{self, ConstraintOptions, ReasoningSection, SpecialTokens};
 use replyparse as engine;
 
 use crate::convert::{kwargs_map, value_to_py};
@@ -46,9 +46,10 @@ fn tool_specs(tools: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<engine::ToolSpec
     Ok(tools_arg(tools, || Ok(true))?.unwrap_or_default())
 }
 
+/// `reasoning=(open, close)` of the Python functions: a section the response starts in.
 fn options(reasoning: Option<(String, String)>, parallel_tool_calls: bool) -> ConstraintOptions {
     ConstraintOptions {
-        reasoning,
+        reasoning: reasoning.map(|(o, c)| ReasoningSection::starting_inside(&o, &c)),
         parallel_tool_calls,
     }
 }

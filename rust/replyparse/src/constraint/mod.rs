@@ -25,12 +25,12 @@
 //! reasoning section, the Lark writer and the structural-tag nodes.
 //!
 //! ```
-//! use replyparse::constraint::{self, ConstraintOptions, SpecialTokens};
+//! use replyparse::constraint::{self, ConstraintOptions, ReasoningSection, SpecialTokens};
 //! use replyparse::{ToolChoice, ToolSpec};
 //!
 //! let tools = [ToolSpec { name: "get_weather".into(), parameters: None }];
 //! let options = ConstraintOptions {
-//!     reasoning: Some(("<think>".into(), "</think>".into())),
+//!     reasoning: Some(ReasoningSection::starting_inside("<think>", "</think>")),
 //!     ..Default::default()
 //! };
 //! let c = constraint::tool_constraint(
@@ -74,11 +74,10 @@ pub struct ToolConstraint {
 /// What the constraint allows besides the calls.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConstraintOptions {
-    /// The reasoning tags (open, close) when the response starts in reasoning: a
-    /// reasoning section, its open tag optional (templates often write it in the
-    /// prompt), comes first. For Harmony any value allows `analysis` messages before
-    /// the call (its channels, not tags, mark reasoning).
-    pub reasoning: Option<(String, String)>,
+    /// The reasoning section before the calls, if any (see [`ReasoningSection`]). For
+    /// Harmony any value allows `analysis` messages before the call (its channels, not
+    /// tags, mark reasoning).
+    pub reasoning: Option<ReasoningSection>,
     /// The request's `parallel_tool_calls`: false allows one call only.
     pub parallel_tool_calls: bool,
 }
@@ -88,6 +87,35 @@ impl Default for ConstraintOptions {
         ConstraintOptions {
             reasoning: None,
             parallel_tool_calls: true,
+        }
+    }
+}
+
+/// A reasoning section the constraint lets the model write before its calls.
+///
+/// Two shapes, because reasoning starts in two ways: when the response starts in
+/// reasoning (the template opened it), the section is required and its open tag
+/// optional (the prompt may hold it); when the response starts in content but the model
+/// may open reasoning itself (Magistral's `[THINK]` when `reasoning_effort` asks), the
+/// section is optional and begins with its open tag. Leaving the second out would
+/// force such a model to call without thinking under `tool_choice="required"`, where a
+/// peer (vLLM) lets reasoning finish before the call's constraint applies.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReasoningSection {
+    pub open: String,
+    pub close: String,
+    /// True: the response starts in reasoning (section required, open tag optional).
+    /// False: the model may open it (section optional, open tag required).
+    pub starts_inside: bool,
+}
+
+impl ReasoningSection {
+    /// A section the response starts in (the Python API's `reasoning=(open, close)`).
+    pub fn starting_inside(open: &str, close: &str) -> Self {
+        ReasoningSection {
+            open: open.to_owned(),
+            close: close.to_owned(),
+            starts_inside: true,
         }
     }
 }
@@ -161,7 +189,7 @@ pub(crate) trait CallConstraint {
         &self,
         fns: &[Function<'_>],
         many: bool,
-        reasoning: Option<&(String, String)>,
+        reasoning: Option<&ReasoningSection>,
     ) -> Result<Value>;
 
     /// Writes the calls' rules (and the reasoning section's) and returns the body of
@@ -171,7 +199,7 @@ pub(crate) trait CallConstraint {
         l: &mut Lark<'_>,
         fns: &[Function<'_>],
         many: bool,
-        reasoning: Option<&(String, String)>,
+        reasoning: Option<&ReasoningSection>,
     ) -> Result<String>;
 }
 
@@ -442,14 +470,24 @@ impl ParserConfig {
         let (dialect, reasoning) = if harmony {
             let (open, close) = DEFAULT_REASONING;
             let on = this.thinking_flags().resolve(&[]) != Some(false);
-            let tags = on.then(|| (open.to_owned(), close.to_owned()));
+            let tags = on.then(|| ReasoningSection::starting_inside(open, close));
             (harmony::NAME.to_owned(), tags)
         } else if let Some(tool_parser) = named(&this.tool_parser) {
             let reasoning = match named(&this.reasoning_parser) {
                 Some(n) => {
                     let r = registry::reasoning_dialect(&n)?;
-                    r.starts_in_reasoning(r.thinking(&this.thinking_flags()))
-                        .then(|| (r.open.clone(), r.close.clone()))
+                    let thinking = r.thinking(&this.thinking_flags());
+                    let starts_inside = r.starts_in_reasoning(thinking);
+                    // A model that starts in content may still open reasoning itself,
+                    // unless thinking is off or the dialect keeps reasoning inline in
+                    // the content (nothing is split off to make room for).
+                    let may_open =
+                        thinking != Some(false) && r.inline_prefix.is_none() && !r.open.is_empty();
+                    (starts_inside || may_open).then(|| ReasoningSection {
+                        open: r.open.clone(),
+                        close: r.close.clone(),
+                        starts_inside,
+                    })
                 }
                 None => None,
             };
@@ -480,7 +518,7 @@ impl ParserConfig {
 pub(crate) fn st_blocks(
     tags: Vec<Value>,
     many: bool,
-    reasoning: Option<&(String, String)>,
+    reasoning: Option<&ReasoningSection>,
 ) -> Value {
     let calls = structural::repeat(tags, "\n", many);
     st_after_reasoning(calls, reasoning)
@@ -493,7 +531,7 @@ pub(crate) fn st_section(
     tags: Vec<Value>,
     close: &str,
     many: bool,
-    reasoning: Option<&(String, String)>,
+    reasoning: Option<&ReasoningSection>,
 ) -> Value {
     let calls = structural::sequence(vec![
         structural::const_string(open),
@@ -504,16 +542,21 @@ pub(crate) fn st_section(
 }
 
 /// `calls`, then trailing whitespace, after the reasoning section if any.
-pub(crate) fn st_after_reasoning(calls: Value, reasoning: Option<&(String, String)>) -> Value {
+pub(crate) fn st_after_reasoning(calls: Value, reasoning: Option<&ReasoningSection>) -> Value {
     let calls = structural::sequence(vec![calls, structural::regex(structural::WS_REGEX)]);
-    let Some((open, close)) = reasoning else {
+    let Some(r) = reasoning else {
         return calls;
     };
-    let text = structural::any_text(&[open, close]);
-    let think = structural::or(vec![
-        structural::tag(open, text.clone(), close),
-        structural::tag("", text, close),
-    ]);
+    let text = structural::any_text(&[&r.open, &r.close]);
+    let opened = structural::tag(&r.open, text.clone(), &r.close);
+    if !r.starts_inside {
+        let think = structural::sequence(vec![opened, structural::regex(structural::WS_REGEX)]);
+        return structural::or(vec![
+            calls.clone(),
+            structural::sequence(vec![think, calls]),
+        ]);
+    }
+    let think = structural::or(vec![opened, structural::tag("", text, &r.close)]);
     structural::sequence(vec![think, structural::regex(structural::WS_REGEX), calls])
 }
 
@@ -535,18 +578,23 @@ pub(crate) fn lark_calls(block_open: &str, call: &str, block_close: &str, many: 
 }
 
 /// The start rule's body for `calls` after the reasoning section (if any), then
-/// trailing whitespace. The open tag is optional: templates often write it in the
-/// prompt.
+/// trailing whitespace. A section the response starts in has an optional open tag
+/// (templates often write it in the prompt); one the model may open is optional and
+/// begins with its open tag ([`ReasoningSection`]).
 pub(crate) fn lark_after_reasoning(
     l: &mut Lark<'_>,
     calls: &str,
-    reasoning: Option<&(String, String)>,
+    reasoning: Option<&ReasoningSection>,
 ) -> Result<String> {
-    let Some((open, close)) = reasoning else {
+    let Some(r) = reasoning else {
         return Ok(format!("{calls} WS?"));
     };
-    let text = l.until("reasoning_text", close)?;
-    let open = l.lit(open);
+    let text = l.until("reasoning_text", &r.close)?;
+    let open = l.lit(&r.open);
+    if !r.starts_inside {
+        l.rule("reasoning", &format!("{open} {text}"));
+        return Ok(format!("(reasoning WS?)? {calls} WS?"));
+    }
     l.rule("reasoning", &format!("({open})? {text}"));
     Ok(format!("reasoning WS? {calls} WS?"))
 }

@@ -61,7 +61,7 @@ pub(crate) fn st_of(
 
 pub(crate) fn thinking() -> ConstraintOptions {
     ConstraintOptions {
-        reasoning: Some(("<think>".into(), "</think>".into())),
+        reasoning: Some(ReasoningSection::starting_inside("<think>", "</think>")),
         ..Default::default()
     }
 }
@@ -294,7 +294,7 @@ fn names_and_keys_the_markup_cannot_hold_are_refused() {
 #[test]
 fn reasoning_comes_first_with_an_optional_open_tag() {
     let o = ConstraintOptions {
-        reasoning: Some(("[THINK]".into(), "[/THINK]".into())),
+        reasoning: Some(ReasoningSection::starting_inside("[THINK]", "[/THINK]")),
         ..Default::default()
     };
     let lark = lark_of("qwen", &tools(), &ToolChoice::Required, &o);
@@ -321,10 +321,52 @@ fn reasoning_comes_first_with_an_optional_open_tag() {
     assert_eq!(st["format"]["elements"].as_array().unwrap().len(), 3);
 }
 
+/// A section the model may open (the response starts in content): optional, and it
+/// begins with its open tag.
+#[test]
+fn a_reasoning_section_the_model_may_open_is_optional() {
+    let o = ConstraintOptions {
+        reasoning: Some(ReasoningSection {
+            open: "[THINK]".into(),
+            close: "[/THINK]".into(),
+            starts_inside: false,
+        }),
+        ..Default::default()
+    };
+    let lark = lark_of("mistral", &tools(), &ToolChoice::Required, &o);
+    assert!(start(&lark).starts_with("(reasoning WS?)? "), "{lark}");
+    assert!(
+        lark.contains("\nreasoning: \"[THINK]\" reasoning_text\n"),
+        "{lark}"
+    );
+    let st = st_of("mistral", &tools(), &ToolChoice::Required, &o);
+    let alts = st["format"]["elements"].as_array().unwrap();
+    assert_eq!(st["format"]["type"], "or");
+    assert_eq!(alts.len(), 2);
+    assert_eq!(alts[1]["elements"][0]["elements"][0]["begin"], "[THINK]");
+    assert_eq!(alts[1]["elements"][1], alts[0]);
+}
+
+/// From a parser's config: Magistral's `[THINK]` is allowed before the call when
+/// `reasoning_effort` asks for thinking, and not when it says `none`.
+#[test]
+fn mistral_reasoning_effort_allows_a_think_section() {
+    let mut cfg = config(Some("mistral"), Some("mistral"), None);
+    cfg.tool_choice = ToolChoice::Required;
+    cfg.reasoning_effort = Some("high".into());
+    let c = cfg.constraint(true, &SpecialTokens::None).unwrap().unwrap();
+    assert!(c
+        .lark_grammar
+        .contains("\nreasoning: \"[THINK]\" reasoning_text\n"));
+    cfg.reasoning_effort = Some("none".into());
+    let c = cfg.constraint(true, &SpecialTokens::None).unwrap().unwrap();
+    assert!(!c.lark_grammar.contains("reasoning"), "{}", c.lark_grammar);
+}
+
 #[test]
 fn a_special_token_close_tag_ends_reasoning_as_a_token() {
     let o = ConstraintOptions {
-        reasoning: Some(("<|think|>".into(), "<|/think|>".into())),
+        reasoning: Some(ReasoningSection::starting_inside("<|think|>", "<|/think|>")),
         ..Default::default()
     };
     let lark = lark_of("qwen", &tools(), &ToolChoice::Required, &o);
@@ -333,7 +375,7 @@ fn a_special_token_close_tag_ends_reasoning_as_a_token() {
     // A close tag that starts with a special token (Kimi K3's `<|close|>think<|sep|>`):
     // text stops before the token, the rest follows it.
     let mixed = ConstraintOptions {
-        reasoning: Some(("<think>".into(), "<|x|>end".into())),
+        reasoning: Some(ReasoningSection::starting_inside("<think>", "<|x|>end")),
         ..Default::default()
     };
     let lark = lark_of("qwen", &tools(), &ToolChoice::Required, &mixed);
@@ -343,7 +385,7 @@ fn a_special_token_close_tag_ends_reasoning_as_a_token() {
     );
     // One that starts with text cannot end free text: the text could run past the token.
     let late = ConstraintOptions {
-        reasoning: Some(("<think>".into(), "end<|x|>".into())),
+        reasoning: Some(ReasoningSection::starting_inside("<think>", "end<|x|>")),
         ..Default::default()
     };
     let r = lark_grammar(

@@ -11,10 +11,12 @@
 //!   the value's last byte (`Complete`) or before a byte that cannot belong to it
 //!   (`Invalid`). Consumed bytes are never offered again.
 //! - Depth is a counter, not recursion: any nesting depth is handled in constant stack.
-//! - Only `<` is rejected outside strings. It is the first byte of every protocol tag
-//!   this crate knows, and no JSON token, so malformed arguments end at the tag
-//!   instead of swallowing it; other oddities (single quotes, bare words) are kept as
-//!   written, because the parser preserves data rather than validating it.
+//! - Only `<` and `` ` `` are rejected outside strings. `<` is the first byte of nearly
+//!   every protocol tag this crate knows and `` ` `` of a markdown fence (DeepSeek V3's
+//!   closing ```` ``` ````, xLAM's fenced block), and neither is a JSON token, so
+//!   malformed arguments end at the tag or fence instead of swallowing it; other
+//!   oddities (single quotes, bare words) are kept as written, because the parser
+//!   preserves data rather than validating it.
 
 use memchr::memchr2;
 
@@ -99,6 +101,7 @@ static CONTAINER_STOP: [bool; 256] = {
     t[b'}' as usize] = true;
     t[b']' as usize] = true;
     t[b'<' as usize] = true;
+    t[b'`' as usize] = true;
     t
 };
 
@@ -284,6 +287,25 @@ mod tests {
         let mut sc = JsonValueScanner::new();
         assert_eq!(sc.feed(b"123", false), (3, ScanStatus::Incomplete));
         assert_eq!(sc.feed(b"4", true), (1, ScanStatus::Complete));
+    }
+
+    /// A markdown fence after cut arguments (DeepSeek V3's `{"a": 1` then "```") ends
+    /// them; inside a string a backtick is data.
+    #[test]
+    fn fence_outside_string_is_a_boundary() {
+        let text = "{\"a\": [1\n```<end>";
+        for size in SIZES {
+            let (pos, st) = scan_chunked(text, size.min(text.len()));
+            assert_eq!((pos, st), (9, ScanStatus::Invalid), "size {size}");
+        }
+        let text = "{\"a\": \"```\"}```";
+        for size in SIZES {
+            assert_eq!(
+                scan_chunked(text, size.min(text.len())),
+                (text.len() - 3, ScanStatus::Complete),
+                "size {size}"
+            );
+        }
     }
 
     #[test]

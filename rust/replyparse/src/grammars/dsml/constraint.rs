@@ -8,7 +8,7 @@ use super::DsmlSyntax;
 use crate::constraint::lark::{self, Lark, KEY_NAME};
 use crate::constraint::structural as st;
 use crate::constraint::{lark_after_reasoning, lark_calls, pytext, schema, st_section};
-use crate::constraint::{CallConstraint, Forbidden, Function};
+use crate::constraint::{CallConstraint, Forbidden, Function, ReasoningSection};
 use crate::error::Result;
 use crate::registry::ToolDialect;
 
@@ -46,7 +46,7 @@ impl DsmlCalls<'_> {
         &self,
         fns: &[Function<'_>],
         many: bool,
-        reasoning: Option<&(String, String)>,
+        reasoning: Option<&ReasoningSection>,
     ) -> Result<Value> {
         let DsmlSyntax {
             token: tok,
@@ -136,7 +136,7 @@ impl CallConstraint for DsmlCalls<'_> {
         &self,
         fns: &[Function<'_>],
         many: bool,
-        reasoning: Option<&(String, String)>,
+        reasoning: Option<&ReasoningSection>,
     ) -> Result<Value> {
         // xgrammar's `deepseek_xml` style is DeepSeek's markup exactly; another
         // namespace (GigaChat 3.5's GCML) is built from the generic formats.
@@ -163,7 +163,7 @@ impl CallConstraint for DsmlCalls<'_> {
         l: &mut Lark<'_>,
         fns: &[Function<'_>],
         many: bool,
-        reasoning: Option<&(String, String)>,
+        reasoning: Option<&ReasoningSection>,
     ) -> Result<String> {
         let DsmlSyntax {
             token: tok,

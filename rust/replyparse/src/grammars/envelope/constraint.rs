@@ -14,7 +14,7 @@ use serde_json::Value;
 use crate::constraint::lark::{self, Lark};
 use crate::constraint::structural::{self as st, WS_REGEX};
 use crate::constraint::{lark_after_reasoning, lark_calls, pytext, st_after_reasoning, st_blocks};
-use crate::constraint::{CallConstraint, Function};
+use crate::constraint::{CallConstraint, Function, ReasoningSection};
 use crate::error::Result;
 use crate::grammars::envelope::{Container, EnvelopeSyntax};
 use crate::registry::ToolDialect;
@@ -59,7 +59,7 @@ impl CallConstraint for EnvelopeCalls<'_> {
         &self,
         fns: &[Function<'_>],
         many: bool,
-        reasoning: Option<&(String, String)>,
+        reasoning: Option<&ReasoningSection>,
     ) -> Result<Value> {
         let d = self.0;
         if self.array() {
@@ -107,7 +107,7 @@ impl CallConstraint for EnvelopeCalls<'_> {
         l: &mut Lark<'_>,
         fns: &[Function<'_>],
         many: bool,
-        reasoning: Option<&(String, String)>,
+        reasoning: Option<&ReasoningSection>,
     ) -> Result<String> {
         let d = self.0;
         let syntax = self.syntax();

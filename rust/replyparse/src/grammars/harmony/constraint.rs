@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use crate::constraint::lark::{self, Lark};
 use crate::constraint::structural as st;
-use crate::constraint::{lark_calls, CallConstraint, Forbidden, Function};
+use crate::constraint::{lark_calls, CallConstraint, Forbidden, Function, ReasoningSection};
 use crate::error::Result;
 
 const ANALYSIS: &str = "<|channel|>analysis<|message|>";
@@ -41,7 +41,7 @@ impl CallConstraint for HarmonyCalls {
         fns: &[Function<'_>],
         // One call whatever `many` says: `<|call|>` stops generation.
         _many: bool,
-        reasoning: Option<&(String, String)>,
+        reasoning: Option<&ReasoningSection>,
     ) -> Result<Value> {
         let mut tags = Vec::new();
         for f in fns {
@@ -72,7 +72,7 @@ impl CallConstraint for HarmonyCalls {
         fns: &[Function<'_>],
         // One call, as in the structural tag.
         _many: bool,
-        reasoning: Option<&(String, String)>,
+        reasoning: Option<&ReasoningSection>,
     ) -> Result<String> {
         let constrain = format!(r#"(" "? {} | " json")?"#, l.lit("<|constrain|>json"));
         let mut calls = Vec::new();

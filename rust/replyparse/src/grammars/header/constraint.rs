@@ -17,7 +17,7 @@ use serde_json::Value;
 use crate::constraint::lark::{self, Lark};
 use crate::constraint::structural as st;
 use crate::constraint::{lark_after_reasoning, lark_calls, st_blocks, st_section};
-use crate::constraint::{CallConstraint, Forbidden, Function};
+use crate::constraint::{CallConstraint, Forbidden, Function, ReasoningSection};
 use crate::error::Result;
 use crate::registry::ToolDialect;
 
@@ -75,7 +75,7 @@ impl CallConstraint for HeaderCalls<'_> {
         &self,
         fns: &[Function<'_>],
         many: bool,
-        reasoning: Option<&(String, String)>,
+        reasoning: Option<&ReasoningSection>,
     ) -> Result<Value> {
         let syn = self.syntax();
         let args_marker = syn.args_marker.clone().unwrap_or_default();
@@ -115,7 +115,7 @@ impl CallConstraint for HeaderCalls<'_> {
         l: &mut Lark<'_>,
         fns: &[Function<'_>],
         many: bool,
-        reasoning: Option<&(String, String)>,
+        reasoning: Option<&ReasoningSection>,
     ) -> Result<String> {
         let syn = self.syntax();
         let mut calls = Vec::new();

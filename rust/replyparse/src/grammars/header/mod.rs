@@ -275,7 +275,12 @@ impl PayloadGrammar for HeaderGrammar {
                                 calls.begin_call(out);
                                 self.state = State::Header;
                             }
-                            Err(_) if !final_ && rest.len() <= MAX_BARE_HEADER => break,
+                            // Wait while a marker may still start within the bound: the
+                            // held bytes (a marker's partial start) count from where they
+                            // begin, or a chunk ending inside a marker that begins at the
+                            // bound would decide "not a call" where the whole text says
+                            // "a call" (found by fuzzing).
+                            Err(keep) if !final_ && rest.len() - keep <= MAX_BARE_HEADER => break,
                             _ => {
                                 self.state = State::Done;
                                 break;
@@ -613,6 +618,25 @@ mod tests {
         assert_eq!(names(&r), vec![("multiply".to_string(), "{}".to_string())]);
     }
 
+    /// DeepSeek V3 arguments that were never closed end at the closing fence, which is
+    /// not swallowed into them: the call still ends at its end marker and the text
+    /// after the section stays content.
+    #[test]
+    fn unclosed_fenced_arguments_end_at_the_fence() {
+        let cfg = ParserConfig {
+            tool_parser: Some("deepseek_v3".into()),
+            tools: Some(tool_specs(&["f"])),
+            ..Default::default()
+        };
+        let text = "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n```json\n{\"a\": [1, {\"b\": 2\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>after";
+        let r = chunking_invariant(&cfg, text, false);
+        assert_eq!(
+            crate::testutil::calls(&r),
+            vec![("f", "{\"a\": [1, {\"b\": 2\n")]
+        );
+        assert_eq!(r.content.as_deref(), Some("after"));
+    }
+
     /// Mistral's header form has no close tag: a call cut by the end of input is the
     /// only sign that the output ended inside a tool block.
     #[test]
@@ -694,6 +718,33 @@ mod tests {
         let mut p = ResponseParser::new(&cfg).unwrap();
         p.parse_complete(text, None).unwrap();
         assert_eq!(p.rejected_calls()[0].raw, "oops<|tool_call_end|>");
+    }
+
+    /// A bare header (Mistral's `[TOOL_CALLS]NAME[ARGS]`) is a call when its marker starts
+    /// within [`MAX_BARE_HEADER`] bytes, whatever the chunking: a chunk may end inside the
+    /// marker right at the bound (a fuzz finding: the stream gave up there and showed the
+    /// block as content, `parse_complete` rejected it as a call).
+    #[test]
+    fn bare_header_bound_under_every_chunking() {
+        let cfg = ParserConfig {
+            tool_parser: Some("mistral".into()),
+            tools: Some(tool_specs(&["f"])),
+            ..Default::default()
+        };
+        for n in MAX_BARE_HEADER - 4..=MAX_BARE_HEADER + 2 {
+            let text = format!(
+                "[TOOL_CALLS]{}[ARGS]{{}}[TOOL_CALLS]f[ARGS]{{}}",
+                "x".repeat(n)
+            );
+            let (r, rejected) = crate::testutil::chunking_invariant_rejected(&cfg, &text, false);
+            assert_eq!(r.tool_calls.len(), 1, "{n}");
+            if n <= MAX_BARE_HEADER {
+                assert_eq!(r.content, None, "{n}");
+                assert_eq!(rejected.len(), 1, "{n}");
+            } else {
+                assert!(r.content.is_some_and(|c| c.ends_with("[ARGS]{}")), "{n}");
+            }
+        }
     }
 
     #[test]

@@ -17,7 +17,7 @@ use crate::constraint::lark::{self, Lark};
 use crate::constraint::schema;
 use crate::constraint::structural as st;
 use crate::constraint::{lark_after_reasoning, lark_calls, st_after_reasoning};
-use crate::constraint::{CallConstraint, Forbidden, Function};
+use crate::constraint::{CallConstraint, Forbidden, Function, ReasoningSection};
 use crate::error::{Error, Result};
 use crate::registry::ToolDialect;
 
@@ -63,7 +63,7 @@ impl CallConstraint for PythonicCalls<'_> {
         &self,
         fns: &[Function<'_>],
         many: bool,
-        reasoning: Option<&(String, String)>,
+        reasoning: Option<&ReasoningSection>,
     ) -> Result<Value> {
         names_ok(self.dialect_name(), fns)?;
         let mut tags = Vec::new();
@@ -114,7 +114,7 @@ impl CallConstraint for PythonicCalls<'_> {
         l: &mut Lark<'_>,
         fns: &[Function<'_>],
         many: bool,
-        reasoning: Option<&(String, String)>,
+        reasoning: Option<&ReasoningSection>,
     ) -> Result<String> {
         names_ok(self.dialect_name(), fns)?;
         let mut calls = Vec::new();

@@ -17,7 +17,7 @@ use super::{ValueWhitespace, XmlSyntax};
 use crate::constraint::lark::{self, Lark, KEY_NAME};
 use crate::constraint::structural as st;
 use crate::constraint::{lark_after_reasoning, lark_calls, pytext, schema, st_blocks, st_section};
-use crate::constraint::{CallConstraint, Forbidden, Function};
+use crate::constraint::{CallConstraint, Forbidden, Function, ReasoningSection};
 use crate::error::{Error, Result};
 use crate::registry::ToolDialect;
 
@@ -289,7 +289,7 @@ impl XmlCalls<'_> {
         &self,
         fns: &[Function<'_>],
         many: bool,
-        reasoning: Option<&(String, String)>,
+        reasoning: Option<&ReasoningSection>,
     ) -> Result<Value> {
         let x = self.x;
         let (open, close) = (self.d.open.as_str(), self.close());
@@ -388,7 +388,7 @@ impl CallConstraint for XmlCalls<'_> {
         &self,
         fns: &[Function<'_>],
         many: bool,
-        reasoning: Option<&(String, String)>,
+        reasoning: Option<&ReasoningSection>,
     ) -> Result<Value> {
         let (open, close) = (&self.d.open, self.close());
         match style(self.x) {
@@ -447,7 +447,7 @@ impl CallConstraint for XmlCalls<'_> {
         l: &mut Lark<'_>,
         fns: &[Function<'_>],
         many: bool,
-        reasoning: Option<&(String, String)>,
+        reasoning: Option<&ReasoningSection>,
     ) -> Result<String> {
         let x = self.x;
         let trims = x.whitespace() == ValueWhitespace::Newline;
