@@ -24,7 +24,7 @@ use crate::constraint::args::{self, ArgStyle};
 use crate::constraint::lark::{self, Lark, INT, NUMBER};
 use crate::constraint::structural as st;
 use crate::constraint::{lark_after_reasoning, schema, st_after_reasoning};
-use crate::constraint::{pytext, CallConstraint, Function};
+use crate::constraint::{pytext, CallConstraint, Function, ReasoningSection};
 use crate::error::{Error, Result};
 use crate::registry::ToolDialect;
 
@@ -178,7 +178,7 @@ impl CallConstraint for GemmaCalls<'_> {
         &self,
         fns: &[Function<'_>],
         many: bool,
-        reasoning: Option<&(String, String)>,
+        reasoning: Option<&ReasoningSection>,
     ) -> Result<Value> {
         names_ok(self.dialect_name(), fns)?;
         let end = self.end();
@@ -202,7 +202,7 @@ impl CallConstraint for GemmaCalls<'_> {
         l: &mut Lark<'_>,
         fns: &[Function<'_>],
         many: bool,
-        reasoning: Option<&(String, String)>,
+        reasoning: Option<&ReasoningSection>,
     ) -> Result<String> {
         names_ok(self.dialect_name(), fns)?;
         let mut calls = Vec::new();
