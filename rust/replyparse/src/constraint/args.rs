@@ -14,6 +14,7 @@ use serde_json::{json, Value};
 use super::lark::Lark;
 use super::schema;
 use super::structural as st;
+use super::Function;
 use crate::error::{Error, Result};
 
 /// Optional parameters per tool the structural tag can list (2^n alternatives).
@@ -112,6 +113,30 @@ pub(crate) fn lark_args(
     } else {
         format!("{name}_first_0")
     }))
+}
+
+/// One rule per function, `call_i: HEAD(name) ARGS END`, then `call` (any of them):
+/// returns `call`.
+pub(crate) fn lark_call_rule(
+    l: &mut Lark<'_>,
+    fns: &[Function<'_>],
+    style: &ArgStyle<'_>,
+    head: &dyn Fn(&str) -> String,
+    end: &str,
+    value: &mut dyn FnMut(&mut Lark<'_>, &str, &Value) -> Result<String>,
+) -> Result<String> {
+    let mut calls = Vec::new();
+    for (i, f) in fns.iter().enumerate() {
+        let args = lark_args(l, &format!("a{i}"), &f.params, style, value)?;
+        let head = l.lit(&head(f.name));
+        let end = l.lit(end);
+        let body = match args {
+            Some(a) => format!("{head} {a} {end}"),
+            None => format!("{head} {end}"),
+        };
+        calls.push(l.rule(&format!("call_{i}"), &body));
+    }
+    Ok(l.rule("call", &calls.join(" | ")))
 }
 
 /// The structural tag's content for a call's arguments: the in-order subsets of the

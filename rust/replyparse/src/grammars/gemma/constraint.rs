@@ -205,21 +205,15 @@ impl CallConstraint for GemmaCalls<'_> {
         reasoning: Option<&ReasoningSection>,
     ) -> Result<String> {
         names_ok(self.dialect_name(), fns)?;
-        let mut calls = Vec::new();
-        for (i, f) in fns.iter().enumerate() {
-            let args =
-                args::lark_args(l, &format!("a{i}"), &f.params, &STYLE, &mut |l, n, sub| {
-                    self.value(l, n, sub)
-                })?;
-            let head = l.lit(&self.begin(f.name));
-            let end = l.lit(&self.end());
-            let body = match args {
-                Some(a) => format!("{head} {a} {end}"),
-                None => format!("{head} {end}"),
-            };
-            calls.push(l.rule(&format!("call_{i}"), &body));
-        }
-        let call = l.rule("call", &calls.join(" | "));
+        let end = self.end();
+        let call = args::lark_call_rule(
+            l,
+            fns,
+            &STYLE,
+            &|name| self.begin(name),
+            &end,
+            &mut |l, n, sub| self.value(l, n, sub),
+        )?;
         let body = if many {
             format!("{call} (WS? {call})*")
         } else {

@@ -117,20 +117,14 @@ impl CallConstraint for PythonicCalls<'_> {
         reasoning: Option<&ReasoningSection>,
     ) -> Result<String> {
         names_ok(self.dialect_name(), fns)?;
-        let mut calls = Vec::new();
-        for (i, f) in fns.iter().enumerate() {
-            let args =
-                args::lark_args(l, &format!("a{i}"), &f.params, &STYLE, &mut |l, n, sub| {
-                    Ok(l.rule(n, &lark::json_schema(sub)))
-                })?;
-            let head = l.lit(&format!("{}(", f.name));
-            let body = match args {
-                Some(a) => format!("{head} {a} \")\""),
-                None => format!("{head} \")\""),
-            };
-            calls.push(l.rule(&format!("call_{i}"), &body));
-        }
-        let call = l.rule("call", &calls.join(" | "));
+        let call = args::lark_call_rule(
+            l,
+            fns,
+            &STYLE,
+            &|name| format!("{name}("),
+            ")",
+            &mut |l, n, sub| Ok(l.rule(n, &lark::json_schema(sub))),
+        )?;
         let d = self.0;
         let close = d.close.as_deref().unwrap_or("");
         let body = if self.lines() {
