@@ -90,7 +90,10 @@ TOOLS = [
 @pytest.mark.parametrize("dialect", BUILTIN, ids=lambda d: d.name)
 def test_the_constraint_has_each_reasoning_dialects_section(dialect):
     """tool_choice="required" with thinking on: the grammar lets the response reason in
-    the dialect's own tags first (dialects that start in plain text have no section)."""
+    the dialect's own tags first. A dialect that starts in reasoning gets a required
+    section (its open tag optional); one that starts in plain text an optional section
+    opened by its tag (the model may open reasoning itself, and the parser splits it);
+    one that keeps reasoning inline in the content none."""
     p = rp.ResponseParser(
         tool_parser="qwen",
         reasoning_parser=dialect.name,
@@ -98,10 +101,14 @@ def test_the_constraint_has_each_reasoning_dialects_section(dialect):
         tool_choice="required",
         enable_thinking=True,
     )
-    starts = dialect.starts_in_reasoning != "never" and dialect.inline_prefix is None
+    inline = dialect.inline_prefix is not None or not dialect.open
+    starts = dialect.starts_in_reasoning != "never" and not inline
     grammar = p.lark_grammar
     assert grammar is not None and p.structural_tag is not None
     start = next(line for line in grammar.splitlines() if line.startswith("start:"))
     assert start.startswith("start: reasoning ") == starts, grammar[:400]
+    may_open = not starts and not inline
+    assert start.startswith("start: (reasoning WS?)? ") == may_open, grammar[:400]
     st = json.dumps(p.structural_tag, ensure_ascii=False)
-    assert (json.dumps(dialect.close, ensure_ascii=False)[1:-1] in st) == starts, st[:400]
+    has_close = json.dumps(dialect.close, ensure_ascii=False)[1:-1] in st
+    assert has_close == (not inline), st[:400]

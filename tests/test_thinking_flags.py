@@ -120,15 +120,22 @@ def test_bad_kwargs_raise() -> None:
 
 def test_constraint_reasoning_section_follows_the_flags() -> None:
     """The constraint's reasoning section comes from the same flags as the parser's start
-    rule: DeepSeek's template reads `thinking`."""
+    rule: DeepSeek's template reads `thinking`. On, the response starts in reasoning (a
+    required section); unset, it starts in content and the model may still open one (an
+    optional section); off, calls only."""
     tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
     common = {"tool_parser": "qwen", "reasoning_parser": "deepseek-v3", "tools": tools}
-    off = rp.ResponseParser(tool_choice="required", **common).lark_grammar
+    unset = rp.ResponseParser(tool_choice="required", **common).lark_grammar
     on = rp.ResponseParser(
         tool_choice="required", chat_template_kwargs={"thinking": True}, **common
     ).lark_grammar
-    assert off is not None and on is not None
-    assert "reasoning" not in off and "reasoning" in on
+    off = rp.ResponseParser(
+        tool_choice="required", chat_template_kwargs={"thinking": False}, **common
+    ).lark_grammar
+    assert unset is not None and on is not None and off is not None
+    assert "\nstart: reasoning WS? " in on
+    assert "\nstart: (reasoning WS?)? " in unset
+    assert "reasoning" not in off
     req = {
         "messages": [],
         "tools": tools,
