@@ -37,6 +37,7 @@ XML_DIALECTS = table("XML_DIALECTS")
 DSML_DIALECTS = table("DSML_DIALECTS")
 KIMI_DIALECTS = table("KIMI_DIALECTS")
 PYTHONIC_DIALECTS = table("PYTHONIC_DIALECTS")
+GEMMA_DIALECTS = table("GEMMA_DIALECTS")
 ALL_DIALECTS = table("ALL_DIALECTS")
 REASONING = [
     ("qwen3", None),
@@ -134,6 +135,7 @@ def main() -> None:
             ("dsml", DSML_DIALECTS),
             ("kimi", KIMI_DIALECTS),
             ("pythonic", PYTHONIC_DIALECTS),
+            ("gemma", GEMMA_DIALECTS),
         )
     }
     # A dialect with forms of two families (mistral) is in both tables: seed it once.
@@ -145,6 +147,7 @@ def main() -> None:
         "dsml": (DSML_DIALECTS, by_family["dsml"]),
         "kimi": (KIMI_DIALECTS, by_family["kimi"]),
         "pythonic": (PYTHONIC_DIALECTS, by_family["pythonic"]),
+        "gemma": (GEMMA_DIALECTS, by_family["gemma"]),
         "response": (ALL_DIALECTS, known),
         # The wire encoders read the same input format over every dialect.
         "wire": (ALL_DIALECTS, known),

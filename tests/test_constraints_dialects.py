@@ -33,6 +33,9 @@ def dialect_markers(d: rp.ToolDialect) -> list[str]:
         x = d.xml
         tags += [x.function_open, x.function_name_end, x.function_close or "", x.param_open]
         tags += [x.param_name_end, x.value_open or "", x.value_close]
+    if d.gemma is not None:
+        # Gemma 4's string quote `<|"|>`.
+        tags.append(d.gemma.quote)
     return [m for t in tags for m in MARKER.findall(t)]
 
 

@@ -236,6 +236,19 @@ def envelopes(d: rp.ToolDialect) -> list[str]:
             calls("f(x='a' y=2)"),  # a missing comma
             "f(x=1)\nf(" if lines else "[f(x=1), f(",
         ]
+    elif d.family == "gemma" and d.gemma is not None:
+        q = d.gemma.quote
+        out += [
+            "call:f{x:1}" if d.gemma.values == "literal" else f"call:f{{x:{q}1{q}}}",
+            f"call:f{{x:{q}1",  # cut
+            f"call:f{{q:{q}{d.open}{close}{q}}}",  # markers in a string
+            "call:nope{x:1}call:f{x:2}",  # unknown name, then a call
+            f"call:f{{x:{q}a{q}y:2}}",  # a missing comma
+            f"call:f(x=[1,{{a:true}}],s:{q}b{q})",  # parenthesised, nested
+            f"call:f{{x:tokyo{q}}}",  # a missing opening quote
+            "call:f",  # a name cut before its arguments
+            "call:f{x:108.",  # a number cut
+        ]
     return out
 
 

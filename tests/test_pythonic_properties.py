@@ -5,10 +5,10 @@ the arguments streamed so far are always a prefix of the final JSON text."""
 from __future__ import annotations
 
 import json
-import math
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from json_values import same
 
 import replyparse as rp
 
@@ -110,20 +110,6 @@ def as_json(v):
     if isinstance(v, dict):
         return {k: as_json(x) for k, x in v.items()}
     return v
-
-
-def same(a, b) -> bool:
-    if isinstance(a, float) or isinstance(b, float):
-        return (
-            isinstance(a, (int, float))
-            and isinstance(b, (int, float))
-            and (a == b or math.isclose(a, b, rel_tol=0, abs_tol=0))
-        )
-    if isinstance(a, list):
-        return isinstance(b, list) and len(a) == len(b) and all(map(same, a, b))
-    if isinstance(a, dict):
-        return isinstance(b, dict) and list(a) == list(b) and all(same(a[k], b[k]) for k in a)
-    return a == b and type(a) is type(b)
 
 
 @SETTINGS

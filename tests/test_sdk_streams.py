@@ -122,7 +122,8 @@ ARGUMENTS = st.one_of(
 
 
 def call_markup(name: str, args: str) -> str:
-    """A call of `f` whose arguments (or, for XML / DSML, whose `x` value) are `args`."""
+    """A call of `f` whose arguments (or, for XML / DSML / pythonic / Gemma, whose `x`
+    value) are `args`."""
     if name == "gpt-oss":
         return (
             "<|start|>assistant<|channel|>commentary to=functions.f <|constrain|>json"
@@ -162,6 +163,11 @@ def call_markup(name: str, args: str) -> str:
         lines = d.pythonic is not None and d.pythonic.container == "lines"
         call = f"f(x={args})"
         return f"{d.open}{call if lines else f'[{call}]'}{close}"
+    if d.family == "gemma" and d.gemma is not None:
+        # The text as `x`'s value: JSON the notation reads (Gemma 4), or inside the quote
+        # token to be JSON-decoded (FunctionGemma).
+        q = d.gemma.quote if d.gemma.values == "json_in_quote" else ""
+        return f"{d.open}call:f{{x:{q}{args}{q}}}{close}"
     x = d.xml
     assert x is not None
     return (

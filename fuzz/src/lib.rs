@@ -97,8 +97,10 @@ pub const DSML_DIALECTS: [&str; 3] = ["deepseek-v32", "deepseek-v4", "gigachat35
 pub const KIMI_DIALECTS: [&str; 4] = ["kimi_k2", "deepseek_v3", "deepseek_v31", "mistral"];
 /// Tool dialects of the pythonic family.
 pub const PYTHONIC_DIALECTS: [&str; 3] = ["pythonic", "olmo3", "lfm2"];
+/// Tool dialects of the Gemma call-notation family.
+pub const GEMMA_DIALECTS: [&str; 2] = ["gemma4", "functiongemma"];
 /// Every built-in tool dialect (the `response` target).
-pub const ALL_DIALECTS: [&str; 44] = [
+pub const ALL_DIALECTS: [&str; 46] = [
     "qwen",
     "llama3",
     "internlm",
@@ -143,6 +145,8 @@ pub const ALL_DIALECTS: [&str; 44] = [
     "pythonic",
     "olmo3",
     "lfm2",
+    "gemma4",
+    "functiongemma",
 ];
 
 /// (reasoning parser, enable_thinking). Index 0 is the common Qwen3 setup.
@@ -716,6 +720,12 @@ pub fn check_pythonic(data: &[u8]) {
     check_family(&PYTHONIC_DIALECTS, data, converted);
 }
 
+/// `gemma` target: gemma4, functiongemma. Converted arguments must be one valid JSON
+/// object, cut or not.
+pub fn check_gemma(data: &[u8]) {
+    check_family(&GEMMA_DIALECTS, data, true);
+}
+
 /// `response` target: the state machine over every tool dialect; with tools the generic
 /// properties, without tools conservation against the reference routing.
 pub fn check_response(data: &[u8]) {
@@ -796,12 +806,13 @@ pub fn check_harmony(data: &[u8]) {
 pub type Check = fn(&[u8]);
 
 /// Every target by name, for the replay test and tools.
-pub const TARGETS: [(&str, Check); 8] = [
+pub const TARGETS: [(&str, Check); 9] = [
     ("json_envelope", check_json_envelope),
     ("xml", check_xml),
     ("dsml", check_dsml),
     ("kimi", check_kimi),
     ("pythonic", check_pythonic),
+    ("gemma", check_gemma),
     ("harmony", check_harmony),
     ("response", check_response),
     ("wire", check_wire),

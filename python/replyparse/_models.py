@@ -232,7 +232,18 @@ class PythonicSyntax(BaseModel):
     container: Literal["list", "lines"] = "list"
 
 
-Family = Literal["json_envelope", "xml", "dsml", "header", "kimi", "pythonic"]
+class GemmaSyntax(BaseModel):
+    """The `gemma` family's fields (see the engine's `grammars/gemma`): the string quote
+    token (`<|"|>`, `<escape>`) and how values are written: `literal` (Gemma 4: strings
+    quoted, other scalars bare) or `json_in_quote` (FunctionGemma: every value quoted,
+    JSON-decoded inside)."""
+
+    model_config = ConfigDict(extra="forbid")
+    quote: str = Field(min_length=1)
+    values: Literal["literal", "json_in_quote"] = "literal"
+
+
+Family = Literal["json_envelope", "xml", "dsml", "header", "kimi", "pythonic", "gemma"]
 
 
 class FormDecl(BaseModel):
@@ -280,6 +291,7 @@ class ToolDialect(BaseModel):
     envelope: EnvelopeSyntax | None = None
     header: HeaderSyntax | None = None
     pythonic: PythonicSyntax | None = None
+    gemma: GemmaSyntax | None = None
     forms: list[FormDecl] = []
     # More kinds of block with their own tags; a bare payload at the start of the content;
     # the first kind is a call only if it emits one.

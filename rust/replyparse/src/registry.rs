@@ -101,6 +101,9 @@ pub struct ToolDialect {
     /// The layout of a `pythonic` family dialect (a list, or one call per line).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pythonic: Option<crate::grammars::pythonic::PythonicSyntax>,
+    /// The quote token and value style of a `gemma` family dialect.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gemma: Option<crate::grammars::gemma::GemmaSyntax>,
     /// The pieces of the markers that are single special (or added) tokens; absent:
     /// every `<|...|>` piece. Engines that keep special tokens in the text may decode a
     /// marker with one space at each boundary next to such a piece, so those spellings
@@ -140,6 +143,8 @@ impl ToolDialect {
         d.dsml = f.dsml.clone();
         d.header = f.header.clone();
         d.pythonic = f.pythonic.clone();
+        // No form is of the gemma family.
+        d.gemma = None;
         d
     }
 
@@ -595,6 +600,15 @@ fn validate_tool_dialect(d: &ToolDialect) -> Result<()> {
     }
     if d.pythonic.is_some() && d.family != Family::Pythonic {
         return bad("`pythonic` is for the pythonic family");
+    }
+    if d.gemma.is_some() && d.family != Family::Gemma {
+        return bad("`gemma` is for the gemma family");
+    }
+    if d.family == Family::Gemma {
+        match &d.gemma {
+            Some(g) if !g.quote.is_empty() => {}
+            _ => return bad("a gemma dialect needs its `gemma` quote token"),
+        }
     }
     if d.family == Family::Header && d.header.is_none() {
         return bad("a header dialect needs its `header` markers");

@@ -117,3 +117,27 @@ pub fn calls(r: &ParsedResponse) -> Vec<(&str, &str)> {
         .map(|c| (c.function.name.as_str(), c.function.arguments.as_str()))
         .collect()
 }
+
+/// Feeds `head` (a call opened up to inside a string argument), then `piece` 10,000
+/// times: each chunk must send exactly `json` (the piece's JSON-escaped text) as the
+/// call's arguments and leave nothing pending, so a string argument streams as it
+/// arrives at a cost that does not grow with what came before.
+pub fn assert_string_streams(dialect: &str, head: &str, piece: &str, json: &str) {
+    let cfg = ParserConfig {
+        tool_parser: Some(dialect.into()),
+        tools: Some(tool_specs(&["w"])),
+        ..Default::default()
+    };
+    let mut p = ResponseParser::new(&cfg).unwrap();
+    p.stream_chunk(head, None, false).unwrap();
+    for _ in 0..10_000 {
+        let out = p.stream_chunk(piece, None, false).unwrap();
+        let args: String = out
+            .iter()
+            .flat_map(|(d, _)| d.tool_calls.iter())
+            .filter_map(|c| c.function.arguments.clone())
+            .collect();
+        assert_eq!(args, json);
+        assert_eq!(p.pending_len(), 0);
+    }
+}

@@ -43,6 +43,7 @@
 //!     .unwrap().is_none());
 //! ```
 
+pub(crate) mod args;
 pub(crate) mod lark;
 pub(crate) mod pytext;
 pub(crate) mod schema;

@@ -18,11 +18,14 @@
 //! - [`harmony`]: OpenAI Harmony, a whole response parser of its own (gpt-oss);
 //! - [`pythonic`]: Python call expressions, arguments converted to JSON as they stream
 //!   (Llama 3.2 / 4, OLMo 3, LFM2);
+//! - [`gemma`]: Gemma call notation `call:NAME{key:value}`, a quote token for strings,
+//!   bare scalars typed by their literal form and the schema (Gemma 4, FunctionGemma);
 //! - [`forms`]: one name with several payload forms, told apart at the first bytes.
 
 pub mod dsml;
 pub mod envelope;
 pub mod forms;
+pub mod gemma;
 pub mod harmony;
 pub mod header;
 pub mod pythonic;
@@ -56,6 +59,9 @@ pub enum Family {
     /// Python call expressions (`[f(a=1), g()]`, or one per line); the layout is the
     /// dialect's `pythonic` field.
     Pythonic,
+    /// Gemma call notation (`call:NAME{key:value,...}`); the quote token and value
+    /// style are the dialect's `gemma` field.
+    Gemma,
 }
 
 impl Family {
@@ -64,7 +70,8 @@ impl Family {
     /// then does a parser take a copy of the schemas.
     pub fn uses_schemas(self) -> bool {
         // Pythonic: positional arguments take the declared parameters' names.
-        matches!(self, Family::Xml | Family::Pythonic)
+        // Gemma: bare scalars are typed by the schema too.
+        matches!(self, Family::Xml | Family::Pythonic | Family::Gemma)
     }
 }
 
@@ -99,22 +106,29 @@ fn family_grammar(d: &ToolDialect, schemas: Schemas) -> Box<dyn PayloadGrammar> 
             schemas,
         )),
         Family::Dsml => Box::new(dsml::DsmlGrammar::new(&d.dsml.clone().unwrap_or_default())),
-        Family::Header => {
-            let boundaries: Vec<_> = d
-                .open_spellings()
-                .into_iter()
-                .chain(d.close_spellings())
-                .collect();
-            Box::new(header::HeaderGrammar::new(
-                &d.header.clone().unwrap_or_default(),
-                &boundaries,
-            ))
-        }
+        Family::Header => Box::new(header::HeaderGrammar::new(
+            &d.header.clone().unwrap_or_default(),
+            &boundaries(d),
+        )),
         Family::Pythonic => Box::new(pythonic::PythonicGrammar::new(
             &d.pythonic.clone().unwrap_or_default(),
             schemas,
         )),
+        Family::Gemma => Box::new(gemma::GemmaGrammar::new(
+            &d.gemma.clone().unwrap_or_default(),
+            schemas,
+            &boundaries(d),
+        )),
     }
+}
+
+/// Every spelling of the dialect's open and close tags: where a grammar that reads up to
+/// the next marker must stop.
+fn boundaries(d: &ToolDialect) -> Vec<std::borrow::Cow<'_, str>> {
+    d.open_spellings()
+        .into_iter()
+        .chain(d.close_spellings())
+        .collect()
 }
 
 /// Builds the tool-call constraint writer of a dialect's family (see
@@ -128,6 +142,7 @@ pub(crate) fn constraint_for(d: &Dialect) -> Box<dyn CallConstraint + '_> {
             Family::Dsml => Box::new(dsml::constraint::DsmlCalls::new(t)),
             Family::Header => Box::new(header::constraint::HeaderCalls(t)),
             Family::Pythonic => Box::new(pythonic::constraint::PythonicCalls(t)),
+            Family::Gemma => Box::new(gemma::constraint::GemmaCalls::new(t)),
         },
     }
 }

@@ -6,14 +6,13 @@
 //! JSON value is a Python literal the parser reads as that same JSON (`true` / `false`
 //! / `null` included), so the schema constrains it exactly. Declared parameters come in
 //! schema order, required ones mandatory, with `, ` between those written; a schema
-//! that declares no properties allows any keyword with any JSON value. The Lark grammar
-//! writes the in-order subsets as one rule per position; xgrammar's structural tag has
-//! no rules, so it lists the subsets as alternatives, which it does for up to
-//! [`MAX_OPTIONAL`] optional parameters per tool (more is refused as
-//! `InvalidTools`; `lark_grammar` still builds).
+//! that declares no properties allows any keyword with any JSON value (the layout is
+//! shared with the Gemma family: [`crate::constraint::args`], up to [`crate::constraint::args::MAX_OPTIONAL`]
+//! optional parameters per tool in the structural tag).
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
+use crate::constraint::args;
 use crate::constraint::lark::{self, Lark};
 use crate::constraint::schema;
 use crate::constraint::structural as st;
@@ -24,8 +23,13 @@ use crate::registry::ToolDialect;
 
 use super::{Container, MAX_NAME};
 
-/// Optional parameters per tool the structural tag can list (2^n alternatives).
-pub const MAX_OPTIONAL: usize = 8;
+/// `key=value, ...`.
+const STYLE: args::ArgStyle<'static> = args::ArgStyle {
+    assign: "=",
+    sep: ", ",
+    lark_sep: "\",\" WS?",
+    any_key: "/[A-Za-z_][A-Za-z0-9_]*/",
+};
 
 /// See the module docs.
 pub(crate) struct PythonicCalls<'a>(pub &'a ToolDialect);
@@ -64,59 +68,16 @@ impl CallConstraint for PythonicCalls<'_> {
         names_ok(self.dialect_name(), fns)?;
         let mut tags = Vec::new();
         for f in fns {
-            let props = schema::properties(&f.params);
-            let content = if props.open {
-                // Any keywords: a regex cannot nest values, so the arguments are free
-                // text up to the call's `)` at the end of a line or before `,`/`]`.
-                st::any_text(&[")"])
-            } else {
-                let optional = props
-                    .declared
-                    .iter()
-                    .filter(|(k, _)| !props.required.iter().any(|r| r == k))
-                    .count();
-                if optional > MAX_OPTIONAL {
-                    return Err(Error::InvalidTools(format!(
-                        "tool {} has {optional} optional parameters: the {} dialect's \
-                         structural tag lists their combinations and allows at most \
-                         {MAX_OPTIONAL} (its Lark grammar has no such limit)",
-                        f.name,
-                        self.dialect_name()
-                    )));
-                }
-                let mut alts: Vec<Vec<Value>> = vec![Vec::new()];
-                for (key, sub) in &props.declared {
-                    let required = props.required.iter().any(|r| r == key);
-                    let sub = if sub.is_null() {
-                        json!({})
-                    } else {
-                        (*sub).clone()
-                    };
-                    let mut next = Vec::new();
-                    for a in &alts {
-                        let mut with = a.clone();
-                        let sep = if a.is_empty() { "" } else { ", " };
-                        with.push(st::const_string(&format!("{sep}{key}=")));
-                        with.push(st::json_schema(&sub, None));
-                        next.push(with);
-                        if !required {
-                            next.push(a.clone());
-                        }
-                    }
-                    alts = next;
-                }
-                st::or(
-                    alts.into_iter()
-                        .map(|a| {
-                            if a.is_empty() {
-                                st::const_string("")
-                            } else {
-                                st::sequence(a)
-                            }
-                        })
-                        .collect(),
-                )
-            };
+            // Any keywords: a regex cannot nest values, so the arguments are free text
+            // up to the call's `)` at the end of a line or before `,`/`]`.
+            let content = args::st_args(
+                &f.params,
+                &STYLE,
+                st::any_text(&[")"]),
+                &|sub| vec![st::json_schema(sub, None)],
+                f.name,
+                self.dialect_name(),
+            )?;
             tags.push(st::tag(&format!("{}(", f.name), content, ")"));
         }
         let d = self.0;
@@ -156,17 +117,14 @@ impl CallConstraint for PythonicCalls<'_> {
         reasoning: Option<&ReasoningSection>,
     ) -> Result<String> {
         names_ok(self.dialect_name(), fns)?;
-        let mut calls = Vec::new();
-        for (i, f) in fns.iter().enumerate() {
-            let args = lark_args(l, &format!("a{i}"), &f.params);
-            let head = l.lit(&format!("{}(", f.name));
-            let body = match args {
-                Some(a) => format!("{head} {a} \")\""),
-                None => format!("{head} \")\""),
-            };
-            calls.push(l.rule(&format!("call_{i}"), &body));
-        }
-        let call = l.rule("call", &calls.join(" | "));
+        let call = args::lark_call_rule(
+            l,
+            fns,
+            &STYLE,
+            &|name| format!("{name}("),
+            ")",
+            &mut |l, n, sub| Ok(l.rule(n, &lark::json_schema(sub))),
+        )?;
         let d = self.0;
         let close = d.close.as_deref().unwrap_or("");
         let body = if self.lines() {
@@ -215,81 +173,6 @@ fn names_ok(dialect: &str, fns: &[Function<'_>]) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// The rule of a call's arguments (None: no arguments): the declared parameters in
-/// schema order, required ones mandatory, `, ` between those written.
-fn lark_args(l: &mut Lark<'_>, name: &str, sch: &Value) -> Option<String> {
-    let props = schema::properties(sch);
-    if props.open {
-        let v = l.rule(&format!("{name}_v"), &lark::json_schema(&json!({})));
-        let kw = l.rule(
-            &format!("{name}_kw"),
-            &format!("/[A-Za-z_][A-Za-z0-9_]*/ \"=\" {v}"),
-        );
-        return Some(format!("({kw} (\",\" WS? {kw})*)?"));
-    }
-    let n = props.declared.len();
-    if n == 0 {
-        return None;
-    }
-    let required: Vec<bool> = props
-        .declared
-        .iter()
-        .map(|(k, _)| props.required.iter().any(|r| r == k))
-        .collect();
-    // nullable[j]: parameters j.. may all be left out.
-    let mut nullable = vec![true; n + 1];
-    for j in (0..n).rev() {
-        nullable[j] = nullable[j + 1] && !required[j];
-    }
-    let mut kws = Vec::new();
-    for (j, (key, sub)) in props.declared.iter().enumerate() {
-        let sub = if sub.is_null() {
-            json!({})
-        } else {
-            (*sub).clone()
-        };
-        let v = l.rule(&format!("{name}_{j}_v"), &lark::json_schema(&sub));
-        let lit = l.lit(&format!("{key}="));
-        kws.push(format!("{lit} {v}"));
-    }
-    // The rest from j (None when j == n): `after_j` has written something before it
-    // (so each of its parameters starts with a comma), `first_j` has not.
-    let rest = |j: usize, rule: &str| -> String {
-        if j == n {
-            String::new()
-        } else if nullable[j] {
-            format!(" {rule}_{j}?")
-        } else {
-            format!(" {rule}_{j}")
-        }
-    };
-    for j in (0..n).rev() {
-        let mut alts = vec![format!(
-            "\",\" WS? {}{}",
-            kws[j],
-            rest(j + 1, &format!("{name}_after"))
-        )];
-        if !required[j] && j + 1 < n {
-            alts.push(format!("{name}_after_{}", j + 1));
-        }
-        l.rule(&format!("{name}_after_{j}"), &alts.join(" | "));
-        let mut alts = vec![format!(
-            "{}{}",
-            kws[j],
-            rest(j + 1, &format!("{name}_after"))
-        )];
-        if !required[j] && j + 1 < n {
-            alts.push(format!("{name}_first_{}", j + 1));
-        }
-        l.rule(&format!("{name}_first_{j}"), &alts.join(" | "));
-    }
-    Some(if nullable[0] {
-        format!("{name}_first_0?")
-    } else {
-        format!("{name}_first_0")
-    })
 }
 
 #[cfg(test)]

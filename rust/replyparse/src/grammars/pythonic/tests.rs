@@ -215,18 +215,6 @@ fn olmo3_lines_and_lfm2() {
 
 #[test]
 fn strings_stream_as_they_arrive() {
-    let cfg = config("pythonic", tool_specs(&["w"]));
-    let mut p = crate::response::ResponseParser::new(&cfg).unwrap();
     // (A quote is held until two more bytes say whether it opens `'''`.)
-    p.stream_chunk("[w(text='x", None, false).unwrap();
-    for _ in 0..10_000 {
-        let out = p.stream_chunk("abc\\n", None, false).unwrap();
-        let args: String = out
-            .iter()
-            .flat_map(|(d, _)| d.tool_calls.iter())
-            .filter_map(|c| c.function.arguments.clone())
-            .collect();
-        assert_eq!(args, "abc\\n");
-        assert_eq!(p.pending_len(), 0);
-    }
+    crate::testutil::assert_string_streams("pythonic", "[w(text='x", "abc\\n", "abc\\n");
 }

@@ -1,0 +1,298 @@
+//! Forced calls in a Gemma dialect: one block per call,
+//! `OPEN call:NAME{key:VALUE,...} CLOSE`, blocks back to back.
+//!
+//! The declared parameters come in schema order, required ones mandatory, `,` between
+//! those written (the layout is [`crate::constraint::args`]'s, shared with the pythonic
+//! family). A value is written as the model writes it where the schema says what it
+//! is:
+//!
+//! - Gemma 4 ([`Values::Literal`]): a parameter that may be a string is a quoted string
+//!   (`<|"|>` any text without the quote token `<|"|>`); an enum or const is one of its
+//!   values (strings quoted, others as their JSON text); other types are written bare
+//!   (an integer, a number, `true` / `false`, `null`) or, for objects and arrays, as
+//!   JSON (the parser reads JSON's quoted keys and strings);
+//! - FunctionGemma ([`Values::JsonInQuote`]): every value is inside the quote token,
+//!   raw text for a string, else the schema's raw form (the parser JSON-decodes it).
+//!
+//! A schema that declares no properties allows any bare key with any value. The
+//! structural tag writes the same calls (xgrammar matches text, so the quote token is
+//! its text); non-string values are JSON there.
+
+use serde_json::Value;
+
+use crate::constraint::args::{self, ArgStyle};
+use crate::constraint::lark::{self, Lark, INT, NUMBER};
+use crate::constraint::structural as st;
+use crate::constraint::{lark_after_reasoning, schema, st_after_reasoning};
+use crate::constraint::{pytext, CallConstraint, Function, ReasoningSection};
+use crate::error::{Error, Result};
+use crate::registry::ToolDialect;
+
+use super::{GemmaSyntax, Values, CALL, MAX_NAME};
+
+const STYLE: ArgStyle<'static> = ArgStyle {
+    assign: ":",
+    sep: ",",
+    lark_sep: "\",\"",
+    any_key: "/[A-Za-z_][A-Za-z0-9_]*/",
+};
+
+/// See the module docs.
+pub(crate) struct GemmaCalls<'a> {
+    d: &'a ToolDialect,
+    syn: GemmaSyntax,
+}
+
+impl<'a> GemmaCalls<'a> {
+    pub(crate) fn new(d: &'a ToolDialect) -> Self {
+        GemmaCalls {
+            d,
+            syn: d.gemma.clone().unwrap_or_default(),
+        }
+    }
+
+    fn begin(&self, name: &str) -> String {
+        format!("{}{CALL}{name}{{", self.d.open)
+    }
+
+    fn end(&self) -> String {
+        format!("}}{}", self.d.close.as_deref().unwrap_or(""))
+    }
+}
+
+/// The parameter may be written as a string (its types list `string`, or it has none).
+fn string_like(sub: &Value) -> bool {
+    schema::types(sub).is_none_or(|t| t.iter().any(|t| t == "string"))
+}
+
+/// Refuses names and keys the notation cannot write.
+fn names_ok(dialect: &str, fns: &[Function<'_>]) -> Result<()> {
+    for f in fns {
+        let b = f.name.as_bytes();
+        if b.is_empty() || b.len() > MAX_NAME || !b.iter().all(|&c| super::is_name_byte(c)) {
+            return Err(Error::InvalidTools(format!(
+                "tool name {:?} cannot be written in the {dialect} dialect's call notation \
+                 (letters, digits, `_ - . :`), so the tool call cannot be constrained",
+                f.name
+            )));
+        }
+        for (key, _) in schema::properties(&f.params).declared {
+            let kb = key.as_bytes();
+            let bad = kb.is_empty()
+                || kb
+                    .iter()
+                    .any(|c| b":=,{}[]()<\"'".contains(c) || c.is_ascii_whitespace());
+            if bad {
+                return Err(Error::InvalidTools(format!(
+                    "parameter {key:?} of {:?} cannot be written as a bare key in the \
+                     {dialect} dialect's call notation, so the tool call cannot be constrained",
+                    f.name
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+impl GemmaCalls<'_> {
+    /// A Gemma 4 value's rule.
+    fn literal_value(&self, l: &mut Lark<'_>, name: &str, sub: &Value) -> Result<String> {
+        let q = l.lit(&self.syn.quote);
+        if let Some(values) = schema::enum_values(sub) {
+            let alts: Vec<String> = values
+                .iter()
+                .filter_map(|v| match v {
+                    Value::String(s) if s.contains(&self.syn.quote) => None,
+                    Value::String(s) => Some(format!("{q} {} {q}", pytext::string(s, false))),
+                    other => Some(pytext::string(&schema::raw(other), false)),
+                })
+                .collect();
+            if !alts.is_empty() {
+                return Ok(format!("({})", alts.join(" | ")));
+            }
+        }
+        if string_like(sub) {
+            let text = l.until(name, &self.syn.quote)?;
+            return Ok(format!("{q} {text}"));
+        }
+        let types = schema::types(sub).unwrap_or_default();
+        let mut alts = Vec::new();
+        let mut json_rule = false;
+        for t in &types {
+            alts.push(match t.as_str() {
+                "integer" => INT.to_owned(),
+                "number" => NUMBER.to_owned(),
+                "boolean" => r#""true" | "false""#.to_owned(),
+                "null" => r#""null""#.to_owned(),
+                "object" | "array" if json_rule => continue,
+                _ => {
+                    // Objects and arrays (one rule serves both), and any type the
+                    // notation has no bare form for, as JSON of the whole schema.
+                    json_rule = true;
+                    l.rule(&format!("{name}_json"), &lark::json_schema(sub))
+                }
+            });
+        }
+        Ok(format!("({})", alts.join(" | ")))
+    }
+
+    /// A value's rule in the dialect's way.
+    fn value(&self, l: &mut Lark<'_>, name: &str, sub: &Value) -> Result<String> {
+        match self.syn.values {
+            Values::Literal => self.literal_value(l, name, sub),
+            Values::JsonInQuote => {
+                let q = l.lit(&self.syn.quote);
+                let v = lark::text_value(l, name, Some(sub), &self.syn.quote, false)?;
+                Ok(format!("{q} {v}"))
+            }
+        }
+    }
+
+    /// A value's structural-tag elements.
+    fn st_value(&self, sub: &Value) -> Vec<Value> {
+        let q = self.syn.quote.as_str();
+        let string = schema::types(sub).is_some_and(|t| t.iter().all(|t| t == "string"));
+        match (self.syn.values, string) {
+            (Values::Literal, true) => {
+                vec![st::const_string(q), st::any_text(&[q]), st::const_string(q)]
+            }
+            (Values::Literal, false) => vec![st::json_schema(sub, None)],
+            (Values::JsonInQuote, true) => {
+                vec![st::const_string(q), st::any_text(&[q]), st::const_string(q)]
+            }
+            (Values::JsonInQuote, false) => vec![
+                st::const_string(q),
+                st::json_schema(sub, None),
+                st::const_string(q),
+            ],
+        }
+    }
+}
+
+impl CallConstraint for GemmaCalls<'_> {
+    fn dialect_name(&self) -> &str {
+        &self.d.name
+    }
+
+    fn structural_tag(
+        &self,
+        fns: &[Function<'_>],
+        many: bool,
+        reasoning: Option<&ReasoningSection>,
+    ) -> Result<Value> {
+        names_ok(self.dialect_name(), fns)?;
+        let end = self.end();
+        let mut tags = Vec::new();
+        for f in fns {
+            let content = args::st_args(
+                &f.params,
+                &STYLE,
+                st::any_text(&[end.as_str()]),
+                &|sub| self.st_value(sub),
+                f.name,
+                self.dialect_name(),
+            )?;
+            tags.push(st::tag(&self.begin(f.name), content, &end));
+        }
+        Ok(st_after_reasoning(st::repeat(tags, "", many), reasoning))
+    }
+
+    fn lark_start(
+        &self,
+        l: &mut Lark<'_>,
+        fns: &[Function<'_>],
+        many: bool,
+        reasoning: Option<&ReasoningSection>,
+    ) -> Result<String> {
+        names_ok(self.dialect_name(), fns)?;
+        let end = self.end();
+        let call = args::lark_call_rule(
+            l,
+            fns,
+            &STYLE,
+            &|name| self.begin(name),
+            &end,
+            &mut |l, n, sub| self.value(l, n, sub),
+        )?;
+        let body = if many {
+            format!("{call} (WS? {call})*")
+        } else {
+            call
+        };
+        lark_after_reasoning(l, &body, reasoning)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::constraint::tests::{lark_of, named, st_of, start, tools};
+    use crate::ToolChoice;
+
+    #[test]
+    fn lark_gemma4() {
+        let g = lark_of(
+            "gemma4",
+            &tools(),
+            &ToolChoice::Required,
+            &Default::default(),
+        );
+        assert_eq!(start(&g), "call (WS? call)* WS?");
+        assert!(
+            g.contains(
+                // (`<|tool_call>` is no `<|...|>` marker: text unless the tokenizer says.)
+                "call_0: \"<|tool_call>call:get_weather{\" a0_first_0 \"}<tool_call|>\"\n"
+            ),
+            "{g}"
+        );
+        // city is a string: quoted; days an integer or null: bare; unit an enum.
+        assert!(
+            g.contains("a0_first_0: \"city:\" <|\"|> a0_0_v a0_after_1?\n"),
+            "{g}"
+        );
+        assert!(g.contains("a0_0_v: /(?s:.*)/ <|\"|>"), "{g}");
+        assert!(
+            g.contains("\"days:\" (/-?(0|[1-9][0-9]*)/ | \"null\")"),
+            "{g}"
+        );
+        assert!(
+            g.contains("\"unit:\" (<|\"|> \"c\" <|\"|> | <|\"|> \"f\" <|\"|>)"),
+            "{g}"
+        );
+    }
+
+    #[test]
+    fn lark_functiongemma() {
+        let g = lark_of(
+            "functiongemma",
+            &tools(),
+            &named("get_weather"),
+            &Default::default(),
+        );
+        assert_eq!(start(&g), "call WS?");
+        assert!(
+            g.contains("\"<start_function_call>call:get_weather{\""),
+            "{g}"
+        );
+        assert!(
+            g.contains(
+                "\"days:\" \"<escape>\" WS? (/-?(0|[1-9][0-9]*)/ | \"null\") WS? \"<escape>\""
+            ),
+            "{g}"
+        );
+    }
+
+    #[test]
+    fn structural_tag() {
+        let s = st_of(
+            "gemma4",
+            &tools(),
+            &named("get_weather"),
+            &Default::default(),
+        );
+        let tag = &s["format"]["elements"][0];
+        assert_eq!(tag["begin"], "<|tool_call>call:get_weather{");
+        assert_eq!(tag["end"], "}<tool_call|>");
+        // city, then each subset of (days, unit).
+        assert_eq!(tag["content"]["elements"].as_array().unwrap().len(), 4);
+    }
+}

@@ -1,0 +1,204 @@
+//! The Gemma grammar under every chunking, and the reader's typing rules.
+
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+
+use super::value::{ArgsReader, Read, Values};
+use crate::request::{ToolChoice, ToolSpec};
+use crate::response::ParserConfig;
+use crate::testutil::{calls, chunking_invariant, tool_specs};
+
+const Q: &str = "<|\"|>";
+
+fn config(dialect: &str, tools: Vec<ToolSpec>) -> ParserConfig {
+    ParserConfig {
+        tool_parser: Some(dialect.into()),
+        tools: Some(tools),
+        tool_choice: ToolChoice::Auto,
+        ..Default::default()
+    }
+}
+
+/// The reader on `args` (the text after `{`), whole: the JSON and where it stopped.
+fn read(values: Values, quote: &str, args: &str, schema: Option<Value>) -> (String, Read) {
+    let mut r = ArgsReader::new(values, quote, &["<tool_call|>"]);
+    r.open(b'}', schema.map(Arc::new));
+    let st = r.feed(args, 0, true);
+    let mut out = String::new();
+    r.take_output(&mut out);
+    (out, st)
+}
+
+fn gemma4(args: &str) -> String {
+    read(Values::Literal, Q, &args.replace('Q', Q), None).0
+}
+
+#[test]
+fn literals_convert_to_json() {
+    for (args, want) in [
+        ("location:QLondonQ}", r#"{"location": "London"}"#),
+        (
+            "nested:{inner:QvalueQ},list:[QaQ,QbQ]}",
+            r#"{"nested": {"inner": "value"}, "list": ["a", "b"]}"#,
+        ),
+        (
+            "is_active:true,count:42,score:3.14,none:null}",
+            r#"{"is_active": true, "count": 42, "score": 3.14, "none": null}"#,
+        ),
+        (
+            "record_map:{Q3Q:Qnew textQ}}",
+            r#"{"record_map": {"3": "new text"}}"#,
+        ),
+        ("}", "{}"),
+        // Bare strings, numbers in JSON spelling, a value that is no number.
+        (
+            "unit:celsius, n:07, x:108., big:123456789012345678901234567890, inf:1e999, v:1.2.3}",
+            r#"{"unit": "celsius", "n": 7, "x": 108.0, "big": 123456789012345678901234567890, "inf": "1e999", "v": "1.2.3"}"#,
+        ),
+        // Escapes and markup inside a quoted string are data.
+        (
+            "s:Qa \"b\" \\ \n\t<tool_call|> 北京Q}",
+            r#"{"s": "a \"b\" \\ \n\t<tool_call|> 北京"}"#,
+        ),
+        // Recoveries: no opening quote, JSON / Python strings, no comma, `=`.
+        (
+            "query:weather in TokyoQ}",
+            r#"{"query": "weather in Tokyo"}"#,
+        ),
+        (
+            r#"data_refs:["ds_1", 'ds_2'],"k":1}"#,
+            r#"{"data_refs": ["ds_1", "ds_2"], "k": 1}"#,
+        ),
+        (
+            "command:QlookQangle:90}",
+            r#"{"command": "look", "angle": 90}"#,
+        ),
+        ("a=1,b=QxQ}", r#"{"a": 1, "b": "x"}"#),
+        // Duplicates and order kept; empty containers.
+        (
+            "a:1,a:2,e:[],o:{}}",
+            r#"{"a": 1, "a": 2, "e": [], "o": {}}"#,
+        ),
+    ] {
+        let out = gemma4(args);
+        assert_eq!(out, want, "{args}");
+        let _: Value = serde_json::from_str(&out).unwrap();
+    }
+}
+
+#[test]
+fn the_schema_types_bare_scalars() {
+    let schema = json!({"type": "object", "properties": {
+        "zip": {"type": "string"},
+        "n": {"type": ["string", "null"]},
+        "count": {"type": "integer"},
+        "tags": {"type": "array", "items": {"type": "string"}},
+        "o": {"type": "object", "properties": {"v": {"type": "string"}}}}});
+    let args = "zip:02134,n:null,count:7,tags:[1,true],o:{v:1.50},other:42}";
+    let (out, _) = read(Values::Literal, Q, args, Some(schema.clone()));
+    assert_eq!(
+        out,
+        r#"{"zip": "02134", "n": null, "count": 7, "tags": ["1", "true"], "o": {"v": "1.50"}, "other": 42}"#
+    );
+    // FunctionGemma: JSON-decoded unless the schema says string.
+    let args = "zip:<escape>02134<escape>,count:<escape>42<escape>,x:<escape>true<escape>,\
+                y:<escape>{\"a\": [1]}<escape>,s:<escape>San Francisco<escape>,t:<escape>tomorrow<escape>}";
+    let (out, _) = read(Values::JsonInQuote, "<escape>", args, Some(schema));
+    assert_eq!(
+        out,
+        r#"{"zip": "02134", "count": 42, "x": true, "y": {"a": [1]}, "s": "San Francisco", "t": "tomorrow"}"#
+    );
+}
+
+#[test]
+fn cut_input_is_closed_and_drops_keys_without_values() {
+    for (args, want) in [
+        ("a:", "{}"),
+        ("a:1,b:", r#"{"a": 1}"#),
+        ("a:Qxy", r#"{"a": "xy"}"#),
+        ("a:[1,{k:", r#"{"a": [1, {}]}"#),
+        ("a:tru", "{}"),
+        ("a:12", r#"{"a": 12}"#),
+        ("a:1e", "{}"),
+        ("a:QxQ,b", r#"{"a": "x"}"#),
+    ] {
+        let out = gemma4(args);
+        assert_eq!(out, want, "{args}");
+    }
+}
+
+#[test]
+fn every_prefix_is_valid_json_when_cut() {
+    let args = "city:QPa\"risQ,n:[1,2.5e3,{k:[true,null]}],s:{QaQ:QbQ},u:Qé😀Q}".replace('Q', Q);
+    for k in 0..=args.len() {
+        if args.is_char_boundary(k) {
+            let (out, _) = read(Values::Literal, Q, &args[..k], None);
+            serde_json::from_str::<Value>(&out).unwrap_or_else(|e| panic!("{k}: {out}: {e}"));
+        }
+    }
+}
+
+#[test]
+fn gemma4_blocks() {
+    let cfg = config(
+        "gemma4",
+        tool_specs(&["get_weather", "get_time", "get-weather"]),
+    );
+    let text = "Let me check the weather for you. <|tool_call>call:get_weather{location:<|\"|>Paris<|\"|>}<tool_call|><|tool_call>call:get_time{}<tool_call|><|tool_call>call:get-weather(city=<|\"|>Rome<|\"|>)<tool_call|>";
+    let r = chunking_invariant(&cfg, text, false);
+    assert_eq!(
+        calls(&r),
+        vec![
+            ("get_weather", r#"{"location": "Paris"}"#),
+            ("get_time", "{}"),
+            ("get-weather", r#"{"city": "Rome"}"#),
+        ]
+    );
+    assert_eq!(
+        r.content.as_deref(),
+        Some("Let me check the weather for you. ")
+    );
+    // Prose that mentions the notation stays content.
+    let prose = "Write call:get_weather{location:Paris} to call it.";
+    let r = chunking_invariant(&cfg, prose, false);
+    assert!(r.tool_calls.is_empty());
+    assert_eq!(r.content.as_deref(), Some(prose));
+}
+
+#[test]
+fn functiongemma_without_commas() {
+    let cfg = config("functiongemma", tool_specs(&["get_weather"]));
+    let text = "<start_function_call>call:get_weather{city:<escape>NYC<escape>unit:<escape>celsius<escape>}<end_function_call>";
+    let r = chunking_invariant(&cfg, text, false);
+    assert_eq!(
+        calls(&r),
+        vec![("get_weather", r#"{"city": "NYC", "unit": "celsius"}"#)]
+    );
+}
+
+#[test]
+fn strings_stream_as_they_arrive() {
+    crate::testutil::assert_string_streams(
+        "gemma4",
+        "<|tool_call>call:w{text:<|\"|>x",
+        "abc\n",
+        "abc\\n",
+    );
+}
+
+#[test]
+fn the_call_head_is_read_whole() {
+    // Fuzz finding: `call:` then whitespace was consumed before the name was seen, and
+    // the whitespace skipped after it only when a chunk ended there. Not a call under
+    // any chunking; the block's text is one stray record.
+    let cfg = config("gemma4", tool_specs(&["noop", "l:noop"]));
+    let (r, rejected) = crate::testutil::chunking_invariant_rejected(
+        &cfg,
+        "<|tool_call>call:\n\nl:noop{}<tool_call|>",
+        false,
+    );
+    assert!(r.tool_calls.is_empty());
+    assert_eq!(rejected.len(), 1);
+    assert_eq!(rejected[0].raw, "call:\n\nl:noop{}");
+}
