@@ -130,6 +130,9 @@ pub struct CallEmitter {
     current: Option<OpenCall>,
     rejected: Vec<RejectedCall>,
     rng: fastrand::Rng,
+    /// The model's own ids given out so far (Kimi's `functions.f:0`, Mistral's
+    /// `[CALL_ID]`, Cohere's `tool_call_id`): a response's calls are few, so a list.
+    model_ids: Vec<String>,
 }
 
 impl CallEmitter {
@@ -140,6 +143,7 @@ impl CallEmitter {
             current: None,
             rejected: Vec::new(),
             rng: fastrand::Rng::new(),
+            model_ids: Vec::new(),
         }
     }
 
@@ -186,7 +190,7 @@ impl CallEmitter {
         self.next_index += 1;
         call.status = Status::Accepted { index };
         let id = match model_id {
-            Some(id) if !id.is_empty() => id.to_owned(),
+            Some(id) if !id.is_empty() => unique_model_id(&mut self.model_ids, id, index),
             _ => new_call_id(&mut self.rng),
         };
         out.call(DeltaToolCall {
@@ -325,6 +329,23 @@ fn args_delta(index: usize, arguments: String) -> DeltaToolCall {
     }
 }
 
+/// The model's id for the call at `index`, unique within the response (`used`: the ids
+/// given out so far): a model that repeats an id (two Kimi calls both `functions.f:0`)
+/// would make two calls a client cannot tell apart (the openai SDK's Responses
+/// accumulator raises on two items with one `call_id`; a tool result names one of
+/// them), so a repeat gets the call's index as a suffix (`functions.f:0_1`), the same
+/// however the text is chunked.
+fn unique_model_id(used: &mut Vec<String>, id: &str, index: usize) -> String {
+    let mut candidate = id.to_owned();
+    let mut k = index;
+    while used.iter().any(|u| *u == candidate) {
+        candidate = format!("{id}_{k}");
+        k += 1;
+    }
+    used.push(candidate.clone());
+    candidate
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -399,5 +420,18 @@ mod tests {
         let b = new_call_id(&mut rng);
         assert_ne!(a, b);
         assert_eq!(a.len(), "chatcmpl-tool-".len() + 22);
+    }
+
+    /// A suffixed id the model also wrote is not given out twice.
+    #[test]
+    fn model_ids_stay_unique() {
+        let mut used = Vec::new();
+        let ids: Vec<String> = [("a", 0), ("a_1", 1), ("a", 2), ("a", 3), ("b", 4)]
+            .iter()
+            .map(|(id, i)| unique_model_id(&mut used, id, *i))
+            .collect();
+        assert_eq!(ids, ["a", "a_1", "a_2", "a_3", "b"]);
+        let mut used = vec!["a".to_string(), "a_1".to_string()];
+        assert_eq!(unique_model_id(&mut used, "a", 1), "a_2");
     }
 }

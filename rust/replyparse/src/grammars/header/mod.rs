@@ -676,6 +676,20 @@ mod tests {
         }
     }
 
+    /// A model that repeats a call id gets ids a client can tell apart, the same under
+    /// every chunking (ids take part in the comparison here).
+    #[test]
+    fn repeated_model_ids_are_made_unique() {
+        let cfg = config(&["f"]);
+        let one = "<|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{}<|tool_call_end|>";
+        let text = format!(
+            "</think><|tool_calls_section_begin|>{one}{one}{one}<|tool_calls_section_end|>"
+        );
+        let r = parse(&cfg, &text);
+        let ids: Vec<&str> = r.tool_calls.iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(ids, ["functions.f:0", "functions.f:0_1", "functions.f:0_2"]);
+    }
+
     #[test]
     fn names_from_ids() {
         assert_eq!(function_name("functions.get_weather:0"), "get_weather");
