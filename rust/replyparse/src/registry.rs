@@ -525,7 +525,8 @@ fn write() -> std::sync::RwLockWriteGuard<'static, Registry> {
 }
 
 fn validate_tool_dialect(d: &ToolDialect) -> Result<()> {
-    if d.open.is_empty() {
+    // A marker-less dialect (pythonic lines that stand bare) has no open tag.
+    if d.open.is_empty() && !d.bare_start {
         return Err(Error::InvalidDialect(format!(
             "{}: open tag is empty",
             d.name

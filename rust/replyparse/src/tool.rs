@@ -53,6 +53,14 @@ pub trait PayloadGrammar: Send + std::fmt::Debug {
     fn payload_marker(&self) -> Option<&str> {
         None
     }
+    /// For a grammar with no payload marker whose payloads may stand bare (pythonic
+    /// lines): the name of the call `rest` begins with (`NAME(`), `Ok(None)` while more
+    /// text is needed, `Err` when `rest` does not begin a call (or the grammar has no
+    /// bare form).
+    fn bare_call_name<'a>(&self, rest: &'a str, final_: bool) -> Result<Option<&'a str>, ()> {
+        let _ = (rest, final_);
+        Err(())
+    }
     /// Bytes the grammar holds (a name, a key, a typed value until its close tag), for
     /// the response's buffer limit.
     fn buffered_bytes(&self) -> usize {
@@ -238,6 +246,16 @@ impl ToolParser {
     /// The text every payload of the grammar begins with, if any.
     pub fn payload_marker(&self) -> Option<&str> {
         self.grammar.payload_marker()
+    }
+
+    /// Whether `rest` begins a bare call of a request tool (see
+    /// [`PayloadGrammar::bare_call_name`]): `None` while undecided.
+    pub fn bare_call(&self, rest: &str, final_: bool) -> Option<bool> {
+        match self.grammar.bare_call_name(rest, final_) {
+            Ok(Some(name)) => Some(self.calls.allows(name)),
+            Ok(None) => None,
+            Err(()) => Some(false),
+        }
     }
 
     pub fn payload_closed(&self) -> bool {

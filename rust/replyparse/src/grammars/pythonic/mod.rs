@@ -301,6 +301,15 @@ impl PayloadGrammar for PythonicGrammar {
         self.list().then_some("[")
     }
 
+    /// Lines may stand bare (a `bare_start` lines dialect): a line is a call when it
+    /// begins `NAME(`.
+    fn bare_call_name<'a>(&self, rest: &'a str, final_: bool) -> Result<Option<&'a str>, ()> {
+        if self.list() {
+            return Err(());
+        }
+        Self::call_head(rest, final_).map(|h| h.map(|(name_end, _)| &rest[..name_end]))
+    }
+
     fn buffered_bytes(&self) -> usize {
         self.reader.buffered_bytes()
     }
