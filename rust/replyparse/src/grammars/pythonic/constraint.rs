@@ -209,6 +209,31 @@ mod tests {
             start(&lines),
             "\"<function_calls>\" WS? call WS? \"</function_calls>\" WS?"
         );
+        // Bare lines: no tags, one call per line (the parser reads the next call only
+        // on the next line).
+        let bare_lines = lark_of(
+            "granite_pythonic",
+            &tools(),
+            &ToolChoice::Required,
+            &Default::default(),
+        );
+        assert_eq!(start(&bare_lines), "call (\"\\n\" call)* WS?");
+        let one = lark_of(
+            "granite_pythonic",
+            &tools(),
+            &named("search"),
+            &Default::default(),
+        );
+        assert_eq!(start(&one), "call WS?");
+        let st = st_of(
+            "granite_pythonic",
+            &tools(),
+            &ToolChoice::Required,
+            &Default::default(),
+        );
+        let calls = &st["format"]["elements"][0];
+        assert_eq!(calls["type"], "tags_with_separator", "{calls}");
+        assert_eq!(calls["separator"], "\n");
     }
 
     #[test]

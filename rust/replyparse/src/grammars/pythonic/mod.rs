@@ -35,7 +35,7 @@ use serde::{Deserialize, Serialize};
 use crate::calls::CallEmitter;
 use crate::delta::DeltaSink;
 use crate::request::Schemas;
-use crate::tool::PayloadGrammar;
+use crate::tool::{BareCall, PayloadGrammar};
 use value::{is_ident, is_ident_start, param_names, ArgsReader, Read};
 
 /// Longest function name looked at before deciding the text is not a call.
@@ -303,11 +303,15 @@ impl PayloadGrammar for PythonicGrammar {
 
     /// Lines may stand bare (a `bare_start` lines dialect): a line is a call when it
     /// begins `NAME(`.
-    fn bare_call_name<'a>(&self, rest: &'a str, final_: bool) -> Result<Option<&'a str>, ()> {
+    fn bare_call_name<'a>(&self, rest: &'a str, final_: bool) -> BareCall<'a> {
         if self.list() {
-            return Err(());
+            return BareCall::No;
         }
-        Self::call_head(rest, final_).map(|h| h.map(|(name_end, _)| &rest[..name_end]))
+        match Self::call_head(rest, final_) {
+            Ok(Some((name_end, _))) => BareCall::Name(&rest[..name_end]),
+            Ok(None) => BareCall::More,
+            Err(()) => BareCall::No,
+        }
     }
 
     fn buffered_bytes(&self) -> usize {
