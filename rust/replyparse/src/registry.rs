@@ -807,6 +807,15 @@ mod tests {
             Err(Error::InvalidDialect(_))
         ));
         d.close_prefixes = vec!["</".into()];
+        // An empty open tag only for a marker-less (bare) dialect.
+        let mut no_open = d.clone();
+        no_open.open = String::new();
+        assert!(matches!(
+            validate_tool_dialect(&no_open),
+            Err(Error::InvalidDialect(_))
+        ));
+        no_open.bare_start = true;
+        validate_tool_dialect(&no_open).unwrap();
         register_tool_dialect(d, false).unwrap();
         assert_eq!(
             tool_dialect("registry_test_dialect").unwrap().open,
