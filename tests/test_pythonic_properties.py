@@ -27,6 +27,7 @@ WRAP = {
     "llama4_pythonic": lambda calls: "<|python_start|>[" + ", ".join(calls) + "]<|python_end|>",
     "olmo3": lambda calls: "<function_calls>\n" + "\n".join(calls) + "\n</function_calls>",
     "lfm2": lambda calls: "<|tool_call_start|>[" + ", ".join(calls) + "]<|tool_call_end|>",
+    "granite_pythonic": lambda calls: "\n".join(calls),
 }
 
 text_st = st.text(

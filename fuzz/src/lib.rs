@@ -96,11 +96,11 @@ pub const DSML_DIALECTS: [&str; 3] = ["deepseek-v32", "deepseek-v4", "gigachat35
 /// Tool dialects of the header + JSON family (the `kimi` target: the family's first).
 pub const KIMI_DIALECTS: [&str; 4] = ["kimi_k2", "deepseek_v3", "deepseek_v31", "mistral"];
 /// Tool dialects of the pythonic family.
-pub const PYTHONIC_DIALECTS: [&str; 3] = ["pythonic", "olmo3", "lfm2"];
+pub const PYTHONIC_DIALECTS: [&str; 4] = ["pythonic", "olmo3", "lfm2", "granite_pythonic"];
 /// Tool dialects of the Gemma call-notation family.
 pub const GEMMA_DIALECTS: [&str; 2] = ["gemma4", "functiongemma"];
 /// Every built-in tool dialect (the `response` target).
-pub const ALL_DIALECTS: [&str; 46] = [
+pub const ALL_DIALECTS: [&str; 47] = [
     "qwen",
     "llama3",
     "internlm",
@@ -145,6 +145,7 @@ pub const ALL_DIALECTS: [&str; 46] = [
     "pythonic",
     "olmo3",
     "lfm2",
+    "granite_pythonic",
     "gemma4",
     "functiongemma",
 ];
@@ -710,7 +711,7 @@ pub fn check_kimi(data: &[u8]) {
     check_family(&KIMI_DIALECTS, data, false);
 }
 
-/// `pythonic` target: pythonic, olmo3, lfm2. Converted arguments must be one valid JSON
+/// `pythonic` target: pythonic, olmo3, lfm2, granite_pythonic. Converted arguments must be one valid JSON
 /// object, cut or not (lfm2's JSON-array form streams the model's JSON as written, so
 /// it is exempt).
 pub fn check_pythonic(data: &[u8]) {

@@ -273,7 +273,9 @@ class ToolDialect(BaseModel):
     name: str = Field(min_length=1)
     aliases: list[str] = []
     family: Family = "json_envelope"
-    open: str = Field(min_length=1)
+    # Empty only for a marker-less dialect (`bare_start` pythonic lines); the engine
+    # refuses an empty open tag otherwise.
+    open: str
     close: str | None = None
     # Other spellings of the open / close tag (Kimi's singular section tags).
     open_aliases: list[str] = []

@@ -148,6 +148,11 @@ impl CallEmitter {
     }
 
     /// Number of calls emitted so far (the next call's index).
+    /// Whether a call of `name` would be emitted (a request tool's name).
+    pub fn allows(&self, name: &str) -> bool {
+        self.allowed.allows(name)
+    }
+
     pub fn emitted_calls(&self) -> usize {
         self.next_index
     }

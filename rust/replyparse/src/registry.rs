@@ -525,7 +525,14 @@ fn write() -> std::sync::RwLockWriteGuard<'static, Registry> {
 }
 
 fn validate_tool_dialect(d: &ToolDialect) -> Result<()> {
-    if d.open.is_empty() {
+    // Only a marker-less dialect, pythonic lines that stand bare, has no open tag (every
+    // other family's bare payload has a marker, and its constraint writes the tag).
+    let lines = d
+        .pythonic
+        .as_ref()
+        .is_some_and(|p| p.container == crate::grammars::pythonic::Container::Lines);
+    let marker_less = d.bare_start && d.family == crate::grammars::Family::Pythonic && lines;
+    if d.open.is_empty() && !marker_less {
         return Err(Error::InvalidDialect(format!(
             "{}: open tag is empty",
             d.name
@@ -806,6 +813,22 @@ mod tests {
             Err(Error::InvalidDialect(_))
         ));
         d.close_prefixes = vec!["</".into()];
+        // An empty open tag only for a marker-less (bare) dialect.
+        let mut no_open = d.clone();
+        no_open.open = String::new();
+        assert!(matches!(
+            validate_tool_dialect(&no_open),
+            Err(Error::InvalidDialect(_))
+        ));
+        no_open.bare_start = true;
+        assert!(
+            validate_tool_dialect(&no_open).is_err(),
+            "a JSON envelope has a marker"
+        );
+        let mut lines = (*tool_dialect("granite_pythonic").unwrap()).clone();
+        validate_tool_dialect(&lines).unwrap();
+        lines.bare_start = false;
+        assert!(validate_tool_dialect(&lines).is_err());
         register_tool_dialect(d, false).unwrap();
         assert_eq!(
             tool_dialect("registry_test_dialect").unwrap().open,

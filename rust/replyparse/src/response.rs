@@ -224,6 +224,11 @@ struct Composed {
     drop_ends: Vec<String>,
     /// The dialect's payload may stand bare at the start of the content.
     bare_start: bool,
+    /// The bare payload has no marker (pythonic lines): a line that begins a call of a
+    /// request tool starts it, and another such line may follow it.
+    bare_lines: bool,
+    /// A bare line's call just closed: the next line may be another call.
+    bare_next: bool,
     /// At the start of the content channel (of the output, or right after reasoning):
     /// nothing shown as content yet.
     content_start: bool,
@@ -397,9 +402,18 @@ impl Composed {
         // An open tag while already reasoning (a model repeating `<think>`) is protocol,
         // not reasoning text: it is dropped (the role keeps the mode).
         let in_reasoning = Armed::new(&[&r_closes[..], &r_opens, &tool_opens, &markup].concat());
-        let tool_opens: Vec<String> = opens.iter().map(|(o, _)| o.to_string()).collect();
+        // A marker-less dialect's empty open tag opens nothing.
+        let tool_opens: Vec<String> = opens
+            .iter()
+            .filter(|(o, _)| !o.is_empty())
+            .map(|(o, _)| o.to_string())
+            .collect();
         drop(opens);
         let tool = tool_parser;
+        let bare_lines = bare_start
+            && tool
+                .as_ref()
+                .is_some_and(|t| t.payload_marker().is_none_or(str::is_empty));
         let starts = reasoning
             .as_ref()
             .is_some_and(|r| r.starts_in_reasoning(enable_thinking));
@@ -410,6 +424,8 @@ impl Composed {
             opened_by: 0,
             drop_ends,
             bare_start,
+            bare_lines,
+            bare_next: false,
             content_start: !starts,
             plain,
             plain_after,
@@ -530,6 +546,7 @@ impl Composed {
                         self.closed_once = true;
                     }
                     self.after_block = !abandoned;
+                    self.bare_next = self.bare_lines && !abandoned && self.opened_by == usize::MAX;
                 }
                 Mode::Plain | Mode::Reasoning => {
                     let reasoning = self.mode == Mode::Reasoning;
@@ -569,6 +586,36 @@ impl Composed {
                         if text.starts_with('\n') {
                             pos += 1;
                             continue;
+                        }
+                    }
+                    if self.bare_next && !reasoning {
+                        let ws =
+                            text.len() - text.trim_start_matches([' ', '\t', '\n', '\r']).len();
+                        let lead = &text[ws..];
+                        let tool = self.tool.as_mut().expect("a bare block was armed");
+                        let next = if !lead.is_empty() && !text[..ws].contains('\n') {
+                            // A call is one line: text after it on its line is content.
+                            Some(false)
+                        } else if lead.is_empty() {
+                            (final_).then_some(false)
+                        } else {
+                            tool.bare_call(lead, final_)
+                        };
+                        match next {
+                            None => break,
+                            Some(true) => {
+                                // The whitespace between two calls is the layout's.
+                                pos += ws;
+                                tool.start_bare_block();
+                                self.opened_by = usize::MAX;
+                                self.after_block = false;
+                                self.mode = Mode::Tool {
+                                    from_reasoning: false,
+                                };
+                                continue;
+                            }
+                            // The block ended: this line and the rest are content.
+                            Some(false) => self.bare_next = false,
                         }
                     }
                     if self.after_block {
@@ -716,7 +763,19 @@ impl Composed {
             _ => {}
         }
         if marker.is_empty() {
-            Bare::No
+            if !self.bare_lines {
+                return Bare::No;
+            }
+            let tool = self.tool.as_ref().expect("bare start is armed");
+            match (lead.is_empty(), final_) {
+                (true, false) => Bare::Hold,
+                (true, true) => Bare::No,
+                _ => match tool.bare_call(lead, final_) {
+                    None => Bare::Hold,
+                    Some(true) => Bare::Start,
+                    Some(false) => Bare::No,
+                },
+            }
         } else if lead.starts_with(marker) {
             Bare::Start
         } else if !final_ && marker.starts_with(lead) {

@@ -22,6 +22,17 @@ use crate::request::{schemas_of, Schemas, ToolPolicy, ToolSpec};
 use crate::scan::lex::trim_ws;
 use crate::scan::prefix::TagSet;
 
+/// Whether text begins a bare call ([`PayloadGrammar::bare_call_name`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BareCall<'a> {
+    /// It does, calling this name.
+    Name(&'a str),
+    /// More text is needed to say.
+    More,
+    /// It does not (or the grammar has no bare form).
+    No,
+}
+
 /// A payload grammar: the inside of one tool block.
 ///
 /// `consume` receives the unconsumed text after what it consumed before and returns how
@@ -52,6 +63,12 @@ pub trait PayloadGrammar: Send + std::fmt::Debug {
     /// call, and only the junk before it is recorded.
     fn payload_marker(&self) -> Option<&str> {
         None
+    }
+    /// For a grammar with no payload marker whose payloads may stand bare (pythonic
+    /// lines): whether `rest` begins a call (`NAME(`), and its name.
+    fn bare_call_name<'a>(&self, rest: &'a str, final_: bool) -> BareCall<'a> {
+        let _ = (rest, final_);
+        BareCall::No
     }
     /// Bytes the grammar holds (a name, a key, a typed value until its close tag), for
     /// the response's buffer limit.
@@ -238,6 +255,16 @@ impl ToolParser {
     /// The text every payload of the grammar begins with, if any.
     pub fn payload_marker(&self) -> Option<&str> {
         self.grammar.payload_marker()
+    }
+
+    /// Whether `rest` begins a bare call of a request tool (see
+    /// [`PayloadGrammar::bare_call_name`]): `None` while undecided.
+    pub fn bare_call(&self, rest: &str, final_: bool) -> Option<bool> {
+        match self.grammar.bare_call_name(rest, final_) {
+            BareCall::Name(name) => Some(self.calls.allows(name)),
+            BareCall::More => None,
+            BareCall::No => Some(false),
+        }
     }
 
     pub fn payload_closed(&self) -> bool {

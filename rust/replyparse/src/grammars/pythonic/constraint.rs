@@ -82,7 +82,10 @@ impl CallConstraint for PythonicCalls<'_> {
         }
         let d = self.0;
         let close = d.close.as_deref().unwrap_or("");
-        let calls = if self.lines() {
+        let calls = if self.lines() && d.open.is_empty() {
+            // Bare lines (no block tags): one call per line.
+            st::repeat(tags, "\n", many)
+        } else if self.lines() {
             st::sequence(vec![
                 st::const_string(&d.open),
                 st::regex(st::WS_REGEX),
@@ -127,7 +130,14 @@ impl CallConstraint for PythonicCalls<'_> {
         )?;
         let d = self.0;
         let close = d.close.as_deref().unwrap_or("");
-        let body = if self.lines() {
+        let body = if self.lines() && d.open.is_empty() {
+            // Bare lines: the parser reads the next call only on the next line.
+            if many {
+                format!("{call} (\"\\n\" {call})*")
+            } else {
+                call.clone()
+            }
+        } else if self.lines() {
             let open = l.lit(&d.open);
             let close = l.lit(close);
             lark_calls(&open, &call, &close, many)
@@ -199,6 +209,31 @@ mod tests {
             start(&lines),
             "\"<function_calls>\" WS? call WS? \"</function_calls>\" WS?"
         );
+        // Bare lines: no tags, one call per line (the parser reads the next call only
+        // on the next line).
+        let bare_lines = lark_of(
+            "granite_pythonic",
+            &tools(),
+            &ToolChoice::Required,
+            &Default::default(),
+        );
+        assert_eq!(start(&bare_lines), "call (\"\\n\" call)* WS?");
+        let one = lark_of(
+            "granite_pythonic",
+            &tools(),
+            &named("search"),
+            &Default::default(),
+        );
+        assert_eq!(start(&one), "call WS?");
+        let st = st_of(
+            "granite_pythonic",
+            &tools(),
+            &ToolChoice::Required,
+            &Default::default(),
+        );
+        let calls = &st["format"]["elements"][0];
+        assert_eq!(calls["type"], "tags_with_separator", "{calls}");
+        assert_eq!(calls["separator"], "\n");
     }
 
     #[test]

@@ -35,7 +35,7 @@ use serde::{Deserialize, Serialize};
 use crate::calls::CallEmitter;
 use crate::delta::DeltaSink;
 use crate::request::Schemas;
-use crate::tool::PayloadGrammar;
+use crate::tool::{BareCall, PayloadGrammar};
 use value::{is_ident, is_ident_start, param_names, ArgsReader, Read};
 
 /// Longest function name looked at before deciding the text is not a call.
@@ -299,6 +299,19 @@ impl PayloadGrammar for PythonicGrammar {
 
     fn payload_marker(&self) -> Option<&str> {
         self.list().then_some("[")
+    }
+
+    /// Lines may stand bare (a `bare_start` lines dialect): a line is a call when it
+    /// begins `NAME(`.
+    fn bare_call_name<'a>(&self, rest: &'a str, final_: bool) -> BareCall<'a> {
+        if self.list() {
+            return BareCall::No;
+        }
+        match Self::call_head(rest, final_) {
+            Ok(Some((name_end, _))) => BareCall::Name(&rest[..name_end]),
+            Ok(None) => BareCall::More,
+            Err(()) => BareCall::No,
+        }
     }
 
     fn buffered_bytes(&self) -> usize {
