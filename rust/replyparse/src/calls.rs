@@ -343,7 +343,7 @@ fn args_delta(index: usize, arguments: String) -> DeltaToolCall {
 fn unique_model_id(used: &mut Vec<String>, id: &str, index: usize) -> String {
     let mut candidate = id.to_owned();
     let mut k = index;
-    while used.iter().any(|u| *u == candidate) {
+    while used.contains(&candidate) {
         candidate = format!("{id}_{k}");
         k += 1;
     }
