@@ -77,10 +77,10 @@ CONVERSATION = [
 SPECIAL_TOKENS = {"bos_token": "<BOS>", "eos_token": "<EOS>"}
 
 
-def render(entry: dict) -> str:
+def render(entry: dict, **flags) -> str:
     template = (TEMPLATES / entry["file"]).read_text(encoding="utf-8")
     kwargs = dict(SPECIAL_TOKENS)
-    kwargs.update(entry.get("render_kwargs", {}))
+    kwargs.update(flags)
     rendered, _ = render_jinja_template(
         conversations=[CONVERSATION],
         tools=TOOLS,
@@ -139,3 +139,25 @@ def test_renders_simple_conversation(entry):
     else:
         assert "get_weather" in text
     assert text.rstrip() != "", "the generation prompt is rendered"
+
+
+LAST_USER_TEXT = CONVERSATION[-1]["content"]
+
+
+@pytest.mark.parametrize(
+    "entry", [e for e in TEMPLATE_ENTRIES if "raises" not in e], ids=lambda e: e["file"]
+)
+def test_generation_prompt(entry):
+    """The recorded generation prompt, per flag value, is what the template renders.
+
+    Where a response starts (in reasoning or in content) follows from it, so the
+    start rule of each model row can be read off the manifest.
+    """
+    recorded = entry["generation_prompt"]
+    for setting, expected in recorded.items():
+        flags = {}
+        if setting != "default":
+            flag, value = setting.split("=", 1)
+            flags[flag] = json.loads(value)
+        text = render(entry, **flags)
+        assert text.endswith(LAST_USER_TEXT + expected), setting
