@@ -481,7 +481,7 @@ def dialects_page(dialects: dict[str, Any], models: dict[str, Any]) -> str:
         "parses to (the test suite checks that parse under every chunking).\n"
     )
     for d in sorted(tool_decls, key=lambda d: d["name"]):
-        out.append(f"<a id=\"{anchor('tool-' + d['name'])}\"></a>\n")
+        out.append(f'<a id="{anchor("tool-" + d["name"])}"></a>\n')
         out.append(f"### {d['name']}\n")
         fam = family_of(d) or "?"
         lines = [
@@ -493,7 +493,9 @@ def dialects_page(dialects: dict[str, Any], models: dict[str, Any]) -> str:
             lines.append(
                 (
                     "other spellings",
-                    ", ".join(code(x) for x in [*d.get("open_aliases", []), *d.get("close_aliases", [])]),
+                    ", ".join(
+                        code(x) for x in [*d.get("open_aliases", []), *d.get("close_aliases", [])]
+                    ),
                 )
             )
         if "special_tokens" in d:
@@ -502,7 +504,10 @@ def dialects_page(dialects: dict[str, Any], models: dict[str, Any]) -> str:
             lines.append(
                 (
                     "content wrappers removed",
-                    ", ".join(f"{code(w.get('open'))} … {code(w.get('close'))}" for w in d["content_wrappers"]),
+                    ", ".join(
+                        f"{code(w.get('open'))} … {code(w.get('close'))}"
+                        for w in d["content_wrappers"]
+                    ),
                 )
             )
         if d.get("drop_markup"):
@@ -510,7 +515,12 @@ def dialects_page(dialects: dict[str, Any], models: dict[str, Any]) -> str:
         if d.get("verified_with"):
             lines.append(("token-boundary prefixes verified with", value(d["verified_with"])))
         rows = used.get(f"tool:{d['name']}", [])
-        lines.append(("models", cell(", ".join(rows)) if rows else "none: [by name only](models.md#by-name-only)"))
+        lines.append(
+            (
+                "models",
+                cell(", ".join(rows)) if rows else "none: [by name only](models.md#by-name-only)",
+            )
+        )
         out.append("| | |")
         out.append("|---|---|")
         for k, v in lines:
@@ -525,8 +535,7 @@ def dialects_page(dialects: dict[str, Any], models: dict[str, Any]) -> str:
             out.append("")
             call = ex["call"]
             out.append(
-                f"parses to a call of `{call['name']}` with arguments "
-                f"{code(call['arguments'])}.\n"
+                f"parses to a call of `{call['name']}` with arguments {code(call['arguments'])}.\n"
             )
     return "\n".join(out).rstrip() + "\n"
 
@@ -549,7 +558,10 @@ def models_page(dialects: dict[str, Any], models: dict[str, Any]) -> str:
         "[dialect reference](dialects.md).\n"
     )
     out.append("## Rows\n")
-    out.append("| row | model ids (patterns) | `model_type` | tool parser | reasoning parser | response parser |")
+    out.append(
+        "| row | model ids (patterns) | `model_type` "
+        "| tool parser | reasoning parser | response parser |"
+    )
     out.append("|---|---|---|---|---|---|")
 
     def link(kind: str, names: Names, n: str | None) -> str:
