@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import os
 import re
 import shlex
@@ -189,3 +190,20 @@ def test_no_unlabelled_fences():
         if not FENCE.match(opening)["info"]:
             bad.append(b.where)
     assert not bad, f"code blocks without a language: {bad}"
+
+
+def test_generated_reference_pages_are_current():
+    """docs/reference/ is generated from dialects.json, models.json and the fixtures:
+    after a change to them, run `python scripts/gen_docs.py` and commit the pages."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import gen_docs
+
+    assert not gen_docs.stale(gen_docs.generate()), "run `python scripts/gen_docs.py`"
+
+
+def test_performance_chart_is_the_drawing_of_the_committed_figures():
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import perf_chart
+
+    figures = perf_chart.FIGURES.read_text(encoding="utf-8")
+    assert perf_chart.SVG.read_text(encoding="utf-8") == perf_chart.draw(json.loads(figures))
