@@ -176,7 +176,8 @@ def readme_by_name_only() -> list[dict[str, str]]:
         if not line.startswith("- "):
             break
         parts = line.split("`")
-        why = "`".join(parts[2:]).lstrip(":").strip() if len(parts) > 2 else ""
+        why = "`".join(parts[2:]).strip() if len(parts) > 2 else ""
+        why = why[1:].strip() if why.startswith(":") else why
         out.append({"dialect": parts[1], "why": why})
     return out
 
@@ -624,7 +625,9 @@ def models_page(dialects: dict[str, Any], models: dict[str, Any]) -> str:
         "`replyparse-<name>` in a serving stack).\n"
     )
     for e in by_name_only(models):
-        why = f": {e['why']}" if e["why"] else ""
+        # "(alias): why" reads on from the name; anything else follows a colon.
+        why = e["why"]
+        why = f" {why}" if why.startswith("(") else f": {why}" if why else ""
         out.append(f"- `{e['dialect']}`{why}")
     out.append("")
     out.append("## Out of scope\n")
