@@ -9,6 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
 START=$SECONDS
+export NO_MKDOCS_2_WARNING=1  # Material's end-of-life notice: the pages stay plain Markdown
 
 if ! "$PYTHON" -c "import mkdocs, material" >/dev/null 2>&1; then
     echo "== installing mkdocs and mkdocs-material"

@@ -21,10 +21,10 @@ ROOT = Path(__file__).resolve().parents[1]
 FIGURES = ROOT / "docs" / "assets" / "perf" / "figures.json"
 SVG = ROOT / "docs" / "assets" / "perf" / "chunk_cost.svg"
 
-W, H = 720, 420
-LEFT, RIGHT, TOP, BOTTOM = 80, 220, 50, 70
+W, H = 800, 420
+LEFT, RIGHT, TOP, BOTTOM = 80, 240, 50, 70
 COLOURS = {"qwen": "#1f77b4", "qwen3coder": "#2ca02c"}
-SIZE_LABELS = {"2KB": "2 KB", "32KB": "32 KB", "1MB": "1 MB"}
+SIZE_LABELS = {"2KB": "2 KB", "32KB": "32 KB", "256KB": "256 KB", "1MB": "1 MB"}
 
 
 def nice_ticks(lo: float, hi: float) -> list[float]:
@@ -51,8 +51,12 @@ def draw(data: dict) -> str:
     hi = 10 ** math.ceil(math.log10(max(values)))
     pw, ph = W - LEFT - RIGHT, H - TOP - BOTTOM
 
+    nbytes = [math.log10(data["sizes"][s]) for s in sizes]
+    span = (nbytes[-1] - nbytes[0]) or 1.0
+
     def x(i: int) -> float:
-        return LEFT + (pw * i / (len(sizes) - 1) if len(sizes) > 1 else pw / 2)
+        """Logarithmic in the response's size."""
+        return LEFT + pw * (nbytes[i] - nbytes[0]) / span
 
     def y(v: float) -> float:
         return TOP + ph * (1 - (math.log10(v) - math.log10(lo)) / (math.log10(hi) - math.log10(lo)))
@@ -76,8 +80,8 @@ def draw(data: dict) -> str:
             f"{SIZE_LABELS.get(s, s)}</text>"
         )
     out.append(
-        f'<text x="{LEFT + pw / 2:.1f}" y="{TOP + ph + 42}" text-anchor="middle">'
-        "tool-call arguments in the response</text>"
+        f'<text x="{LEFT + pw / 2:.1f}" y="{TOP + ph + 38}" text-anchor="middle">'
+        "tool-call arguments in the response (log scale)</text>"
     )
     out.append(
         f'<text transform="translate(18 {TOP + ph / 2:.1f}) rotate(-90)" '
@@ -104,10 +108,15 @@ def draw(data: dict) -> str:
         )
         out.append(f'<text x="{lx + 30}" y="{legend_y + 4}">{escape(name)}</text>')
         legend_y += 20
+    la = data.get("load_average")
+    load = f", load average {la[0]:g}" if la else ""
     out.append(
-        f'<text x="{LEFT}" y="{H - 10}" font-size="10" fill="#555">'
-        f"{escape(data['what'])}; measured on {escape(data['measured_on'])}, "
-        f"{escape(data['machine'])}</text>"
+        f'<text x="10" y="{H - 22}" font-size="10" fill="#555">{escape(data["what"])}</text>'
+    )
+    out.append(
+        f'<text x="10" y="{H - 8}" font-size="10" fill="#555">'
+        f"measured on {escape(data['measured_on'])}, {escape(data['machine'])}"
+        f"{load}</text>"
     )
     out.append("</svg>")
     return "\n".join(out) + "\n"
