@@ -39,7 +39,8 @@ RECORDED_DIR = Path(__file__).resolve().parent / "recorded"
 
 # Keys a recorded file adds to the fixture format (README), at file and case level.
 FILE_EXTRA = frozenset({"source", "compare_arguments", "not_converted"})
-CASE_EXTRA = frozenset({"source", "disagrees", "corrected"})
+CASE_EXTRA = frozenset({"source", "disagrees", "corrected", "checked"})
+CHECKABLE = ("content", "reasoning", "calls")
 SOURCE_REQUIRED = ("repository",)
 SOURCE_REVISION = ("commit", "version", "url")
 DISAGREES_KEYS = frozenset({"cause", "reason", "ours"})
@@ -70,6 +71,9 @@ class Recorded:
     compare_arguments: str
     disagrees: Disagreement | None
     corrected: dict[str, Any] | None
+    # What the source checks of the message (`content`, `reasoning`, `calls`); the
+    # expectation is compared on these only. Stream == complete is checked in full.
+    checked: tuple[str, ...] = CHECKABLE
 
     @property
     def id(self) -> str:
@@ -193,7 +197,18 @@ def read_recorded(path: Path) -> RecordedFile:
             if not (isinstance(c["reason"], str) and c["reason"]):
                 _fail(cw, "corrected.reason must say why")
             c = {"reason": c["reason"], "source_expected": _result(cw, c["source_expected"])}
-        out.append(Recorded(fx, source, compare, disagrees, c))
+        checked = extra.get("checked", list(CHECKABLE))
+        if not (
+            isinstance(checked, list)
+            and checked
+            and len(set(checked)) == len(checked)
+            and set(checked) <= set(CHECKABLE)
+        ):
+            _fail(cw, f"checked must be a non-empty list of {list(CHECKABLE)}")
+        for k in CHECKABLE:
+            if k not in checked and fx.expected()[k]:
+                _fail(cw, f"expect gives {k}, which the source does not check")
+        out.append(Recorded(fx, source, compare, disagrees, c, tuple(checked)))
     return RecordedFile(path.stem, doc.get("description", ""), file_source, out, not_converted)
 
 
