@@ -135,13 +135,18 @@ def check_case(rec: Recorded) -> None:
 
 
 def test_files() -> None:
-    """Every file loads with cases, each case names known tokenizers, and every case the
-    source had is either a fixture or listed as not converted, with the reason."""
+    """Every file loads with cases, each case names known tokenizers, a corrected
+    expectation really differs from the source's, and every case not converted gives
+    its reason."""
     assert FILES and all(f.cases for f in FILES)
     for f in FILES:
         for rec in f.cases:
             for t in rec.fixture.tokenizers:
                 assert t in TOKENIZERS, f"{rec.id}: unknown tokenizer {t!r}"
+            if rec.corrected is not None:
+                assert not same(rec, rec.corrected["source_expected"], rec.fixture.expected()), (
+                    f"{rec.id}: the corrected expectation equals the source's"
+                )
         for x in f.not_converted:
             assert x["reason"].strip() and isinstance(x["source"], dict)
 
