@@ -76,6 +76,9 @@ class _Usage(TypedDict):
     total_tokens: int
     reasoning_tokens: int | None
 
+# The Cargo workspace's version (the package's one version).
+__version__: str
+
 # ---- errors (module "replyparse") ----------------------------------------------------
 
 class UnknownParserError(ValueError): ...
