@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from pydantic_core import PydanticSerializationError
 
 from . import _native
+from ._messages import first_problem
 
 
 class FunctionDefinition(BaseModel):
@@ -69,8 +70,9 @@ def validated_tools(tools: Sequence[Any] | None) -> list[Tool] | None:
         return _TOOLS.validate_python(_plain(tools))
     except ValidationError as e:
         raise _native.InvalidToolsError(
-            "tools must be a list of OpenAI function tools "
-            '({"type": "function", "function": {"name": ..., "parameters": {...}}}): ' + str(e)
+            f"invalid tools: {first_problem(e, 'tools')}; tools are a list of OpenAI "
+            'function tools, {"type": "function", "function": {"name": ..., "parameters": '
+            "{...}}}"
         ) from None
 
 
@@ -100,8 +102,8 @@ def tool_choice_json(choice: Any) -> str | None:
         parsed = _CHOICE.validate_python(_plain(choice))
     except ValidationError as e:
         raise _native.InvalidToolsError(
-            'tool_choice must be "auto", "none", "required" or '
-            '{"type": "function", "function": {"name": ...}}: ' + str(e)
+            f"invalid tool_choice: {first_problem(e, 'tool_choice')}; tool_choice is "
+            '"auto", "none", "required" or {"type": "function", "function": {"name": ...}}'
         ) from None
     if isinstance(parsed, BaseModel):
         return parsed.model_dump_json()
