@@ -350,7 +350,7 @@ class ReasoningDialect(BaseModel):
 
 class ParserChoice(BaseModel):
     """The parsers the engine's model table chooses for a model (`parsers_for_model`):
-    registry names or None, `reason` (which rule matched, the row's source, names
+    registry names or None, `reason` (which rule matched, in plain words, and names
     left out), and `row` (the table row, None for the documented default)."""
 
     model_config = ConfigDict(frozen=True)
@@ -372,7 +372,8 @@ def parsers_for_model(
     table: the chat template's markers when `chat_template` is given, then the HF
     `model_type`, then the longest model-id pattern. An unknown model raises
     `UnknownParserError` naming the closest rows; with `default=True` it gets the
-    documented default instead (Hermes `<tool_call>` JSON, no reasoning parser)."""
+    documented default instead (Hermes `<tool_call>` JSON, no reasoning parser). The
+    engine caches the answers per model (bounded; a dialect registered later is seen)."""
     return ParserChoice.model_validate_json(
         _native.parsers_for_model_json(model, model_type, chat_template, default)
     )

@@ -30,7 +30,14 @@ def request_options(
 
 
 class _Stream(_native.ServeStream):
-    """Common methods, documented once (see `replyparse.openai.ChatCompletionStream`)."""
+    """Common methods, documented once (see `replyparse.openai.ChatCompletionStream`).
+
+    Usage counts completion tokens from the token ids fed with each step
+    (`feed(text, token_ids=...)`), unless `finish(completion_tokens=N)` gives the
+    count. A stream that got neither cannot count them: its usage says 0, and
+    `finish` / `finish_sse` (and the complete-response helpers) warn with a
+    `replyparse.UsageWarning` saying so, rather than let the 0 pass for a count.
+    """
 
     _protocol = ""
     _reports_usage = False

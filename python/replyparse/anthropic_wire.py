@@ -6,6 +6,10 @@ keeps working (see its documentation).
     from replyparse import ResponseParser, anthropic_wire
 
     stream = anthropic_wire.MessageStream(parser, model="m", prompt_tokens=n)
+
+Usage: completion tokens are the token ids fed with the steps (`feed(text,
+token_ids=...)`), or the count given to `finish(completion_tokens=N)`; with neither,
+the usage says 0 and `finish` warns (`replyparse.UsageWarning`) that it could not count.
 """
 
 from __future__ import annotations

@@ -6,6 +6,10 @@ working (see its documentation).
     from replyparse import ResponseParser, openai_wire
 
     stream = openai_wire.ChatCompletionStream(parser, model="m", include_usage=True)
+
+Usage: completion tokens are the token ids fed with the steps (`feed(text,
+token_ids=...)`), or the count given to `finish(completion_tokens=N)`; with neither,
+the usage says 0 and `finish` warns (`replyparse.UsageWarning`) that it could not count.
 """
 
 from __future__ import annotations
