@@ -19,6 +19,7 @@ from replyparse._models import Tool
 
 # What the module exports (PyO3 lists every name added to it, in the order added).
 __all__ = [
+    "__version__",
     "DeltaFunctionCall",
     "DeltaToolCall",
     "DeltaMessage",
