@@ -194,7 +194,7 @@ def test_detect_prints_the_choice_and_why(tmp_path, capsys):
     c = json.loads(capsys.readouterr().out)
     assert c["response_parser"] == "gpt-oss" and "template" in c["reason"]
     assert main(["detect", "acme/none-such"]) == 2
-    assert "no parser is known" in capsys.readouterr().err
+    assert "no model table row matches model 'acme/none-such'" in capsys.readouterr().err
     assert main(["detect", "acme/none-such", "--default"]) == 0
 
 
