@@ -49,6 +49,12 @@ def from_request() -> rp.ResponseParser:
     return rp.ResponseParser.from_request({"model": MODEL, "messages": [], "tools": TOOLS})
 
 
+def from_request_by_name() -> rp.ResponseParser:
+    return rp.ResponseParser.from_request(
+        {"model": MODEL, "messages": [], "tools": TOOLS}, tool_parser="qwen3coder"
+    )
+
+
 def for_new_model() -> rp.ResponseParser:
     # A model id the cache has not seen (the same row answers it).
     return rp.ResponseParser.for_model(f"{MODEL}-{next(_fresh)}", tools=TOOLS)
@@ -57,6 +63,7 @@ def for_new_model() -> rp.ResponseParser:
 VARIANTS = {
     "by name": by_name,
     "for_model, repeated model": for_model,
+    "from_request, parser named": from_request_by_name,
     "from_request, repeated model": from_request,
     "for_model, new model each call": for_new_model,
 }

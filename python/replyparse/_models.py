@@ -374,6 +374,16 @@ def parsers_for_model(
     `UnknownParserError` naming the closest rows; with `default=True` it gets the
     documented default instead (Hermes `<tool_call>` JSON, no reasoning parser). The
     engine caches the answers per model (bounded; a dialect registered later is seen)."""
-    return ParserChoice.model_validate_json(
-        _native.parsers_for_model_json(model, model_type, chat_template, default)
-    )
+    text = _native.parsers_for_model_json(model, model_type, chat_template, default)
+    choice = _CHOICE_OBJECTS.get(text)
+    if choice is None:
+        if len(_CHOICE_OBJECTS) >= 256:
+            _CHOICE_OBJECTS.clear()
+        choice = _CHOICE_OBJECTS[text] = ParserChoice.model_validate_json(text)
+    return choice
+
+
+# The engine's answers (JSON text) as ParserChoice objects: validating the same text
+# always gives an equal frozen object, so one is kept per text (the choice itself is
+# cached in the engine; a registry change changes the text). Bounded: emptied when full.
+_CHOICE_OBJECTS: dict[str, ParserChoice] = {}
