@@ -273,6 +273,7 @@ def test_models_lists_the_model_table(capsys):
     code, out, _ = run(capsys, "models", "deepseek", "--json")
     rows = json.loads(out)
     assert rows and all("deepseek" in json.dumps(r).lower() for r in rows)
+    assert all("source" not in r and "note" not in r for r in rows)  # maintainers' data
     code, out, _ = run(capsys, "models", "Qwen/Qwen3-Coder-30B-A3B-Instruct")
     assert out.startswith("Qwen3-Coder: tool qwen3coder")
     code, out, err = run(capsys, "models", "no-such-family-xyz")

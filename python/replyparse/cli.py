@@ -331,8 +331,15 @@ def _parse(args: argparse.Namespace) -> int:
 # ---- models / list / detect / prefixes --------------------------------------------------
 
 
+# What `replyparse models` shows of a row: what it matches and what it chooses (the
+# rows' `source` and `note` are for maintainers).
+_ROW_FIELDS = ("name", "ids", "model_types", "templates", *_FLAGS)
+
+
 def _models(args: argparse.Namespace) -> int:
-    rows = json.loads(model_table_json())["models"]
+    rows = [
+        {k: r[k] for k in _ROW_FIELDS if k in r} for r in json.loads(model_table_json())["models"]
+    ]
     if args.text:
         key = args.text.lower()
         rows = [
