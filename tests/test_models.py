@@ -187,14 +187,14 @@ def test_detect_prints_the_choice_and_why(tmp_path, capsys):
     assert main(["detect", "deepseek-ai/DeepSeek-V3.2-Exp"]) == 0
     out = capsys.readouterr().out
     assert "tool parser:      deepseek_v31" in out
-    assert "why: DeepSeek-V3.2-Exp" in out and "V3.1 format" in out
+    assert 'why: DeepSeek-V3.2-Exp: the model id "deepseek-ai/DeepSeek-V3.2-Exp" contains' in out
     template = tmp_path / "tokenizer_config.json"
     template.write_text(json.dumps({"chat_template": "{{ '<|channel|>' }}"}))
     assert main(["detect", "my/local-model", "--template", str(template), "--json"]) == 0
     c = json.loads(capsys.readouterr().out)
     assert c["response_parser"] == "gpt-oss" and "template" in c["reason"]
     assert main(["detect", "acme/none-such"]) == 2
-    assert "no parser is known" in capsys.readouterr().err
+    assert "no model table row matches model 'acme/none-such'" in capsys.readouterr().err
     assert main(["detect", "acme/none-such", "--default"]) == 0
 
 

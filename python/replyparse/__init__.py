@@ -6,10 +6,12 @@ request validation with pydantic, dialect declaration, and the command line.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
 from . import _native, constraints
+from ._diagnostics import DiagnosticCounts, diagnostic_counts, record_diagnostics
 from ._models import (
     BlockTags,
     DropMarkup,
@@ -67,6 +69,7 @@ __all__ = [
     "DeltaFunctionCall",
     "DeltaMessage",
     "DeltaToolCall",
+    "DiagnosticCounts",
     "DsmlSyntax",
     "FlagRule",
     "FunctionCall",
@@ -84,11 +87,15 @@ __all__ = [
     "ToolCall",
     "ToolDialect",
     "ToolParser",
+    "UnknownModelWarning",
     "UnknownParserError",
+    "UsageWarning",
     "XmlSyntax",
+    "diagnostic_counts",
     "parsers_for_model",
     "reasoning_dialects",
     "reasoning_parsers",
+    "record_diagnostics",
     "register_reasoning_parser",
     "register_tool_parser",
     "response_parsers",
@@ -98,7 +105,20 @@ __all__ = [
     "tool_parsers",
 ]
 
-__version__ = "0.1.0"
+# The one version of the project: the Cargo workspace's, compiled into the extension
+# (so an editable install reports the checkout's version too).
+__version__: str = _native.__version__
+
+
+class UnknownModelWarning(UserWarning):
+    """`ResponseParser.from_request` met a request whose `model` the model table does
+    not know, with no parser named: the parser is the plain one (everything is
+    content). Name the parsers, or pass `model=` / `chat_template=` / `model_type=`."""
+
+
+class UsageWarning(UserWarning):
+    """A serving stream's usage cannot count completion tokens: it was fed no token ids
+    and `finish()` got no `completion_tokens` (see `replyparse.openai_wire`)."""
 
 
 class ResponseParser(_native.ResponseParser):
@@ -211,7 +231,7 @@ class ResponseParser(_native.ResponseParser):
             "response_parser": options.pop("response_parser", choice.response_parser),
         }
         if request is not None:
-            parser = cls.from_request(request, **names, **options)
+            parser = cls.from_request(request, **names, **options, _choose=False)
         else:
             parser = cls(**names, **options)
         parser.parser_choice = choice
@@ -229,6 +249,7 @@ class ResponseParser(_native.ResponseParser):
         model: str | None = None,
         model_type: str | None = None,
         chat_template: str | None = None,
+        _choose: bool = True,
     ) -> ResponseParser:
         """Builds a parser from a request (a dict or a pydantic object): an OpenAI Chat
         Completions or Responses request (`tools`, `tool_choice` incl. `allowed_tools`,
@@ -245,16 +266,38 @@ class ResponseParser(_native.ResponseParser):
         that is wrong). A non-thinking request must say so (`enable_thinking: false` in
         `chat_template_kwargs`, or the model's own flag).
 
-        With `model=` (and optionally `model_type=`, `chat_template=`) and no parser
-        named, the parsers are chosen from the model, as `for_model` does."""
-        from ._requests import request_options
+        With no parser named, the parsers are chosen from the model as `for_model` does:
+        `model=` (with `model_type=`, `chat_template=` when known), else the request's
+        own `model`. A `model=` the model table does not know raises
+        `UnknownParserError`; a request's `model` it does not know gives the plain
+        parser (everything is content) with an `UnknownModelWarning`, as before models
+        were looked up. The choice is kept as `parser.parser_choice` (None for the
+        plain parser)."""
+        from ._requests import request_model, request_options
 
         choice = None
-        if model is not None and not (tool_parser or reasoning_parser or response_parser):
-            choice = parsers_for_model(model, model_type=model_type, chat_template=chat_template)
-            tool_parser = choice.tool_parser
-            reasoning_parser = choice.reasoning_parser
-            response_parser = choice.response_parser
+        if _choose and not (tool_parser or reasoning_parser or response_parser):
+            explicit = model is not None
+            if not explicit:
+                model = request_model(request)
+            if model is not None:
+                try:
+                    choice = parsers_for_model(
+                        model, model_type=model_type, chat_template=chat_template
+                    )
+                except UnknownParserError as e:
+                    if explicit:
+                        raise
+                    warnings.warn(
+                        f"replyparse: no parser is chosen for model {model!r}, so the whole "
+                        "output is content: " + str(e),
+                        UnknownModelWarning,
+                        stacklevel=2,
+                    )
+            if choice is not None:
+                tool_parser = choice.tool_parser
+                reasoning_parser = choice.reasoning_parser
+                response_parser = choice.response_parser
 
         o = request_options(request)
         parser = cls(
@@ -270,7 +313,7 @@ class ResponseParser(_native.ResponseParser):
         )
         parser.tool_choice = o.tool_choice
         parser.parallel_tool_calls = o.parallel_tool_calls
-        if choice is not None:
+        if _choose:
             parser.parser_choice = choice
         if o.parallel_tool_calls is False and parser._constraint is not None:
             parser._constraint_args = (*parser._constraint_args[:-1], False)

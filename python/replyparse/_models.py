@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from pydantic_core import PydanticSerializationError
 
 from . import _native
+from ._messages import first_problem
 
 
 class FunctionDefinition(BaseModel):
@@ -69,8 +70,9 @@ def validated_tools(tools: Sequence[Any] | None) -> list[Tool] | None:
         return _TOOLS.validate_python(_plain(tools))
     except ValidationError as e:
         raise _native.InvalidToolsError(
-            "tools must be a list of OpenAI function tools "
-            '({"type": "function", "function": {"name": ..., "parameters": {...}}}): ' + str(e)
+            f"invalid tools: {first_problem(e, 'tools')}; tools are a list of OpenAI "
+            'function tools, {"type": "function", "function": {"name": ..., "parameters": '
+            "{...}}}"
         ) from None
 
 
@@ -100,8 +102,8 @@ def tool_choice_json(choice: Any) -> str | None:
         parsed = _CHOICE.validate_python(_plain(choice))
     except ValidationError as e:
         raise _native.InvalidToolsError(
-            'tool_choice must be "auto", "none", "required" or '
-            '{"type": "function", "function": {"name": ...}}: ' + str(e)
+            f"invalid tool_choice: {first_problem(e, 'tool_choice')}; tool_choice is "
+            '"auto", "none", "required" or {"type": "function", "function": {"name": ...}}'
         ) from None
     if isinstance(parsed, BaseModel):
         return parsed.model_dump_json()
@@ -348,7 +350,7 @@ class ReasoningDialect(BaseModel):
 
 class ParserChoice(BaseModel):
     """The parsers the engine's model table chooses for a model (`parsers_for_model`):
-    registry names or None, `reason` (which rule matched, the row's source, names
+    registry names or None, `reason` (which rule matched, in plain words, and names
     left out), and `row` (the table row, None for the documented default)."""
 
     model_config = ConfigDict(frozen=True)
@@ -370,7 +372,18 @@ def parsers_for_model(
     table: the chat template's markers when `chat_template` is given, then the HF
     `model_type`, then the longest model-id pattern. An unknown model raises
     `UnknownParserError` naming the closest rows; with `default=True` it gets the
-    documented default instead (Hermes `<tool_call>` JSON, no reasoning parser)."""
-    return ParserChoice.model_validate_json(
-        _native.parsers_for_model_json(model, model_type, chat_template, default)
-    )
+    documented default instead (Hermes `<tool_call>` JSON, no reasoning parser). The
+    engine caches the answers per model (bounded; a dialect registered later is seen)."""
+    text = _native.parsers_for_model_json(model, model_type, chat_template, default)
+    choice = _CHOICE_OBJECTS.get(text)
+    if choice is None:
+        if len(_CHOICE_OBJECTS) >= 256:
+            _CHOICE_OBJECTS.clear()
+        choice = _CHOICE_OBJECTS[text] = ParserChoice.model_validate_json(text)
+    return choice
+
+
+# The engine's answers (JSON text) as ParserChoice objects: validating the same text
+# always gives an equal frozen object, so one is kept per text (the choice itself is
+# cached in the engine; a registry change changes the text). Bounded: emptied when full.
+_CHOICE_OBJECTS: dict[str, ParserChoice] = {}

@@ -19,6 +19,7 @@ from replyparse._models import Tool
 
 # What the module exports (PyO3 lists every name added to it, in the order added).
 __all__ = [
+    "__version__",
     "DeltaFunctionCall",
     "DeltaToolCall",
     "DeltaMessage",
@@ -75,6 +76,9 @@ class _Usage(TypedDict):
     completion_tokens: int
     total_tokens: int
     reasoning_tokens: int | None
+
+# The Cargo workspace's version (the package's one version).
+__version__: str
 
 # ---- errors (module "replyparse") ----------------------------------------------------
 

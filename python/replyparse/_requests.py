@@ -109,6 +109,12 @@ def _openai(request: dict[str, Any]) -> RequestOptions:
     )
 
 
+def request_model(request: Any) -> str | None:
+    """The request's `model` (a dict key or an attribute), when it is a non-empty str."""
+    model = request.get("model") if isinstance(request, dict) else getattr(request, "model", None)
+    return model if isinstance(model, str) and model.strip() else None
+
+
 def request_options(request: Any) -> RequestOptions:
     """The tools, tool_choice, parallel_tool_calls and thinking flags of a request (a
     dict or a pydantic object of the OpenAI or Anthropic SDKs)."""

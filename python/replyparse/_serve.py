@@ -30,9 +30,17 @@ def request_options(
 
 
 class _Stream(_native.ServeStream):
-    """Common methods, documented once (see `replyparse.openai.ChatCompletionStream`)."""
+    """Common methods, documented once (see `replyparse.openai.ChatCompletionStream`).
+
+    Usage counts completion tokens from the token ids fed with each step
+    (`feed(text, token_ids=...)`), unless `finish(completion_tokens=N)` gives the
+    count. A stream that got neither cannot count them: its usage says 0, and
+    `finish` / `finish_sse` (and the complete-response helpers) warn with a
+    `replyparse.UsageWarning` saying so, rather than let the 0 pass for a count.
+    """
 
     _protocol = ""
+    _reports_usage = False
 
     def __new__(
         cls,
@@ -59,7 +67,7 @@ class _Stream(_native.ServeStream):
             if isinstance(choice, str):
                 echo["tool_choice"] = choice
             response_extra = {**echo, **(response_extra or {})}
-        return super().__new__(
+        stream = super().__new__(
             cls,
             cls._protocol,
             parser,
@@ -74,6 +82,58 @@ class _Stream(_native.ServeStream):
             _raise_errors,
             keep_complete,
         )
+        # Chat Completions reports usage only when asked; the others always do.
+        stream._reports_usage = include_usage or cls._protocol != "chat"
+        return stream
+
+    # Usage: completion tokens are the token ids fed with the steps (`feed(...,
+    # token_ids=...)`), or the count given to `finish(completion_tokens=N)`. A stream
+    # that got neither would report 0; `finish` says so with a `UsageWarning` instead
+    # of letting the 0 pass for a count. (`serve_many` finishes streams in one native
+    # step and does not warn: give it token ids, its 4-tuples.)
+
+    def finish(
+        self,
+        finish_reason: str | None = None,
+        *,
+        prompt_tokens: int | None = None,
+        completion_tokens: int | None = None,
+    ) -> list[dict[str, Any]]:
+        events = super().finish(
+            finish_reason, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens
+        )
+        self._check_usage(completion_tokens)
+        return events
+
+    def finish_sse(
+        self,
+        finish_reason: str | None = None,
+        *,
+        prompt_tokens: int | None = None,
+        completion_tokens: int | None = None,
+    ) -> bytes:
+        data = super().finish_sse(
+            finish_reason, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens
+        )
+        self._check_usage(completion_tokens)
+        return data
+
+    def _check_usage(self, completion_tokens: int | None) -> None:
+        if completion_tokens is not None or not getattr(self, "_reports_usage", False):
+            return
+        if self.error is None and self.usage["completion_tokens"] == 0:
+            import warnings
+
+            from . import UsageWarning
+
+            warnings.warn(
+                "replyparse: usage.completion_tokens is 0 because this stream was fed no "
+                "token ids: completion tokens are counted from the token ids given with "
+                "each step (feed(text, token_ids=...)), or taken from "
+                "finish(completion_tokens=N); pass one of them",
+                UsageWarning,
+                stacklevel=3,
+            )
 
 
 def complete(

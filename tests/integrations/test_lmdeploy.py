@@ -164,6 +164,23 @@ def test_every_dialect_has_a_plugin_name():
         assert ResponseParserManager.get(slot).__module__ == "replyparse.integrations.lmdeploy"
 
 
+def test_lmdeploys_own_spellings_with_the_prefix_are_registered():
+    """Each LMDeploy name that names a replyparse dialect once case, `-`, `_` and `.`
+    are ignored has its `replyparse-` spelling."""
+
+    def norm(name: str) -> str:
+        return "".join(c for c in name.lower() if c not in "-_.")
+
+    for manager, names in (
+        (ToolParserManager, rp.tool_parsers()),
+        (ReasoningParserManager, rp.reasoning_parsers()),
+    ):
+        ours = {norm(n) for n in names}
+        theirs = [n for n in manager.module_dict if not n.startswith("replyparse")]
+        for name in (n for n in theirs if norm(n) in ours):
+            assert manager.get(f"replyparse-{name}".replace(".", "")) is not None, name
+
+
 def test_launcher_in_a_subprocess():
     """`python -m replyparse.integrations.lmdeploy serve api_server ...`: LMDeploy's
     own CLI parses the names, and its `set_parsers` serves a qwen3 case through

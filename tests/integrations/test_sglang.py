@@ -267,6 +267,25 @@ def test_every_dialect_has_a_plugin_name():
     assert "replyparse" in ReasoningParser.DetectorMap
 
 
+def _norm(name: str) -> str:
+    return "".join(c for c in name.lower() if c not in "-_.")
+
+
+def test_sglangs_own_spellings_with_the_prefix_are_registered():
+    """Each SGLang name that names a replyparse dialect once case, `-`, `_` and `.` are
+    ignored has its `replyparse-` spelling (SGLang compares names exactly)."""
+    ours = {_norm(n) for n in rp.tool_parsers() + rp.response_parsers()}
+    theirs = [n for n in FunctionCallParser.ToolCallParserEnum if not n.startswith("replyparse")]
+    matched = [n for n in theirs if _norm(n) in ours]
+    assert matched
+    for name in matched:
+        assert f"replyparse-{name}" in FunctionCallParser.ToolCallParserEnum, name
+    ours = {_norm(n) for n in rp.reasoning_parsers() + rp.response_parsers()}
+    theirs = [n for n in ReasoningParser.DetectorMap if not n.startswith("replyparse")]
+    for name in (n for n in theirs if _norm(n) in ours):
+        assert f"replyparse-{name}" in ReasoningParser.DetectorMap, name
+
+
 def test_required_constraint_is_replyparse_structural_tag():
     case = next(c for c in sc.fixture_data.load("qwen3coder") if c.tools)
     request = protocol.ChatCompletionRequest(**{**sc.request_dict(case), "tool_choice": "required"})

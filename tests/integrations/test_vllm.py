@@ -348,3 +348,89 @@ print("ok")
         timeout=300,
     )
     assert out.returncode == 0 and out.stdout.strip().endswith("ok"), out.stderr[-3000:]
+
+
+def test_gpt_oss_tool_parser_alone_keeps_the_reasoning_in_the_complete_message():
+    """`--tool-call-parser replyparse-gpt-oss` with no reasoning parser: the complete
+    message carries the analysis channel as reasoning, as the stream does (vLLM asks
+    only a reasoning parser for a complete response's reasoning)."""
+    cases = [
+        c
+        for f in sc.files(_accepts)
+        for c in f.cases
+        if c.response_parser == "gpt-oss" and sc.reference(c).reasoning
+    ]
+    assert cases
+    cls = ParserManager.get_parser(tool_parser_name="replyparse-gpt-oss", enable_auto_tools=True)
+    assert cls.reasoning_parser_cls is None  # vLLM composes no reasoning parser
+    failures: list[str] = []
+    runs = 0
+    tokenizer = Tokenizer()
+    for case in cases:
+        runs += _check_case(case, cls, failures, tokenizer)
+        got, used = _complete(cls, case, tokenizer)
+        if not got.reasoning or used <= 0:
+            failures.append(f"{case.id}: complete reasoning {got.reasoning!r}, tokens {used}")
+    sc.report("vllm gpt-oss tool side alone", failures, runs)
+
+
+def test_a_tool_dialect_alone_still_leaves_reasoning_markup_in_content():
+    """The gpt-oss fix is for a response parser only: a tool dialect alone keeps
+    vLLM's rule (no reasoning parser: reasoning markup is content)."""
+    case = next(
+        c for c in sc.fixture_data.load("qwen") if c.reasoning_parser == "qwen3" and c.tools
+    )
+    cls = ParserManager.get_parser(tool_parser_name="replyparse-qwen", enable_auto_tools=True)
+    got, _ = _complete(cls, case, Tokenizer())
+    assert got.reasoning is None
+
+
+def test_the_stacks_own_spellings_with_the_prefix_are_registered():
+    """`replyparse-qwen3_coder` (vLLM's `qwen3_coder`) as well as `replyparse-qwen3coder`:
+    vLLM compares names exactly, replyparse ignores case, `-`, `_` and `.`."""
+    tools = set(ToolParserManager.list_registered())
+    reasoning = set(ReasoningParserManager.list_registered())
+    assert {"replyparse-qwen3_coder", "replyparse-deepseek_v32"} <= tools
+    assert {"replyparse-deepseek_r1", "replyparse-deepseek_v3"} <= reasoning
+    # Every vLLM name that names a replyparse dialect has its prefixed spelling.
+    ours = {_norm(n) for n in rp.tool_parsers() + rp.response_parsers()}
+    for name in tools:
+        if not name.startswith("replyparse") and _norm(name) in ours:
+            assert f"replyparse-{name}" in tools, name
+    # And it parses as the dialect does.
+    case = next(c for c in sc.fixture_data.load("qwen3coder") if c.tools and not c.reasoning_parser)
+    cls = ParserManager.get_parser(
+        tool_parser_name="replyparse-qwen3_coder", enable_auto_tools=True
+    )
+    failures: list[str] = []
+    _check_case(case, cls, failures, Tokenizer())
+    sc.report("vllm stack spelling", failures, 1)
+
+
+def _norm(name: str) -> str:
+    return "".join(c for c in name.lower() if c not in "-_.")
+
+
+def test_dropped_calls_are_counted_per_model_and_logged(caplog):
+    tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {}}}]
+    text = '<tool_call>\n{"name": "not_a_tool", "arguments": {}}\n</tool_call>'
+    model = "test/diagnostics-vllm"
+    cls = ParserManager.get_parser(tool_parser_name="replyparse-qwen", enable_auto_tools=True)
+    before = rp.diagnostic_counts().get(model, {}).get("unknown_name", 0)
+    with caplog.at_level("WARNING", logger="replyparse.integrations.vllm"):
+        for stream in (False, True):
+            request = ChatCompletionRequest(
+                model=model,
+                messages=[{"role": "user", "content": "hi"}],
+                tools=tools,
+                stream=stream,
+            )
+            parser = cls(Tokenizer(), request.tools)
+            if stream:
+                proc = ChatStreamProcessor(request, parser, enable_auto_tools=True, parser_cls=cls)
+                proc.step(text, [ord(c) for c in text], "stop", PROMPT_IDS)
+            else:
+                parser.parse(text, request, enable_auto_tools=True)
+    assert rp.diagnostic_counts()[model]["unknown_name"] == before + 2
+    logged = [r.getMessage() for r in caplog.records if model in r.getMessage()]
+    assert logged and "unknown_name" in logged[0] and "diagnostic_counts()" in logged[0]

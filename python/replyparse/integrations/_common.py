@@ -8,10 +8,12 @@ the arguments of one `ResponseParser`.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 import replyparse as rp
+from replyparse._diagnostics import COUNTS, log_crossed
 
 PREFIX = "replyparse"
 # Response-parser names that are not dialects: "default" is the composed parser.
@@ -68,25 +70,79 @@ def reasoning_plugin_names() -> dict[str, ReasoningName]:
     return names
 
 
+def with_stack_spellings(names: dict[str, Any], stack_names: Iterable[str]) -> dict[str, Any]:
+    """`names` plus `replyparse-<stack name>` for each of the stack's own parser names
+    that names a replyparse dialect once case, `-`, `_` and `.` are ignored (as
+    replyparse's registry matches names): users copy the stack's spelling from its
+    documentation (`qwen3_coder` in vLLM's) and put the prefix before it, and the
+    stacks compare names exactly."""
+    by_key: dict[str, Any] = {}
+    for n, v in names.items():
+        if n.startswith(PREFIX + "-"):
+            by_key.setdefault(_norm(n[len(PREFIX) + 1 :]), v)
+    out = dict(names)
+    for s in stack_names:
+        if s.startswith(PREFIX):
+            continue
+        v = by_key.get(_norm(s))
+        if v is not None:
+            out.setdefault(f"{PREFIX}-{s}", v)
+    return out
+
+
 def plugin_names() -> dict[str, list[str]]:
     """Every plug-in name, by side: {"tool": [...], "reasoning": [...]}."""
     return {"tool": sorted(tool_plugin_names()), "reasoning": sorted(reasoning_plugin_names())}
 
 
+_checked: set[str] = set()
+
+
+def version_note(dist: str, tested: str, installed: str | None) -> str | None:
+    """What to tell an operator whose stack is not the release series the plug-in is
+    tested with (None when it is, or when the stack's version cannot be read)."""
+    if installed is None:
+        return None
+    series = tested.rsplit(".", 1)[0]
+    if installed == tested or installed.startswith(series + "."):
+        return None
+    return (
+        f"replyparse's {dist} plug-in is tested with {dist} {series}.x ({tested}); this "
+        f"process has {dist} {installed}. It relies on {dist}'s parser interfaces and the "
+        f"order in which {dist} builds and calls its parsers, which can change between "
+        f"releases: if responses come out wrong, run {dist} {series}.x "
+        f"(pip install '{dist}=={series}.*') or report it with both versions"
+    )
+
+
 def check_version(dist: str, tested: str) -> None:
-    """Warns when the stack is not the release series the adapter was tested with (the
-    adapters use interfaces that stack documents, but also its composition order)."""
+    """Warns, once per process, when the stack is not the release series the plug-in
+    is tested with (the adapters use interfaces the stack documents, but also its
+    composition order). The plug-in modules call it when they are imported."""
     import logging
     from importlib.metadata import PackageNotFoundError, version
 
-    try:
-        v = version(dist)
-    except PackageNotFoundError:
+    if dist in _checked:
         return
-    if v != tested and not v.startswith(tested.rsplit(".", 1)[0] + "."):
-        logging.getLogger("replyparse.integrations").warning(
-            "replyparse's %s plug-in was tested with %s %s; this is %s", dist, dist, tested, v
-        )
+    _checked.add(dist)
+    try:
+        installed: str | None = version(dist)
+    except PackageNotFoundError:
+        installed = None
+    note = version_note(dist, tested, installed)
+    if note is not None:
+        logging.getLogger("replyparse.integrations").warning("%s", note)
+
+
+def count_dropped(logger: Any, model: str | None, parser: Any) -> None:
+    """Counts what a finished response's parser dropped under its model, in the
+    process's `replyparse.diagnostic_counts()`, and logs each count that reaches a
+    power of two (see `replyparse._diagnostics`). Never raises: a count must not break
+    a response."""
+    try:
+        log_crossed(logger, COUNTS.record(model, parser))
+    except Exception:  # noqa: BLE001 - diagnostics only
+        logger.debug("replyparse: could not count this response's diagnostics", exc_info=True)
 
 
 def _norm(name: str) -> str:

@@ -19,6 +19,7 @@ reasoning resumes reasoning), so the objects are only converted.
 
 from __future__ import annotations
 
+import logging
 import sys
 from typing import Any, ClassVar
 
@@ -45,12 +46,17 @@ from ._common import (
     ToolName,
     check_version,
     choose_dialects,
+    count_dropped,
     reasoning_plugin_names,
     request_fields,
     tool_plugin_names,
+    with_stack_spellings,
 )
 
 __all__ = ["ReplyparseResponseParser", "main", "register"]
+
+logger = logging.getLogger(__name__)
+check_version("lmdeploy", "0.18.0")
 
 
 class _ReplyparseToolName(ToolParser):
@@ -167,6 +173,7 @@ class ReplyparseResponseParser(BaseResponseParser):
             req = req.model_copy(update={"response_format": constraint})
         self.request = req
         self.reasoning_tokens = 0 if (reasoning or response) else None
+        self._model = getattr(request, "model", None)
 
     def _count(self, delta_token_ids: list[int], reasoning: bool) -> None:
         if self.reasoning_tokens is not None and reasoning:
@@ -175,7 +182,10 @@ class ReplyparseResponseParser(BaseResponseParser):
     def stream_chunk(
         self, delta_text: str, delta_token_ids: list[int], **kwargs: Any
     ) -> list[tuple[DeltaMessage, bool]]:
-        out = self._parser.stream_chunk(delta_text, final=bool(kwargs.get("final", False)))
+        final = bool(kwargs.get("final", False))
+        out = self._parser.stream_chunk(delta_text, final=final)
+        if final:
+            count_dropped(logger, self._model, self._parser)
         deltas = []
         reasoning = False
         for d, emitted in out:
@@ -213,7 +223,9 @@ class ReplyparseResponseParser(BaseResponseParser):
     def parse_complete(
         self, text: str, token_ids: list[int] | None = None, **kwargs: Any
     ) -> tuple[str | None, list[ToolCall] | None, str | None]:
-        parsed = self._make().parse_complete(text)
+        parser = self._make()
+        parsed = parser.parse_complete(text)
+        count_dropped(logger, self._model, parser)
         calls = [
             ToolCall(
                 id=c.id,
@@ -242,12 +254,13 @@ def register() -> None:
     dot in a name as a registry scope, so a name with one is registered without it
     (`replyparse-step35` for `step3.5`; an exact name already there wins)."""
     check_version("lmdeploy", "0.18.0")
-    tools = {n.replace(".", ""): tn for n, tn in tool_plugin_names().items() if "." in n}
-    tools.update({n: tn for n, tn in tool_plugin_names().items() if "." not in n})
+    names = with_stack_spellings(tool_plugin_names(), list(ToolParserManager.module_dict))
+    tools = {n.replace(".", ""): tn for n, tn in names.items() if "." in n}
+    tools.update({n: tn for n, tn in names.items() if "." not in n})
     for name, tn in tools.items():
         cls = type(f"ReplyparseTool_{name}", (_ReplyparseToolName,), {"rp_name": tn})
         ToolParserManager.register_module(name, force=True, module=cls)
-    names = reasoning_plugin_names()
+    names = with_stack_spellings(reasoning_plugin_names(), list(ReasoningParserManager.module_dict))
     reasoning = {n.replace(".", ""): r for n, r in names.items() if "." in n}
     reasoning.update({n: r for n, r in names.items() if "." not in n})
     for name, r in reasoning.items():

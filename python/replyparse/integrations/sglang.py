@@ -40,21 +40,25 @@ from sglang.srt.parser.reasoning_parser import BaseReasoningFormatDetector, Reas
 from sglang.srt.parser.reasoning_parser import StreamingParseResult as ReasoningResult
 
 import replyparse as rp
+from replyparse._requests import request_model
 
 from ._common import (
     ReasoningName,
     ToolName,
     check_version,
     choose_dialects,
+    count_dropped,
     reasoning_dialect,
     reasoning_plugin_names,
     request_fields,
     tool_plugin_names,
+    with_stack_spellings,
 )
 
 __all__ = ["ReplyparseDetector", "ReplyparseReasoningDetector", "register"]
 
 logger = logging.getLogger(__name__)
+check_version("sglang", "0.5.23")
 
 
 def _model_info(tokenizer: Any) -> tuple[str | None, str | None, str | None]:
@@ -211,7 +215,9 @@ class ReplyparseDetector(BaseFormatDetector):
 
     def _parse(self, text: str, tools: Any) -> rp.ParsedResponse:
         if self._complete is None or self._complete[0] != text:
-            self._complete = (text, self._new(tools).parse_complete(text))
+            parser = self._new(tools)
+            self._complete = (text, parser.parse_complete(text))
+            count_dropped(logger, _model_info(self.tokenizer)[0], parser)
         return self._complete[1]
 
     def has_tool_call(self, text: str) -> bool:
@@ -266,7 +272,9 @@ class ReplyparseDetector(BaseFormatDetector):
             return StreamingParseResult()
         if self._parser is None:
             return StreamingParseResult()
-        return self._result(self._parser.stream_chunk("", final=True))
+        r = self._result(self._parser.stream_chunk("", final=True))
+        count_dropped(logger, _model_info(self.tokenizer)[0], self._parser)
+        return r
 
     def supports_structural_tag(self) -> bool:
         return True
@@ -349,11 +357,13 @@ class ReplyparseReasoningDetector(BaseReasoningFormatDetector):
         self._parser: rp.ResponseParser | None = None
         self._step: _Handover | None = None
         self._held = ""
+        self._served: str | None = None
 
     def bind_request(self, request: Any) -> None:
         """The request SGLang built this parser for (called by the hook)."""
         if request is None:
             return
+        self._served = request_model(request)
         self._request = request_fields(request)
         self._tools = _effective_tools(request)
         if self._tools:
@@ -397,9 +407,14 @@ class ReplyparseReasoningDetector(BaseReasoningFormatDetector):
             fields, tool_parser=tool, reasoning_parser=reasoning, response_parser=response
         )
 
+    def _model(self) -> str | None:
+        return self._served or _model_info(self.tokenizer)[0]
+
     def detect_and_parse(self, text: str) -> ReasoningResult:
-        parsed = self._new().parse_complete(text)
+        parser = self._new()
+        parsed = parser.parse_complete(text)
         if self._paired:
+            count_dropped(logger, self._model(), parser)
             _HANDOVER.set(
                 _Handover(self, parsed.content or "", _complete_calls(parsed, self._tools))
             )
@@ -443,6 +458,8 @@ class ReplyparseReasoningDetector(BaseReasoningFormatDetector):
         if self._held:
             r.reasoning_text = (r.reasoning_text or "") + self._held
             self._held = ""
+        if self._paired:
+            count_dropped(logger, self._model(), self._parser)
         return r
 
 
@@ -491,13 +508,15 @@ def register() -> None:
     (idempotent)."""
     check_version("sglang", "0.5.23")
     _hook()
-    for name, tn in tool_plugin_names().items():
+    tools = with_stack_spellings(tool_plugin_names(), list(FunctionCallParser.ToolCallParserEnum))
+    reasoning = with_stack_spellings(reasoning_plugin_names(), list(ReasoningParser.DetectorMap))
+    for name, tn in tools.items():
         FunctionCallParser.ToolCallParserEnum[name] = type(
             f"ReplyparseDetector_{name}",
             (ReplyparseDetector,),
             {"rp_name": tn, "plugin_name": name, "__module__": __name__},
         )
-    for name, dialect in reasoning_plugin_names().items():
+    for name, dialect in reasoning.items():
         ReasoningParser.DetectorMap[name] = type(
             f"ReplyparseReasoningDetector_{name}",
             (ReplyparseReasoningDetector,),

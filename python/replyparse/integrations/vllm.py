@@ -18,12 +18,25 @@ How the parts fit vLLM's `DelegatingParser` (one instance of each per choice):
   `reasoning_content`, and usage its reasoning tokens. The two find each other when
   vLLM builds them: the reasoning parser first, then the tool parser, in one thread.
 - The tool parser alone parses tools only: with no reasoning parser vLLM treats
-  reasoning markup as content, and so does it.
+  reasoning markup as content, and so does it. A dedicated response parser named on
+  the tool side alone (`replyparse-gpt-oss`) owns its reasoning channel: it streams
+  that reasoning, and, since vLLM's complete path asks only a reasoning parser for
+  reasoning, it stands in as the composed parser's reasoning parser when vLLM builds
+  it (vLLM 0.33's `Parser.__init__` tells the tool parser there is none by setting
+  `skip_reasoning_parsing`), so the complete message carries the same reasoning.
 - The reasoning parser beside another tool parser (or none) parses reasoning only and
   hands over at the first content, as vLLM's own reasoning parsers do.
 
 No parsing happens here: the deltas of a step are merged into vLLM's one
 `DeltaMessage`, and the engine's objects converted to vLLM's.
+
+Names: `replyparse-<name>` for every replyparse name and alias, and for each of
+vLLM's own parser names that names a replyparse dialect once case, `-`, `_` and `.`
+are ignored (`replyparse-qwen3_coder` as well as `replyparse-qwen3coder`).
+
+What a parser dropped (calls of functions not in the request's tools, stray text in
+tool blocks, output cut inside a call) is counted per served model in
+`replyparse.diagnostic_counts()` and logged when a count reaches a power of two.
 """
 
 from __future__ import annotations
@@ -31,6 +44,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import sys
 import threading
 import weakref
 from collections.abc import Sequence
@@ -44,6 +58,7 @@ from vllm.entrypoints.generate.base.protocol import (
     FunctionCall,
     ToolCall,
 )
+from vllm.parser.abstract_parser import DelegatingParser
 from vllm.reasoning import ReasoningParser, ReasoningParserManager
 from vllm.tool_parsers import ToolParser, ToolParserManager
 
@@ -54,10 +69,12 @@ from ._common import (
     ToolName,
     check_version,
     choose_dialects,
+    count_dropped,
     reasoning_dialect,
     reasoning_plugin_names,
     request_fields,
     tool_plugin_names,
+    with_stack_spellings,
 )
 
 __all__ = ["ReplyparseReasoningParser", "ReplyparseToolParser", "register"]
@@ -251,8 +268,8 @@ class ReplyparseToolParser(ToolParser):
 
     def __init__(self, tokenizer: Any, tools: list[Any] | None = None) -> None:
         super().__init__(tokenizer, tools)
-        # vLLM sets this True when no reasoning parser is configured.
-        self.skip_reasoning_parsing = False
+        self._skip_reasoning_parsing = False
+        self._model: str | None = getattr(tokenizer, "name_or_path", None)
         self.partner: ReplyparseReasoningParser | None = None
         ref = getattr(_pending, "reasoning", None)
         if ref is not None:
@@ -270,6 +287,60 @@ class ReplyparseToolParser(ToolParser):
     @property
     def reasoning_text(self) -> str:
         return "".join(self._reasoning)
+
+    @property
+    def skip_reasoning_parsing(self) -> bool:
+        """vLLM sets this True (`Parser.__init__`) when no reasoning parser is
+        configured: reasoning markup is content for a tool dialect then. A dedicated
+        response parser owns its reasoning channel and takes the reasoning side
+        itself (`_own_reasoning`)."""
+        return self._skip_reasoning_parsing
+
+    @skip_reasoning_parsing.setter
+    def skip_reasoning_parsing(self, value: bool) -> None:
+        self._skip_reasoning_parsing = value
+        if value and self.partner is None:
+            self._own_reasoning(sys._getframe(1))
+
+    def _own_reasoning(self, frame: Any) -> None:
+        """With no reasoning parser configured, a response parser (gpt-oss) would
+        stream its reasoning but lose it in the complete message, which vLLM asks of
+        the reasoning parser only. So this tool parser pairs with a replyparse
+        reasoning parser of its own and puts it in the composed parser that is
+        building it (the caller of this setter: vLLM 0.33's `Parser.__init__`), as
+        if `--reasoning-parser` named the same response parser."""
+        try:
+            response = self.dialects()[2]
+        except ValueError:
+            return  # no dialect for the served model: the request says so later
+        if response is None:
+            return  # a tool dialect: vLLM's rule, reasoning markup is content
+        host = frame.f_locals.get("self") if frame is not None else None
+        if not (
+            isinstance(host, DelegatingParser)
+            and getattr(host, "_tool_parser", None) is self
+            and getattr(host, "_reasoning_parser", None) is None
+            and type(host).extract_reasoning is DelegatingParser.extract_reasoning
+        ):
+            logger.warning(
+                "replyparse: %s alone cannot return the reasoning of a complete response "
+                "in this vLLM; name it as --reasoning-parser too",
+                self.plugin_name,
+            )
+            return
+        side = type(
+            "ReplyparseReasoningParser_owned",
+            (ReplyparseReasoningParser,),
+            {
+                "rp_name": ReasoningName(response_parser=response),
+                "plugin_name": self.plugin_name,
+                "__module__": __name__,
+            },
+        )(self.model_tokenizer)
+        _pending.reasoning = None  # not for the next tool parser: it is this one's
+        side.paired = self
+        self.partner = side
+        host._reasoning_parser = side
 
     def dialects(self) -> tuple[str | None, str | None, str | None]:
         """(tool_parser, reasoning_parser, response_parser) for the engine."""
@@ -291,6 +362,7 @@ class ReplyparseToolParser(ToolParser):
         return self._dialects
 
     def _new_parser(self, request: Any) -> rp.ResponseParser:
+        self._model = getattr(request, "model", None) or self._model
         tool, reasoning, response = self.dialects()
         fields = request_fields(request)
         if self.partner is not None and self.partner.chat_template_kwargs is not None:
@@ -345,9 +417,11 @@ class ReplyparseToolParser(ToolParser):
     def complete(self, model_output: str, request: Any) -> rp.ParsedResponse:
         """The complete parse, kept for `extract_tool_calls` (the paired reasoning
         parser calls this first, with the whole output)."""
-        parsed = self._new_parser(request).parse_complete(model_output)
+        parser = self._new_parser(request)
+        parsed = parser.parse_complete(model_output)
         self._reasoning = [parsed.reasoning_content or ""]
         self._complete = parsed
+        count_dropped(logger, self._model, parser)
         return parsed
 
     def extract_tool_calls(self, model_output: str, request: Any) -> ExtractedToolCallInformation:
@@ -393,6 +467,7 @@ class ReplyparseToolParser(ToolParser):
         msg = _delta(self._parser.stream_chunk("", final=True))
         if msg is not None and msg.reasoning:
             self._reasoning.append(msg.reasoning)
+        count_dropped(logger, self._model, self._parser)
         return msg
 
 
@@ -404,14 +479,18 @@ def register() -> None:
     """Registers every plug-in name with vLLM's tool and reasoning parser managers
     (idempotent: vLLM loads general plugins in every process, sometimes twice)."""
     check_version("vllm", "0.33.0")
-    for name, tn in tool_plugin_names().items():
+    tools = with_stack_spellings(tool_plugin_names(), ToolParserManager.list_registered())
+    reasoning = with_stack_spellings(
+        reasoning_plugin_names(), ReasoningParserManager.list_registered()
+    )
+    for name, tn in tools.items():
         cls = type(
             _class_name("ReplyparseToolParser", name),
             (ReplyparseToolParser,),
             {"rp_name": tn, "plugin_name": name, "__module__": __name__},
         )
         ToolParserManager.register_module(name, force=True, module=cls)
-    for name, dialect in reasoning_plugin_names().items():
+    for name, dialect in reasoning.items():
         cls = type(
             _class_name("ReplyparseReasoningParser", name),
             (ReplyparseReasoningParser,),

@@ -33,7 +33,8 @@ create_exception!(
     replyparse,
     ParserFinishedError,
     PyRuntimeError,
-    "The parser already received its final chunk; create a new parser per response."
+    "The parser cannot take this call: it already received its final chunk, or \
+     `parse_complete` came after `stream_chunk`. Create a new parser per response."
 );
 create_exception!(
     replyparse,
@@ -56,14 +57,37 @@ create_exception!(
 
 pub(crate) fn to_py_err(e: engine::Error) -> PyErr {
     match e {
-        engine::Error::UnknownParser { .. } | engine::Error::UnknownModel { .. } => {
-            UnknownParserError::new_err(e.to_string())
-        }
+        engine::Error::UnknownModel { model, candidates } => unknown_model(&model, &candidates),
+        engine::Error::UnknownParser { .. } => UnknownParserError::new_err(e.to_string()),
         engine::Error::InvalidDialect(_) => InvalidDialectError::new_err(e.to_string()),
         engine::Error::InvalidTools(_) => InvalidToolsError::new_err(e.to_string()),
-        engine::Error::AlreadyFinished => ParserFinishedError::new_err(e.to_string()),
+        engine::Error::AlreadyFinished | engine::Error::AlreadyStreamed => {
+            ParserFinishedError::new_err(e.to_string())
+        }
         engine::Error::BufferLimit { .. } => BufferLimitError::new_err(e.to_string()),
     }
+}
+
+/// An unknown model, with the advice a Python caller can follow: the keyword arguments
+/// that name the closest rows' parsers. The exception also carries `model` and
+/// `closest` (the row names), for callers that advise in their own terms (the command
+/// line speaks of flags).
+fn unknown_model(model: &str, candidates: &[String]) -> PyErr {
+    let rows = engine::models::describe_rows(candidates, |k, v| format!("{k}={v:?}"));
+    let msg = format!(
+        "{}. Name the parsers as keyword arguments (tool_parser=, reasoning_parser=, \
+         response_parser=), pass chat_template= or model_type=, or default=True for the \
+         documented default (Hermes <tool_call> JSON, no reasoning parser)",
+        engine::error::unknown_model_head(model, &rows)
+    );
+    let err = UnknownParserError::new_err(msg);
+    Python::attach(|py| {
+        let v = err.value(py);
+        // Plain attributes on the instance: a failure here only loses the extras.
+        let _ = v.setattr("model", model);
+        let _ = v.setattr("closest", candidates.to_vec());
+    });
+    err
 }
 
 /// Runs engine code so that a panic becomes a Python exception, never an abort or a

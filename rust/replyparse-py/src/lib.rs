@@ -59,6 +59,9 @@ use crate::testing::{_noop_chunk, _panic_in_engine_for_tests, _panic_in_parser_f
 #[pymodule(gil_used = false)]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
+    // The Cargo workspace's version: the one version of the project (the Python
+    // package's metadata takes it from Cargo too), right in an editable install.
+    m.setattr("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_class::<DeltaFunctionCall>()?;
     m.add_class::<DeltaToolCall>()?;
     m.add_class::<DeltaMessage>()?;

@@ -39,6 +39,9 @@ pub enum Error {
     InvalidTools(String),
     /// `stream_chunk` after the chunk marked `final`.
     AlreadyFinished,
+    /// `parse_complete` on a parser that already streamed chunks: it would return only
+    /// the rest of the response.
+    AlreadyStreamed,
     /// The response held more bytes than its limit allows (see
     /// `ParserConfig::max_buffered_bytes`); the parser is finished.
     BufferLimit { limit: usize, buffered: usize },
@@ -47,22 +50,21 @@ pub enum Error {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::UnknownParser { kind, name, valid } => write!(
-                f,
-                "unknown {} parser {:?}; valid names: {}",
-                kind.as_str(),
-                name,
-                valid.join(", ")
-            ),
-            Error::UnknownModel { model, candidates } => {
-                write!(f, "no parser is known for model {model:?}")?;
-                if !candidates.is_empty() {
-                    write!(f, "; closest model table rows: {}", candidates.join(", "))?;
+            Error::UnknownParser { kind, name, valid } => {
+                write!(f, "unknown {} parser {:?}", kind.as_str(), name)?;
+                let near = closest_names(name, valid);
+                if !near.is_empty() {
+                    write!(f, " (did you mean {}?)", one_of(&near))?;
                 }
+                write!(f, "; valid names: {}", valid.join(", "))
+            }
+            Error::UnknownModel { model, candidates } => {
+                let rows = crate::models::describe_rows(candidates, |k, v| format!("{k} {v:?}"));
+                write!(f, "{}", unknown_model_head(model, &rows))?;
                 write!(
                     f,
-                    "; name the parsers (tool_parser=, reasoning_parser=), pass the chat \
-                     template or model_type, or ask for the documented default"
+                    "; set the parsers in the ParserConfig, pass the chat template or the \
+                     model_type, or use ParserChoice::fallback (the documented default)"
                 )
             }
             Error::InvalidDialect(m) => write!(f, "invalid dialect declaration: {m}"),
@@ -79,10 +81,145 @@ impl fmt::Display for Error {
                 "this parser already received its final chunk; parsers are per response: \
                  create a new one for the next response"
             ),
+            Error::AlreadyStreamed => write!(
+                f,
+                "parse_complete on a parser that already streamed chunks would return only \
+                 the rest of the response; a parser either streams (end with an empty \
+                 final chunk and aggregate the deltas) or parses one whole response: \
+                 create a new one for parse_complete"
+            ),
         }
     }
+}
+
+/// The first part of the unknown-model message, which every caller shares (each adds
+/// the advice that fits it: Rust configuration, Python keywords, command-line flags);
+/// `candidates` as [`crate::models::describe_rows`] writes them.
+pub fn unknown_model_head(model: &str, candidates: &[String]) -> String {
+    let mut s = format!("no model table row matches model {model:?}");
+    if !candidates.is_empty() {
+        s.push_str(&format!(
+            "; closest model table rows: {}",
+            candidates.join("; ")
+        ));
+    }
+    s
+}
+
+/// The registered names closest to a mistyped one, best first (at most three): names
+/// that contain it or that it contains once case, `-`, `_` and `.` are ignored, then
+/// those within a small edit distance (a third of the name's length, at least one).
+pub fn closest_names(name: &str, valid: &[String]) -> Vec<String> {
+    let norm = |n: &str| -> Vec<char> {
+        n.chars()
+            .filter(|c| !matches!(c, '-' | '_' | '.'))
+            .flat_map(char::to_lowercase)
+            .collect()
+    };
+    let key = norm(name);
+    if key.is_empty() {
+        return Vec::new();
+    }
+    let limit = (key.len() / 3).max(1);
+    let mut scored: Vec<(usize, usize, &str)> = Vec::new();
+    let mut seen: Vec<Vec<char>> = Vec::new();
+    for v in valid {
+        let k = norm(v);
+        if seen.contains(&k) {
+            continue; // one spelling of a name is enough
+        }
+        let d = edit_distance(&key, &k);
+        let contains = |a: &[char], b: &[char]| b.len() >= 3 && a.windows(b.len()).any(|w| w == b);
+        let score = if contains(&k, &key) || contains(&key, &k) {
+            // Containment ranks after the near misses of the same distance.
+            d.min(limit)
+        } else if d <= limit {
+            d
+        } else {
+            continue;
+        };
+        seen.push(k);
+        scored.push((score, d, v.as_str()));
+    }
+    scored.sort();
+    scored
+        .into_iter()
+        .take(3)
+        .map(|(_, _, n)| n.to_owned())
+        .collect()
+}
+
+/// `"a"`, `"a" or "b"`, `"a", "b" or "c"`.
+pub fn one_of(names: &[String]) -> String {
+    let quoted: Vec<String> = names.iter().map(|n| format!("{n:?}")).collect();
+    match quoted.as_slice() {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} or {last}", init.join(", ")),
+    }
+}
+
+/// Levenshtein distance over characters.
+fn edit_distance(a: &[char], b: &[char]) -> usize {
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, x) in a.iter().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, y) in b.iter().enumerate() {
+            cur[j + 1] = (prev[j] + usize::from(x != y))
+                .min(prev[j + 1] + 1)
+                .min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
 }
 
 impl std::error::Error for Error {}
 
 pub type Result<T> = std::result::Result<T, Error>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn unknown_names_suggest_the_closest_registered_ones() {
+        let valid = names(&[
+            "qwen",
+            "qwen3",
+            "qwen3coder",
+            "qwen3_xml",
+            "llama3",
+            "kimi_k2",
+        ]);
+        assert_eq!(
+            closest_names("qwen3_codr", &valid),
+            names(&["qwen3coder", "qwen3", "qwen"])
+        );
+        assert_eq!(closest_names("Kimi-K2", &valid), names(&["kimi_k2"]));
+        assert_eq!(closest_names("lama3", &valid), names(&["llama3"]));
+        assert!(closest_names("zzzzzz", &valid).is_empty());
+        let e = Error::UnknownParser {
+            kind: ParserKind::Tool,
+            name: "qwen3_codr".into(),
+            valid: valid.clone(),
+        };
+        assert_eq!(
+            e.to_string(),
+            "unknown tool parser \"qwen3_codr\" (did you mean \"qwen3coder\", \"qwen3\" or \
+             \"qwen\"?); valid names: qwen, qwen3, qwen3coder, qwen3_xml, llama3, kimi_k2"
+        );
+        let e = Error::UnknownParser {
+            kind: ParserKind::Reasoning,
+            name: "zzzzzz".into(),
+            valid,
+        };
+        assert!(e
+            .to_string()
+            .starts_with("unknown reasoning parser \"zzzzzz\"; valid names: "));
+    }
+}

@@ -2,9 +2,9 @@
 //! resolution.
 //!
 //! Users serve `Qwen/Qwen3-Coder-30B-A3B-Instruct` or `deepseek-ai/DeepSeek-V3.1` and
-//! expect the right split without knowing parser names. The peers choose in documented
-//! ways that go wrong (research/dialects_b.md Part 3); this table carries their correct
-//! rows and an explicit row for every mistake the research lists.
+//! expect the right split without knowing parser names. Other serving stacks choose in
+//! documented ways that sometimes go wrong; this table carries their correct rows and an
+//! explicit row for every such mistake (each row's `source` and `note` say which).
 //!
 //! Resolution, in order, each level breaking the ties of the one before:
 //!
@@ -23,8 +23,28 @@
 //! part in the matching, and if it wins the model is unknown (better than falling
 //! through to a row that answers less well). The table may so name dialects that other
 //! work is adding, and grows with them.
+//!
+//! The choice's `reason` says in plain words which rule matched (the template's
+//! markers, the `model_type`, the id pattern); the row's `source` and `note` are data
+//! for maintainers (see [`ModelRow`]) and are not part of it.
+//!
+//! # Caching
+//!
+//! Servers choose per request (`from_request` reads the request's `model`), so
+//! [`parsers_for_model`] caches its answers, errors included, per exact
+//! `(model, model_type, chat_template)`. The cache is bounded: at most
+//! [`CHOICE_CACHE_ENTRIES`] entries and [`CHOICE_CACHE_BYTES`] bytes of keys and
+//! reasons; a key over [`CHOICE_CACHE_MAX_KEY_BYTES`] is answered but not kept, and
+//! when full the least recently used entry goes. A lookup hashes the model, the
+//! model_type and the template's length and two ends (constant time, whatever the
+//! template's size), then compares the candidate's key in full, so a hash collision
+//! costs a comparison, never a wrong answer. Answers depend on the registry (a row
+//! whose parser is not registered is left out), so the cache, and the table's rows
+//! resolved against the registry, are tagged with [`registry::generation`]: a
+//! dialect registered at run time empties them.
 
-use std::sync::OnceLock;
+use std::hash::{Hash, Hasher};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use serde::{Deserialize, Serialize};
 
@@ -56,9 +76,10 @@ pub struct ModelRow {
     pub reasoning_parser: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub response_parser: Option<String>,
-    /// Where the row comes from (the research section and the peers' sources).
+    /// Where the row comes from (for maintainers; not shown in a choice's `reason`).
     pub source: String,
-    /// A peer's mistake this row corrects, or a decision taken.
+    /// A mistake of another stack this row corrects, or a decision taken (for
+    /// maintainers; not shown in a choice's `reason`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
 }
@@ -77,7 +98,7 @@ pub struct ParserChoice {
     pub tool_parser: Option<String>,
     pub reasoning_parser: Option<String>,
     pub response_parser: Option<String>,
-    /// Which rule matched, the row's source, and any name left out.
+    /// Which rule matched, in plain words, and any name left out.
     pub reason: String,
     /// The table row chosen (`None` for the documented default).
     pub row: Option<String>,
@@ -239,17 +260,206 @@ pub fn model_table() -> &'static [ModelRow] {
     })
 }
 
+/// The table's rows resolved against the registry of one generation (the registry
+/// may gain dialects at run time: a Python declaration).
+fn resolved_rows() -> Arc<Vec<Resolved>> {
+    static ROWS: Mutex<Option<(u64, Arc<Vec<Resolved>>)>> = Mutex::new(None);
+    // Read before resolving: rows resolved while a registration lands are tagged with
+    // the older generation, so they are resolved again next time.
+    let generation = registry::generation();
+    if let Some((g, rows)) = &*lock(&ROWS) {
+        if *g == generation {
+            return rows.clone();
+        }
+    }
+    let rows = Arc::new(model_table().iter().map(Resolved::new).collect::<Vec<_>>());
+    *lock(&ROWS) = Some((generation, rows.clone()));
+    rows
+}
+
+/// The cache's data stays consistent if a panic unwinds while it is held (every
+/// update is one assignment or push), so a poisoned lock is still usable.
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Most answers [`parsers_for_model`] keeps (see the module docs, "Caching").
+pub const CHOICE_CACHE_ENTRIES: usize = 256;
+/// Most bytes of keys (model, model_type, chat template) and reasons it keeps.
+pub const CHOICE_CACHE_BYTES: usize = 4 << 20;
+/// A key longer than this (a very long chat template) is answered, not kept.
+pub const CHOICE_CACHE_MAX_KEY_BYTES: usize = 256 << 10;
+
+struct CacheEntry {
+    hash: u64,
+    model: Box<str>,
+    model_type: Option<Box<str>>,
+    template: Option<Box<str>>,
+    answer: Result<ParserChoice>,
+    bytes: usize,
+    last_used: u64,
+}
+
+impl CacheEntry {
+    fn is(&self, hash: u64, model: &str, model_type: Option<&str>, template: Option<&str>) -> bool {
+        self.hash == hash
+            && &*self.model == model
+            && self.model_type.as_deref() == model_type
+            && self.template.as_deref() == template
+    }
+}
+
+#[derive(Default)]
+struct ChoiceCache {
+    generation: u64,
+    entries: Vec<CacheEntry>,
+    bytes: usize,
+    clock: u64,
+}
+
+static CHOICES: Mutex<ChoiceCache> = Mutex::new(ChoiceCache {
+    generation: 0,
+    entries: Vec::new(),
+    bytes: 0,
+    clock: 0,
+});
+
+/// The key's hash: the model, the model_type and the template's length and ends, so
+/// its cost does not grow with the template (the full key is compared on a match).
+fn key_hash(model: &str, model_type: Option<&str>, template: Option<&str>) -> u64 {
+    const END: usize = 256;
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    model.hash(&mut h);
+    model_type.hash(&mut h);
+    if let Some(t) = template {
+        let b = t.as_bytes();
+        b.len().hash(&mut h);
+        b[..b.len().min(END)].hash(&mut h);
+        b[b.len().saturating_sub(END)..].hash(&mut h);
+    }
+    h.finish()
+}
+
+fn answer_bytes(answer: &Result<ParserChoice>) -> usize {
+    match answer {
+        Ok(c) => c.reason.len() + c.row.as_ref().map_or(0, String::len) + 64,
+        Err(Error::UnknownModel { model, candidates }) => {
+            model.len() + candidates.iter().map(String::len).sum::<usize>() + 64
+        }
+        Err(_) => 64,
+    }
+}
+
+impl ChoiceCache {
+    fn get(
+        &mut self,
+        generation: u64,
+        hash: u64,
+        key: (&str, Option<&str>, Option<&str>),
+    ) -> Option<Result<ParserChoice>> {
+        if self.generation != generation {
+            return None;
+        }
+        self.clock += 1;
+        let clock = self.clock;
+        let e = self
+            .entries
+            .iter_mut()
+            .find(|e| e.is(hash, key.0, key.1, key.2))?;
+        e.last_used = clock;
+        Some(e.answer.clone())
+    }
+
+    fn put(
+        &mut self,
+        generation: u64,
+        hash: u64,
+        key: (&str, Option<&str>, Option<&str>),
+        answer: &Result<ParserChoice>,
+    ) {
+        let (model, model_type, template) = key;
+        let key_bytes = model.len() + model_type.map_or(0, str::len) + template.map_or(0, str::len);
+        if key_bytes > CHOICE_CACHE_MAX_KEY_BYTES || generation < self.generation {
+            return;
+        }
+        if generation != self.generation {
+            // Answers of an older registry: a dialect was registered since.
+            self.entries.clear();
+            self.bytes = 0;
+            self.generation = generation;
+        }
+        if self
+            .entries
+            .iter()
+            .any(|e| e.is(hash, model, model_type, template))
+        {
+            return; // another thread answered the same key meanwhile
+        }
+        let bytes = key_bytes + answer_bytes(answer);
+        while !self.entries.is_empty()
+            && (self.entries.len() >= CHOICE_CACHE_ENTRIES
+                || self.bytes + bytes > CHOICE_CACHE_BYTES)
+        {
+            let (oldest, _) = self
+                .entries
+                .iter()
+                .enumerate()
+                .min_by_key(|(_, e)| e.last_used)
+                .expect("not empty");
+            let e = self.entries.swap_remove(oldest);
+            self.bytes -= e.bytes;
+        }
+        self.clock += 1;
+        self.bytes += bytes;
+        self.entries.push(CacheEntry {
+            hash,
+            model: model.into(),
+            model_type: model_type.map(Into::into),
+            template: template.map(Into::into),
+            answer: answer.clone(),
+            bytes,
+            last_used: self.clock,
+        });
+    }
+}
+
 /// Chooses the parsers for a model: see the module docs for the order. Fails with
 /// [`Error::UnknownModel`] (naming the closest rows) when nothing matches;
 /// [`ParserChoice::fallback`] is the documented default for callers that want one.
+/// Answers are cached per model (see the module docs, "Caching").
 pub fn parsers_for_model(
     model: &str,
     model_type: Option<&str>,
     chat_template: Option<&str>,
 ) -> Result<ParserChoice> {
-    // Resolved per call: the registry may gain dialects at run time (a Python
-    // declaration), and the table is a few dozen rows.
-    let rows: Vec<Resolved> = model_table().iter().map(Resolved::new).collect();
+    let generation = registry::generation();
+    let key = (model, model_type, chat_template);
+    let hash = key_hash(model, model_type, chat_template);
+    if let Some(answer) = lock(&CHOICES).get(generation, hash, key) {
+        return answer;
+    }
+    let answer = choose(&resolved_rows(), model, model_type, chat_template);
+    lock(&CHOICES).put(generation, hash, key, &answer);
+    answer
+}
+
+/// Markers as a reader sees them: `<tool_call>`, `<function=` and `<parameter=`.
+fn markers(set: &[String]) -> String {
+    let quoted: Vec<String> = set.iter().map(|m| format!("{m:?}")).collect();
+    match quoted.as_slice() {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
+}
+
+/// The choice itself (uncached).
+fn choose(
+    rows: &[Resolved],
+    model: &str,
+    model_type: Option<&str>,
+    chat_template: Option<&str>,
+) -> Result<ParserChoice> {
     let id = normalize_id(model);
     let model_type = model_type.map(str::trim).filter(|t| !t.is_empty());
     let template = chat_template.filter(|t| !t.is_empty());
@@ -289,7 +499,7 @@ pub fn parsers_for_model(
     if by.is_empty() {
         return Err(Error::UnknownModel {
             model: model.to_owned(),
-            candidates: closest(&rows, &id),
+            candidates: closest(rows, &id),
         });
     }
     let chosen = candidates[0];
@@ -312,18 +522,18 @@ pub fn parsers_for_model(
             "template" => {
                 let (_, _, set) = t_scores[chosen].expect("a template candidate");
                 why.push(format!(
-                    "the chat template writes {:?}",
-                    r.row.templates[set]
+                    "the chat template contains {}",
+                    markers(&r.row.templates[set])
                 ));
             }
             "model_type" => why.push(format!(
-                "model_type {:?}",
+                "the model_type is {:?}",
                 model_type.expect("a model_type candidate")
             )),
             _ => {
                 let (_, p) = id_scores[chosen].expect("an id candidate");
                 why.push(format!(
-                    "model id {model:?} matches {:?} (longest pattern)",
+                    "the model id {model:?} contains {:?} (the longest matching pattern)",
                     r.patterns[p].text
                 ));
             }
@@ -331,14 +541,11 @@ pub fn parsers_for_model(
     }
     if candidates.len() > 1 {
         why.push(format!(
-            "{} rows tie; the first in the table is taken",
+            "{} rows match equally; the first in the table is taken",
             candidates.len()
         ));
     }
-    let mut reason = format!("{}: {} [{}]", r.row.name, why.join("; "), r.row.source);
-    if let Some(note) = &r.row.note {
-        reason.push_str(&format!(" (note: {note})"));
-    }
+    let mut reason = format!("{}: {}", r.row.name, why.join("; "));
     if !r.missing.is_empty() {
         reason.push_str(&format!(
             "; not registered in this build, so left out: {}",
@@ -354,21 +561,25 @@ pub fn parsers_for_model(
     })
 }
 
-/// The rows whose patterns share the longest run of characters with the id (at least
-/// three), best first, at most three.
+/// The rows closest to the id by name: the longest run of letters and digits the id's
+/// last part shares with a row's id patterns (at least four: a family's name, not a
+/// word such as `model`), best first, then in table order; at most three.
 fn closest(rows: &[Resolved], id: &str) -> Vec<String> {
-    let tail = id.rsplit('/').next().unwrap_or(id);
+    // Letters and digits only: separators say nothing about the family.
+    let squash = |s: &str| -> String { s.chars().filter(char::is_ascii_alphanumeric).collect() };
+    let tail = squash(id.rsplit('/').next().unwrap_or(id));
     let mut scored: Vec<(usize, usize, &str)> = rows
         .iter()
         .enumerate()
+        .filter(|(_, r)| r.active())
         .filter_map(|(i, r)| {
             let s = r
                 .patterns
                 .iter()
-                .flat_map(|p| p.parts.iter())
-                .map(|part| common_run(tail, part))
+                .flat_map(|p| p.parts.iter().map(|part| squash(part)))
+                .map(|part| common_run(&tail, &part))
                 .max()?;
-            (s >= 3).then_some((s, i, r.row.name.as_str()))
+            (s >= 4).then_some((s, i, r.row.name.as_str()))
         })
         .collect();
     scored.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
@@ -376,6 +587,31 @@ fn closest(rows: &[Resolved], id: &str) -> Vec<String> {
         .into_iter()
         .take(3)
         .map(|(_, _, n)| n.to_owned())
+        .collect()
+}
+
+/// Model table rows named by an [`Error::UnknownModel`], each with its parsers
+/// written by `setting(kind, name)` (`kind` is `tool_parser`, `reasoning_parser` or
+/// `response_parser`): `Qwen3-Coder (tool_parser "qwen3coder")` in Rust terms,
+/// `tool_parser="qwen3coder"` in Python's, `--tool-parser qwen3coder` on the command
+/// line. A candidate that is not a row name is kept as it is.
+pub fn describe_rows(candidates: &[String], setting: impl Fn(&str, &str) -> String) -> Vec<String> {
+    candidates
+        .iter()
+        .map(|c| match model_table().iter().find(|r| &r.name == c) {
+            None => c.clone(),
+            Some(r) => {
+                let parts: Vec<String> = [
+                    ("tool_parser", &r.tool_parser),
+                    ("reasoning_parser", &r.reasoning_parser),
+                    ("response_parser", &r.response_parser),
+                ]
+                .into_iter()
+                .filter_map(|(k, v)| v.as_deref().map(|v| setting(k, v)))
+                .collect();
+                format!("{} ({})", r.name, parts.join(", "))
+            }
+        })
         .collect()
 }
 
@@ -460,6 +696,79 @@ mod tests {
         let f = ParserChoice::fallback("acme/x");
         assert_eq!(f.tool_parser.as_deref(), Some("qwen"));
         assert_eq!(f.reasoning_parser, None);
+    }
+
+    #[test]
+    fn reasons_say_which_rule_matched_in_plain_words() {
+        let c = parsers_for_model("Qwen/Qwen3-Coder-30B-A3B-Instruct", None, None).unwrap();
+        assert_eq!(
+            c.reason,
+            "Qwen3-Coder: the model id \"Qwen/Qwen3-Coder-30B-A3B-Instruct\" contains \
+             \"qwen3-coder\" (the longest matching pattern)"
+        );
+        let c = parsers_for_model("my/model", None, Some("{{ '<|channel|>' }}")).unwrap();
+        assert_eq!(
+            c.reason,
+            "gpt-oss: the chat template contains \"<|channel|>\""
+        );
+        let c = parsers_for_model("deepseek-ai/DeepSeek-V3.1", Some("deepseek_v3"), None).unwrap();
+        assert!(
+            c.reason
+                .contains("the model_type is \"deepseek_v3\"; the model id"),
+            "{}",
+            c.reason
+        );
+        // Every row's reason speaks of the rule only: never the row's source or note.
+        for row in model_table() {
+            let Some(id) = row.ids.first() else { continue };
+            let Ok(c) = parsers_for_model(&id.replace('*', "x"), None, None) else {
+                continue;
+            };
+            for private in ["dialects_", "§", "research", "SMG", "issue"] {
+                assert!(!c.reason.contains(private), "{}: {}", row.name, c.reason);
+            }
+            if c.row.as_deref() == Some(row.name.as_str()) {
+                assert!(!c.reason.contains(&row.source), "{}", c.reason);
+            }
+        }
+    }
+
+    #[test]
+    fn the_cache_compares_whole_keys_not_their_hashes() {
+        // Same length, same ends (what the hash reads), different middles.
+        let pad = "x".repeat(400);
+        let a = format!("{pad}<|channel|>{pad}");
+        let b = format!("{pad}<|chanXel|>{pad}");
+        assert_eq!(key_hash("m", None, Some(&a)), key_hash("m", None, Some(&b)));
+        for _ in 0..2 {
+            let got = parsers_for_model("m", None, Some(&a)).unwrap();
+            assert_eq!(got.response_parser.as_deref(), Some("gpt-oss"));
+            assert!(parsers_for_model("m", None, Some(&b)).is_err());
+        }
+    }
+
+    #[test]
+    fn the_cache_is_bounded_and_keeps_what_is_used() {
+        let hot = "Qwen/Qwen3-8B";
+        parsers_for_model(hot, None, None).unwrap();
+        for i in 0..CHOICE_CACHE_ENTRIES * 2 {
+            let _ = parsers_for_model(&format!("acme/model-{i}"), None, None);
+            if i % 16 == 0 {
+                let _ = parsers_for_model(hot, None, None); // used: not the oldest
+            }
+            let c = lock(&CHOICES);
+            assert!(c.entries.len() <= CHOICE_CACHE_ENTRIES);
+            assert!(c.bytes <= CHOICE_CACHE_BYTES);
+        }
+        let key = (hot, None, None);
+        let generation = lock(&CHOICES).generation;
+        let hit = lock(&CHOICES).get(generation, key_hash(hot, None, None), key);
+        assert!(hit.is_some(), "the key in use was evicted");
+        // A key over the bound is answered, not kept.
+        let long = "y".repeat(CHOICE_CACHE_MAX_KEY_BYTES + 1);
+        let before = lock(&CHOICES).entries.len();
+        assert!(parsers_for_model("acme/long", None, Some(&long)).is_err());
+        assert!(lock(&CHOICES).entries.len() <= before);
     }
 
     #[test]

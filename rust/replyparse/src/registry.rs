@@ -10,6 +10,7 @@
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock, RwLock};
 
 use serde::{Deserialize, Serialize};
@@ -703,19 +704,35 @@ pub fn response_dialect(name: &str) -> Result<Arc<ResponseDialect>> {
     read().responses.get(ParserKind::Response, name)
 }
 
+/// Bumped by every registration, after its change is in the tables (under the write
+/// lock): what is derived from the registry (the model table's resolved rows, its
+/// cached choices) is valid for the generation read before deriving it.
+static GENERATION: AtomicU64 = AtomicU64::new(0);
+
+/// The registry's generation: it changes whenever a dialect is registered.
+pub fn generation() -> u64 {
+    GENERATION.load(Ordering::Acquire)
+}
+
 /// Registers a tool dialect of an existing family. Fails on a name clash unless
 /// `replace` is set.
 pub fn register_tool_dialect(d: ToolDialect, replace: bool) -> Result<()> {
     validate_tool_dialect(&d)?;
     let (n, a) = (d.name.clone(), d.aliases.clone());
-    write().tools.insert(&n, &a, d, replace)
+    let mut reg = write();
+    reg.tools.insert(&n, &a, d, replace)?;
+    GENERATION.fetch_add(1, Ordering::AcqRel);
+    Ok(())
 }
 
 /// Registers a reasoning dialect.
 pub fn register_reasoning_dialect(d: ReasoningDialect, replace: bool) -> Result<()> {
     validate_reasoning_dialect(&d)?;
     let (n, a) = (d.name.clone(), d.aliases.clone());
-    write().reasoning.insert(&n, &a, d, replace)
+    let mut reg = write();
+    reg.reasoning.insert(&n, &a, d, replace)?;
+    GENERATION.fetch_add(1, Ordering::AcqRel);
+    Ok(())
 }
 
 /// Sorted names and aliases of the tool parsers.

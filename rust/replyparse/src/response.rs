@@ -871,6 +871,8 @@ pub struct ResponseParser {
     /// What the parser holds, measured after each chunk (state changes only there), so
     /// reading it costs nothing: a binding asks before every chunk.
     buffered: usize,
+    /// A chunk was streamed: `parse_complete` would see only the rest of the response.
+    streamed: bool,
 }
 
 // One per parser, never moved per chunk: boxing the larger variant would only add an
@@ -910,6 +912,7 @@ impl ResponseParser {
                 .max_buffered_bytes
                 .unwrap_or(DEFAULT_MAX_BUFFERED_BYTES),
             buffered: 0,
+            streamed: false,
         })
     }
 
@@ -931,6 +934,7 @@ impl ResponseParser {
             )),
             max_buffered: DEFAULT_MAX_BUFFERED_BYTES,
             buffered: 0,
+            streamed: false,
         }
     }
 
@@ -960,6 +964,7 @@ impl ResponseParser {
         out: &mut Vec<StreamItem>,
     ) -> Result<()> {
         let start = out.len();
+        self.streamed = true;
         each!(&mut self.inner, p => p.stream_chunk_into(text, token_ids, final_, out))?;
         let buffered = each!(&self.inner, p => p.buffered_bytes());
         self.buffered = buffered;
@@ -986,12 +991,17 @@ impl ResponseParser {
         each!(&mut self.inner, p => p.finish_after_error())
     }
 
-    /// The whole response at once: `stream_chunk(text, final=True)` plus aggregation.
+    /// The whole response at once: `stream_chunk(text, final=True)` plus aggregation,
+    /// on a parser that has not streamed ([`Error::AlreadyStreamed`] otherwise: the
+    /// result would miss what was streamed).
     pub fn parse_complete(
         &mut self,
         text: &str,
         token_ids: Option<&[u32]>,
     ) -> Result<ParsedResponse> {
+        if self.streamed && !self.is_finished() {
+            return Err(Error::AlreadyStreamed);
+        }
         let items = self.stream_chunk(text, token_ids, true)?;
         Ok(ParsedResponse::from_deltas(items.iter().map(|(d, _)| d)))
     }
