@@ -19,9 +19,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import fixture_data
 import pytest
-from chunking import (
+from support import fixture_files
+from support.chunking import (
     TOKENIZERS,
     bursts,
     check_invariants,
@@ -33,11 +33,11 @@ from chunking import (
     rejected_of,
     whole,
 )
-from fixture_data import Fixture, FixtureFormatError
+from support.fixture_files import Fixture, FixtureFormatError
 
 import replyparse as rp
 
-FILES = fixture_data.all_files()
+FILES = fixture_files.all_files()
 CASES = [c for f in FILES for c in f.cases]
 
 # An engine chunk: text and, optionally, its token ids.
@@ -267,7 +267,7 @@ def _write(tmp_path: Path, doc: dict[str, Any]) -> Path:
 )
 def test_loader_refuses_malformed_cases(tmp_path: Path, case: dict, message: str) -> None:
     with pytest.raises(FixtureFormatError, match=message):
-        fixture_data.read_file(_write(tmp_path, {"cases": [case]}))
+        fixture_files.read_file(_write(tmp_path, {"cases": [case]}))
 
 
 def test_loader_merges_defaults_and_passes_options_only_when_present(tmp_path: Path) -> None:
@@ -290,7 +290,7 @@ def test_loader_merges_defaults_and_passes_options_only_when_present(tmp_path: P
             },
         ],
     }
-    a, b = fixture_data.read_file(_write(tmp_path, doc)).cases
+    a, b = fixture_files.read_file(_write(tmp_path, doc)).cases
     assert a.tools == doc["tool_sets"]["one"] and b.tools is None
     assert a.content == "x" and a.rejected == [] and b.rejected == [(None, "stray_text", "y")]
     assert a.parser_kwargs() == {

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-FIXTURE_DIR = Path(__file__).resolve().parent / "fixtures"
+FIXTURE_DIR = Path(__file__).resolve().parent.parent / "fixtures"
 
 Call = tuple[str, str]
 # (name or None, reason, raw) of a record in `parser.rejected_calls`
