@@ -3,15 +3,9 @@
 //! served by a row or listed in the table's `by_name_only`, and the `out_of_scope` names
 //! are registered as the table says.
 
-use std::path::Path;
-
 use replyparse::models::{model_table, MODEL_TABLE_JSON};
 use replyparse::{parsers_for_model, registry, Error, ParserConfig};
 use serde_json::Value;
-
-fn repo() -> &'static Path {
-    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
-}
 
 /// A name as this build registers it: the canonical name, or `None` when the dialect is
 /// not registered (the table leaves such names out).
@@ -26,7 +20,9 @@ fn canonical(kind: &str, name: &Value) -> Option<String> {
 
 #[test]
 fn the_research_cases_resolve() {
-    let text = std::fs::read_to_string(repo().join("tests/model_cases.json")).unwrap();
+    let text =
+        std::fs::read_to_string(replyparse_suite::repo_root().join("tests/model_cases.json"))
+            .unwrap();
     let cases: Value = serde_json::from_str(&text).unwrap();
     let mut failures = Vec::new();
     let mut n = 0;
