@@ -1,6 +1,6 @@
-"""Choosing the parsers from the model (issue 19): the research's cases
-(`tests/model_cases.json`, written from research/dialects_b.md Part 3, never from the
-table) resolve in the engine's model table; each peer mistake is a test of its own; every
+"""Choosing the parsers from the model: the model cases (`tests/model_cases.json`,
+written from the peers' own choices, never from the table) resolve in the engine's model
+table; each peer mistake is a test of its own; every
 registered dialect is served by a row or listed in the table's `by_name_only`; the
 `out_of_scope` names are what they say; the parser built by `for_model` parses;
 `replyparse detect` prints the choice."""

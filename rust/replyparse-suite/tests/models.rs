@@ -1,4 +1,4 @@
-//! The model table (issue 19): the research's cases resolve as the research says, every
+//! The model table: the cases of `tests/model_cases.json` resolve as they say, every
 //! row is reachable by its ids, model_types and fingerprints, every registered dialect is
 //! served by a row or listed in the table's `by_name_only`, and the `out_of_scope` names
 //! are registered as the table says.
