@@ -1,7 +1,7 @@
-"""Coverage of the DESIGN.md behaviour matrix by the fixture data. Every case runs under
-every chunking in test_fixtures.py (stream reconstruction == parse_complete on a fresh
-parser == the expected result, plus the delta-stream invariants); this file checks that
-the cases are there."""
+"""Coverage of the behaviour matrix (tests/fixtures/README.md) by the fixture data. Every
+case runs under every chunking in test_fixtures.py (stream reconstruction ==
+parse_complete on a fresh parser == the expected result, plus the delta-stream
+invariants); this file checks that the cases are there."""
 
 from __future__ import annotations
 

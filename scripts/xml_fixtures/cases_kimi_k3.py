@@ -61,7 +61,7 @@ def kimi_k3() -> list[dict]:
         },
         {
             "id": "json_body_form",
-            "note": "the template's JSON child form (Kimi-K3.jinja), which the peers decode as {} (research/dialects_a.md 4.3): the arguments as written",
+            "note": "the template's JSON child form (Kimi-K3.jinja), which vLLM's kimi_k3_tool_parser.py@2d956748 and SMG's kimi_k3.rs@73da68ca decode as {}: the arguments as written",
             "tools": calc,
             "text": '<|open|>tools<|sep|><|open|>call tool="calc" index="1"<|sep|><|open|>json type="object"<|sep|>{"x": 2, "text": "<|close|>json<|sep|>"}<|close|>json<|sep|><|close|>call<|sep|><|close|>tools<|sep|>',
             "expect": {

@@ -29,7 +29,7 @@ from .model import Dialect
 # `matrix_not_applicable`): every dialect here writes the name first, and some models'
 # reasoning tags are another dialect's.
 THINK_NA = {
-    "9": "the model's reasoning tags are another dialect's (the reasoning work item declares them); the tool grammar inside reasoning is the same state machine every <think> dialect's fixtures cover",
+    "9": "the model's reasoning tags are another dialect's (declared by a reasoning dialect of their own); the tool grammar inside reasoning is the same state machine every <think> dialect's fixtures cover",
     "10": "as 9: no reasoning parser for this model's tags is declared here",
     "16": "as 9",
 }
@@ -44,7 +44,7 @@ KIMI_K3_SCHEMA_NOTE = "the value's own type decides (the schema only where it sa
 DIALECTS: list[Dialect] = [
     Dialect(
         name="seed_oss",
-        description="Seed-OSS: Qwen3-Coder's markup in <seed:tool_call> blocks, one per call; the template writes no newline around values (research/dialects_a.md 6.1, ByteDance-Seed-OSS.jinja). Reasoning is <seed:think> (not declared here). Qwen tokenizer boundaries.",
+        description="Seed-OSS: Qwen3-Coder's markup in <seed:tool_call> blocks, one per call; the template writes no newline around values (llama.cpp models/templates/ByteDance-Seed-OSS.jinja@b1933d30). Reasoning is <seed:think> (not declared here). Qwen tokenizer boundaries.",
         function=qwen_function(""),
         open="<seed:tool_call>",
         close="</seed:tool_call>",
@@ -57,7 +57,7 @@ DIALECTS: list[Dialect] = [
     ),
     Dialect(
         name="step3p5",
-        description="Step-3.5 / 3.7 Flash: exactly Qwen3-Coder's markup, one newline around each value (StepFun3.7-Flash.jinja; research/dialects_a.md 6.3); <think> opened by the template.",
+        description="Step-3.5 / 3.7 Flash: exactly Qwen3-Coder's markup, one newline around each value (llama.cpp models/templates/StepFun3.7-Flash.jinja@ca13f4c0); <think> opened by the template.",
         function=qwen_function("\n"),
         open="<tool_call>",
         close="</tool_call>",
@@ -67,7 +67,7 @@ DIALECTS: list[Dialect] = [
     ),
     Dialect(
         name="mimo",
-        description="MiMo V2 / V2-Flash / V2.5: Qwen3-Coder's markup with no newline trimming (vLLM-rs mimo.rs: 'unframed content and parameter values'; research/dialects_a.md 6.6). MiMo-7B writes Hermes JSON and is the qwen dialect.",
+        description="MiMo V2 / V2-Flash / V2.5: Qwen3-Coder's markup with no newline trimming (vLLM-rs rust/src/parser/src/tool/mimo.rs@3d0a3284: 'unframed content and parameter values'). MiMo-7B writes Hermes JSON and is the qwen dialect.",
         function=qwen_function(""),
         open="<tool_call>",
         close="</tool_call>",
@@ -78,7 +78,7 @@ DIALECTS: list[Dialect] = [
     ),
     Dialect(
         name="poolside_v1",
-        description="Poolside Laguna: GLM-4.7's surface (name inline, no newline separator; vLLM poolside_v1_tool_parser.py docstring; research/dialects_b.md 1.13).",
+        description="Poolside Laguna: GLM-4.7's surface (name inline, no newline separator; vLLM poolside_v1_tool_parser.py docstring).",
         function=glm_function("", "", "", "arg_key", "arg_value", ""),
         open="<tool_call>",
         close="</tool_call>",
@@ -88,7 +88,7 @@ DIALECTS: list[Dialect] = [
     ),
     Dialect(
         name="ling3",
-        description="Ling 3: GLM-style <tool_call>NAME\\n<arg_key>...</arg_key><arg_value>...</arg_value></tool_call> (vLLM ling3_tool_parser.py; research/dialects_b.md 1.13).",
+        description="Ling 3: GLM-style <tool_call>NAME\\n<arg_key>...</arg_key><arg_value>...</arg_value></tool_call> (vLLM ling3_tool_parser.py).",
         function=glm_function("", "\n", "", "arg_key", "arg_value", "\n"),
         open="<tool_call>",
         close="</tool_call>",
@@ -98,7 +98,7 @@ DIALECTS: list[Dialect] = [
     ),
     Dialect(
         name="spark25",
-        description="Spark 2.5: GLM-style <tool_call>name\\n<arg_key>...</arg_key><arg_value>...</arg_value></tool_call>, schema-typed (SGLang spark25; research/dialects_b.md 1.13).",
+        description="Spark 2.5: GLM-style <tool_call>name\\n<arg_key>...</arg_key><arg_value>...</arg_value></tool_call>, schema-typed (SGLang's spark25 detector, sglang@00828e56).",
         function=glm_function("", "\n", "", "arg_key", "arg_value", "\n"),
         open="<tool_call>",
         close="</tool_call>",
@@ -108,7 +108,7 @@ DIALECTS: list[Dialect] = [
     ),
     Dialect(
         name="hy_v3",
-        description="HY v3: <tool_calls><tool_call>NAME<tool_sep><arg_key>k</arg_key><arg_value>v</arg_value>...</tool_call>...</tool_calls>, several calls in one block (vLLM-rs hy_v3.rs; research/dialects_a.md 6.5).",
+        description="HY v3: <tool_calls><tool_call>NAME<tool_sep><arg_key>k</arg_key><arg_value>v</arg_value>...</tool_call>...</tool_calls>, several calls in one block (vLLM-rs rust/src/parser/src/tool/hy_v3.rs@4ad14044).",
         function=glm_function(
             "<tool_call>", "<tool_sep>", "</tool_call>\n", "arg_key", "arg_value", ""
         ),
@@ -131,7 +131,7 @@ DIALECTS: list[Dialect] = [
     ),
     Dialect(
         name="longcat",
-        description="LongCat gen 2 (Flash-Thinking-2601): GLM-style <longcat_tool_call>NAME\\n<longcat_arg_key>..., one block per call (mlx-lm longcat.py; research/dialects_b.md 1.4); gen 1's JSON envelope is the same name's '{' form. Reasoning is <longcat_think> (not declared here).",
+        description="LongCat gen 2 (Flash-Thinking-2601): GLM-style <longcat_tool_call>NAME\\n<longcat_arg_key>..., one block per call (mlx-lm mlx_lm/tool_parsers/longcat.py); gen 1's JSON envelope is the same name's '{' form. Reasoning is <longcat_think> (not declared here).",
         function=glm_function("", "\n", "", "longcat_arg_key", "longcat_arg_value", "\n"),
         open="<longcat_tool_call>",
         close="</longcat_tool_call>",
@@ -168,7 +168,7 @@ DIALECTS: list[Dialect] = [
     ),
     Dialect(
         name="dots",
-        description="dots: <dots_function_call> holding MiniMax-shaped invokes, exactly one newline after / before each value ('a plain str.strip() corrupts code-valued arguments', vLLM dots_tool_parser.py; research/dialects_b.md 1.13); a JSON object body is the '{' form.",
+        description="dots: <dots_function_call> holding MiniMax-shaped invokes, exactly one newline after / before each value ('a plain str.strip() corrupts code-valued arguments', vLLM dots_tool_parser.py); a JSON object body is the '{' form.",
         function=invoke_function("invoke", "parameter", "\n"),
         open="<dots_function_call>",
         close="</dots_function_call>",
@@ -179,7 +179,7 @@ DIALECTS: list[Dialect] = [
     ),
     Dialect(
         name="step3",
-        description='Step-3: <\uff5ctool_calls_begin\uff5c>, per call <\uff5ctool_call_begin\uff5c>function<\uff5ctool_sep\uff5c><steptml:invoke name="F">...</steptml:invoke><\uff5ctool_call_end\uff5c>, <\uff5ctool_calls_end\uff5c>; values trimmed as vLLM\'s parser does (research/dialects_a.md 6.2); output starts in reasoning.',
+        description='Step-3: <\uff5ctool_calls_begin\uff5c>, per call <\uff5ctool_call_begin\uff5c>function<\uff5ctool_sep\uff5c><steptml:invoke name="F">...</steptml:invoke><\uff5ctool_call_end\uff5c>, <\uff5ctool_calls_end\uff5c>; values trimmed as vLLM\'s step3_tool_parser.py@fe3771ba does; output starts in reasoning.',
         function=step3_function,
         open="<\uff5ctool_calls_begin\uff5c>",
         close="<\uff5ctool_calls_end\uff5c>",
@@ -190,7 +190,7 @@ DIALECTS: list[Dialect] = [
     ),
     Dialect(
         name="minicpm5",
-        description='MiniCPM-5: <function name="f"><param name="k">v</param>...</function>, one element per call, optional <arguments> wrapper, CDATA values (vLLM minicpm5xml_tool_parser.py; research/dialects_b.md 1.13).',
+        description='MiniCPM-5: <function name="f"><param name="k">v</param>...</function>, one element per call, optional <arguments> wrapper, CDATA values (vLLM minicpm5xml_tool_parser.py@055e47c2).',
         function=minicpm_function,
         open="<function name=",
         close="</function>",
@@ -202,7 +202,7 @@ DIALECTS: list[Dialect] = [
     ),
     Dialect(
         name="minimax_m3",
-        description="MiniMax M3: every tag prefixed by ]<]minimax[>[, parameters are elements named by their key, objects and arrays nested elements (<item> children; a repeated key a list) (vLLM test_minimax_m3_tool_parser.py; research/dialects_a.md 5.3). Reasoning <mm:think> (not declared here).",
+        description="MiniMax M3: every tag prefixed by ]<]minimax[>[, parameters are elements named by their key, objects and arrays nested elements (<item> children; a repeated key a list) (vLLM tests/tool_parsers/test_minimax_m3_tool_parser.py, vllm/parser/minimax_m3.py@2d7b9a77). Reasoning <mm:think> (not declared here).",
         function=m3_function,
         open=f"{NS}<tool_call>",
         close=f"{NS}</tool_call>",
@@ -215,7 +215,7 @@ DIALECTS: list[Dialect] = [
     ),
     Dialect(
         name="kimi_k3",
-        description='Kimi K3 (XTML): <|open|>tools<|sep|>, calls <|open|>call tool="F" index="N"<|sep|> with <|open|>argument key="K" type="T"<|sep|>V<|close|>argument<|sep|>, attributes entity-escaped, the value\'s own type over the schema, a JSON body form; content in the response channel (Kimi-K3.jinja, SMG kimi_k3.rs tests; research/dialects_a.md 4.3). The think channel is the reasoning work item\'s.',
+        description='Kimi K3 (XTML): <|open|>tools<|sep|>, calls <|open|>call tool="F" index="N"<|sep|> with <|open|>argument key="K" type="T"<|sep|>V<|close|>argument<|sep|>, attributes entity-escaped, the value\'s own type over the schema, a JSON body form; content in the response channel (llama.cpp models/templates/Kimi-K3.jinja@181a4a8f, SMG kimi_k3.rs@73da68ca tests). The think channel is the kimi_k3 reasoning dialect\'s.',
         function=k3_function,
         open="<|open|>tools<|sep|>",
         close="<|close|>tools<|sep|>",
@@ -229,7 +229,7 @@ DIALECTS: list[Dialect] = [
     ),
     Dialect(
         name="gigachat35",
-        description='GigaChat 3.5 (GCML): DeepSeek\'s DSML with the GCML namespace and a tool_calls block; string="true" values raw, others JSON source (SGLang gigachat35_detector.py; research/dialects_b.md 1.6b); trailing <|message_sep|> / </s> dropped.',
+        description='GigaChat 3.5 (GCML): DeepSeek\'s DSML with the GCML namespace and a tool_calls block; string="true" values raw, others JSON source (SGLang gigachat35_detector.py, sglang@00828e56); trailing <|message_sep|> / </s> dropped.',
         function=gcml_function,
         open="<\uff5cGCML\uff5ctool_calls>",
         close="</\uff5cGCML\uff5ctool_calls>",
