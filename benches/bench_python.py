@@ -497,7 +497,7 @@ THREAD_ROUNDS = 25
 # CPU it lands on, two threads always wait for the slow one, and the ratio measures the
 # machine: with CPUs at 1.0 and 0.6, an even split cannot beat 1.2x the fast CPU alone.
 # The same lock-step work in Rust alone, without Python or the GIL, shows it too (`cargo
-# bench -p replyparse --bench threads`). So every round also times a fixed interpreted
+# bench -p replyparse-suite --bench threads`). So every round also times a fixed interpreted
 # loop pinned to each CPU in turn, before and after the pair; a round counts as balanced
 # when both probes find the CPUs within BALANCED of each other, and the balanced
 # rounds' median is reported beside the median of all rounds (when there are at least

@@ -3,7 +3,7 @@
 //! Every workload checks its reconstruction against the expected result before it is
 //! measured, and uses each dialect's real syntax.
 //!
-//!     cargo bench -p replyparse --bench engine
+//!     cargo bench -p replyparse-suite --bench engine
 
 mod engine_workloads;
 

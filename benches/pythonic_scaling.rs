@@ -4,7 +4,7 @@
 //! however much of the argument came before. Checks the reconstruction first, then prints the
 //! per-chunk times and their ratio, measured in one run (the fastest 126-chunk block
 //! near the end of each stream, over 7 runs):
-//! `cargo bench -p replyparse --bench pythonic_scaling`.
+//! `cargo bench -p replyparse-suite --bench pythonic_scaling`.
 //!
 //! The chunks are 16-byte pieces of one 48-byte code line, repeated: for pythonic with
 //! Python escapes (`\"`, `\u00e9`, `\xe9`, `\n`), for Gemma 4 raw text inside `<|"|>`

@@ -17,7 +17,7 @@
 //! and a lock-step group of parsers (stepped as the timed ones are) are checked against
 //! the expected call.
 //!
-//!     cargo bench -p replyparse --bench threads
+//!     cargo bench -p replyparse-suite --bench threads
 
 mod engine_workloads;
 

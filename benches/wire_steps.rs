@@ -7,7 +7,7 @@
 //! Made to be compared under callgrind (instructions do not depend on this machine's
 //! speed), between two builds in one run; the timed figure it prints is for a quick look:
 //!
-//!     cargo bench -p replyparse --bench wire_steps --no-run   # prints the binary's path
+//!     cargo bench -p replyparse-suite --bench wire_steps --no-run   # prints the binary's path
 //!     PROTO=chat ROUNDS=200 valgrind --tool=callgrind --toggle-collect='*run_streams*' \
 //!         target/release/deps/wire_steps-HASH
 //!

@@ -382,7 +382,7 @@ def workload(dialect: str, size: str) -> Workload:
 
 
 def detokenize_incrementally(decode: Callable[[list[int]], str], ids: Sequence[int]) -> list[str]:
-    """What a serving engine's detokenizer emits per token (as tests/chunking.py does:
+    """What a serving engine's detokenizer emits per token (as tests/support/chunking.py does:
     the newly stable text, holding back incomplete UTF-8, so a chunk may be empty), in
     linear time: the decode window restarts after every token that completes its text,
     which for byte-level BPE gives the same pieces as decoding every id prefix."""

@@ -61,7 +61,7 @@ HARMONY_NAMES = {"gpt-oss", "harmony", "openai"}
 
 def cases() -> list[dict[str, Any]]:
     """Every case of every fixture file, its file's defaults merged in (as
-    tests/fixture_data.py merges them) and its tools resolved."""
+    tests/support/fixture_files.py merges them) and its tools resolved."""
     out = []
     for path in sorted(FIXTURE_DIR.glob("*.json")):
         doc = json.loads(path.read_text(encoding="utf-8"))

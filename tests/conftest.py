@@ -5,7 +5,7 @@ import sysconfig
 
 import pytest
 
-# The helper modules (fixtures.py, chunking.py) are imported by name from the tests.
+# The tests import their helpers from the package `support` (tests/support/).
 sys.path.insert(0, os.path.dirname(__file__))
 
 # The serving-stack tests run in each stack's own venv (scripts/integration_venvs.sh,

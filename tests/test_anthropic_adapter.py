@@ -8,8 +8,12 @@ import json
 import pytest
 from anthropic.types import Message, RawMessageStreamEvent
 from pydantic import TypeAdapter
-from serving_cases import BY_ID, CASE_IDS, CASES, chunks
-from serving_rebuild import anthropic_expected, from_anthropic_content, from_anthropic_events
+from support.serving_cases import BY_ID, CASE_IDS, CASES, chunks
+from support.serving_rebuild import (
+    anthropic_expected,
+    from_anthropic_content,
+    from_anthropic_events,
+)
 
 import replyparse as rp
 from replyparse import anthropic as rpa

@@ -8,8 +8,8 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from chunking import complete_result, fixed, make_parser, reconstruct, stream_text
-from fixtures import FIXTURES, PARIS, QUERY, TOOLS
+from support.chunking import complete_result, fixed, make_parser, reconstruct, stream_text
+from support.envelope_cases import FIXTURES, PARIS, QUERY, TOOLS
 
 import replyparse as rp
 

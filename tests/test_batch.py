@@ -8,10 +8,10 @@ import re
 from typing import Any
 
 import pytest
-from chunking import reconstruct
-from fixtures import FIXTURES
-from serving_cases import CASES
-from serving_rebuild import from_chat_chunks
+from support.chunking import reconstruct
+from support.envelope_cases import FIXTURES
+from support.serving_cases import CASES
+from support.serving_rebuild import from_chat_chunks
 
 import replyparse as rp
 from replyparse import anthropic as rpa

@@ -13,13 +13,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import fixtures as fj
-import fixtures_dsml_kimi as fdk
-import fixtures_harmony as fh
-import fixtures_xml as fx
 import llguidance as llg
 import pytest
-from lark_check import ByteTokenizer
+from support import dsml_kimi_cases as fdk
+from support import envelope_cases as fj
+from support import harmony_cases as fh
+from support import xml_cases as fx
+from support.lark_check import ByteTokenizer
 
 import replyparse as rp
 from replyparse import constraints

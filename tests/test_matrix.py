@@ -1,19 +1,19 @@
-"""Coverage of the DESIGN.md behaviour matrix by the fixture data. Every case runs under
-every chunking in test_fixtures.py (stream reconstruction == parse_complete on a fresh
-parser == the expected result, plus the delta-stream invariants); this file checks that
-the cases are there."""
+"""Coverage of the behaviour matrix (tests/fixtures/README.md) by the fixture data. Every
+case runs under every chunking in test_fixtures.py (stream reconstruction ==
+parse_complete on a fresh parser == the expected result, plus the delta-stream
+invariants); this file checks that the cases are there."""
 
 from __future__ import annotations
 
-import fixture_data
 import pytest
-from fixtures import FIXTURES
+from support import fixture_files
+from support.envelope_cases import FIXTURES
 
 # Items every case exercises through test_fixtures.py itself: 8 (streaming at real token
 # boundaries, every character, bursts and whole) and 12 (the tool-call flag a server turns
 # `stop` into `tool_calls` with).
 BY_EVERY_CASE = {8, 12}
-FILES = fixture_data.all_files()
+FILES = fixture_files.all_files()
 
 
 def test_fixture_coverage() -> None:
@@ -26,7 +26,7 @@ def test_fixture_coverage() -> None:
 
 
 @pytest.mark.parametrize("f", FILES, ids=lambda f: f.name)
-def test_every_file_covers_the_matrix(f: fixture_data.FixtureFile) -> None:
+def test_every_file_covers_the_matrix(f: fixture_files.FixtureFile) -> None:
     """Each file's cases, by their `matrix` tags, cover every item of the behaviour
     matrix, except those the file declares not applicable (with a reason)."""
     covered = {i for c in f.cases for i in c.matrix}

@@ -34,13 +34,13 @@ import pytest
 pytest.importorskip("mistral_common")
 pytest.importorskip("sentencepiece")
 
-from chunking import detokenize_incrementally  # noqa: E402
 from hypothesis import HealthCheck, Phase, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from mistral_common.protocol.instruct.messages import AssistantMessage  # noqa: E402
 from mistral_common.protocol.instruct.tool_calls import FunctionCall, ToolCall  # noqa: E402
 from mistral_common.tokens.tokenizers.base import SpecialTokenPolicy, SpecialTokens  # noqa: E402
 from mistral_common.tokens.tokenizers.mistral import MistralTokenizer  # noqa: E402
+from support.chunking import detokenize_incrementally  # noqa: E402
 
 import replyparse as rp  # noqa: E402
 

@@ -1,8 +1,9 @@
-"""Choosing the parsers from the model (issue 19): the research's cases
-(`tests/model_cases.json`, written from research/dialects_b.md Part 3, never from the
-table) resolve in the engine's model table; each peer mistake is a test of its own; every
-registered dialect is served by a row or listed in the README as "by name only"; the
-parser built by `for_model` parses; `replyparse detect` prints the choice."""
+"""Choosing the parsers from the model: the model cases (`tests/model_cases.json`,
+written from the peers' own choices, never from the table) resolve in the engine's model
+table; each peer mistake is a test of its own; every
+registered dialect is served by a row or listed in the table's `by_name_only`; the
+`out_of_scope` names are what they say; the parser built by `for_model` parses;
+`replyparse detect` prints the choice."""
 
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ from replyparse.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 CASES = json.loads((ROOT / "tests" / "model_cases.json").read_text(encoding="utf-8"))["cases"]
-TABLE = json.loads(_native.model_table_json())["models"]
+TABLE_DOC = json.loads(_native.model_table_json())
+TABLE = TABLE_DOC["models"]
 KINDS = ("tool_parser", "reasoning_parser", "response_parser")
 
 
@@ -103,17 +105,11 @@ def test_every_row_answers_to_its_ids_model_types_and_fingerprints():
 
 
 def _by_name_only() -> set[str]:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    start = readme.index("By name only")
-    out = set()
-    lines = readme[start:].splitlines()[1:]
-    while lines and not lines[0].strip():
-        lines.pop(0)
-    for line in lines:
-        if not line.startswith("- "):
-            break
-        out.add(line.split("`")[1])
-    return out
+    """The table's `by_name_only` list as `kind:name` keys."""
+    entries = TABLE_DOC["by_name_only"]
+    for e in entries:
+        assert set(e) == {"kind", "name", "reason"} and e["reason"], e
+    return {f"{e['kind']}:{e['name']}" for e in entries}
 
 
 def test_every_registered_dialect_is_served_by_a_row_or_listed_by_name_only():
@@ -130,8 +126,21 @@ def test_every_registered_dialect_is_served_by_a_row_or_listed_by_name_only():
     registered |= {f"reasoning:{d['name']}" for d in builtin["reasoning_parsers"]}
     registered.add("response:gpt-oss")
     missing = sorted(registered - served - listed)
-    assert not missing, f"no row serves these and the README does not list them: {missing}"
-    assert listed <= registered, f"README lists unregistered dialects: {listed - registered}"
+    assert not missing, f"no row serves these and by_name_only does not list them: {missing}"
+    assert listed <= registered, f"by_name_only lists unregistered dialects: {listed - registered}"
+
+
+def test_out_of_scope_names_are_unregistered_or_the_alias_they_say():
+    """Each `out_of_scope` entry says whether its names are registered: not at all
+    (`alias_of` null), or as an alias of the dialect it names (whose tags are in scope)."""
+    entries = TABLE_DOC["out_of_scope"]
+    assert entries
+    for e in entries:
+        assert set(e) == {"names", "kinds", "alias_of", "what", "reason"}, e
+        assert e["names"] and e["kinds"] and e["what"] and e["reason"], e
+        for kind in e["kinds"]:
+            for name in e["names"]:
+                assert canonical(f"{kind}_parser", name) == e["alias_of"], (kind, name)
 
 
 def test_unknown_models_raise_naming_the_closest_rows_or_get_the_default_when_asked():

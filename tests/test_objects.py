@@ -9,10 +9,10 @@ import threading
 import weakref
 from typing import Any
 
-import fixture_data
 import pytest
-from chunking import bursts, feed, make_parser
-from fixtures import PARIS, TOOLS
+from support import fixture_files
+from support.chunking import bursts, feed, make_parser
+from support.envelope_cases import PARIS, TOOLS
 
 import replyparse as rp
 
@@ -20,7 +20,7 @@ WEATHER_BLOCK = '<tool_call>\n{"name": "get_weather", "arguments": ' + PARIS + "
 TEXT = "<think>\nplan\n</think>\n\nok\n" + WEATHER_BLOCK + "\nbye"
 
 # One case per fixture file: every dialect family's deltas and responses.
-CASES = [f.cases[0] for f in fixture_data.all_files() if f.cases]
+CASES = [f.cases[0] for f in fixture_files.all_files() if f.cases]
 
 
 def qwen_items(text: str = TEXT) -> list[tuple[Any, bool]]:

@@ -9,8 +9,8 @@ import pytest
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 from openai.types.responses import Response, ResponseStreamEvent
 from pydantic import TypeAdapter
-from serving_cases import BY_ID, CASE_IDS, CASES, chunks
-from serving_rebuild import (
+from support.serving_cases import BY_ID, CASE_IDS, CASES, chunks
+from support.serving_rebuild import (
     from_chat_chunks,
     from_chat_message,
     from_responses_events,

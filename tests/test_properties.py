@@ -6,7 +6,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from chunking import (
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from support.chunking import (
     complete_result,
     make_parser,
     merged,
@@ -14,9 +16,7 @@ from chunking import (
     split_at,
     stream_text,
 )
-from fixtures import DIALECTS, FIXTURES, TOOLS, Dialect, Fixture, tool
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from support.envelope_cases import DIALECTS, FIXTURES, TOOLS, Dialect, Fixture, tool
 
 SETTINGS = settings(
     max_examples=200,

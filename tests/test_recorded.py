@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from recorded_support import (
+from support.recorded_files import (
     TOKENIZERS,
     FixtureFormatError,
     Recorded,

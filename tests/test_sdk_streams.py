@@ -19,8 +19,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from jiter import from_json
-from sdk_accumulate import check_sdks
-from serving_cases import CASE_IDS, CASES, HOSTILE_CASES, HOSTILE_IDS, chunks
+from support.sdk_accumulate import check_sdks
+from support.serving_cases import CASE_IDS, CASES, HOSTILE_CASES, HOSTILE_IDS, chunks
 from test_hypothesis_nearmiss import (
     DIALECTS,
     DOCUMENTED,

@@ -12,11 +12,11 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from chunking import CHUNKINGS, check_invariants, complete_result, reconstruct, rejected_of
-from fixtures import FIXTURES
-from fixtures_dsml_kimi import FIXTURES as DK_FIXTURES
-from fixtures_harmony import HARMONY_FIXTURES
-from fixtures_xml import XML_FIXTURES
+from support.chunking import CHUNKINGS, check_invariants, complete_result, reconstruct, rejected_of
+from support.dsml_kimi_cases import FIXTURES as DK_FIXTURES
+from support.envelope_cases import FIXTURES
+from support.harmony_cases import HARMONY_FIXTURES
+from support.xml_cases import XML_FIXTURES
 from test_dsml_kimi import check_invariants as check_invariants_model_ids
 
 import replyparse as rp

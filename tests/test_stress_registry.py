@@ -22,9 +22,9 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from chunking import CHUNKINGS, check_invariants, complete_result, reconstruct
-from fixtures import FIXTURES
-from fixtures_xml import XML_FIXTURES
+from support.chunking import CHUNKINGS, check_invariants, complete_result, reconstruct
+from support.envelope_cases import FIXTURES
+from support.xml_cases import XML_FIXTURES
 
 import replyparse as rp
 from replyparse import openai as rpo

@@ -9,14 +9,14 @@ import random
 from typing import Any
 
 import pytest
-from chunking import (
+from support.chunking import (
     CHUNKINGS,
     complete_result,
     make_parser,
     reconstruct,
     stream_text,
 )
-from fixtures_xml import (
+from support.xml_cases import (
     GLM45,
     GLM47,
     QWEN3CODER,

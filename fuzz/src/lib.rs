@@ -453,8 +453,8 @@ enum RefRole {
 }
 
 /// The routing of the state machine with tool tags disarmed (a port of the reference in
-/// `tests/chunking.py`): `<think>` opens reasoning from plain text, `</think>` closes
-/// it, a leading `<think>` (after nothing but whitespace, which goes with it) is dropped
+/// `tests/support/chunking.py`): `<think>` opens reasoning from plain text, `</think>`
+/// closes it, a leading `<think>` (after nothing but whitespace, which goes with it) is dropped
 /// when the response starts in reasoning, a `<think>` inside reasoning is dropped, and
 /// with `enable_thinking=False` reasoning text is content. A tool dialect's content
 /// wrappers (dropped; an open one ends reasoning) and dropped markup (a tag, or a prefix

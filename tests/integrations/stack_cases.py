@@ -18,8 +18,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(HERE))
 
-import chunking  # noqa: E402
-import fixture_data  # noqa: E402
+from support import chunking, fixture_files  # noqa: E402
 
 import replyparse as rp  # noqa: E402
 
@@ -36,7 +35,7 @@ def _always_opens() -> set[str]:
     return names
 
 
-def sendable(case: fixture_data.Fixture) -> bool:
+def sendable(case: fixture_files.Fixture) -> bool:
     """Whether any stack's request can carry the case (README, "Serving stacks"):
     - the explicit `enable_thinking` override of a template that always opens reasoning
       has no request field: a stack passes chat_template_kwargs, which such a template
@@ -49,21 +48,21 @@ def sendable(case: fixture_data.Fixture) -> bool:
     return case.text != ""
 
 
-def files(accepts: Callable[[fixture_data.Fixture], bool] | None = None) -> list:
+def files(accepts: Callable[[fixture_files.Fixture], bool] | None = None) -> list:
     """The fixture files, each with the cases a stack's request can carry: `sendable`,
     and `accepts` (the stack's own request model validates the case's request)."""
     out = []
-    for f in fixture_data.all_files():
+    for f in fixture_files.all_files():
         cases = [c for c in f.cases if sendable(c) and (accepts is None or accepts(c))]
         out.append(dataclasses.replace(f, cases=cases))
     return out
 
 
-def rejected(accepts: Callable[[fixture_data.Fixture], bool]) -> list[str]:
+def rejected(accepts: Callable[[fixture_files.Fixture], bool]) -> list[str]:
     """The ids of the cases the stack's request model rejects (each stack's test
     checks them against the README's list)."""
     return [
-        c.id for f in fixture_data.all_files() for c in f.cases if sendable(c) and not accepts(c)
+        c.id for f in fixture_files.all_files() for c in f.cases if sendable(c) and not accepts(c)
     ]
 
 
@@ -77,7 +76,7 @@ class Result:
         return Result(self.content or None, self.reasoning or None, list(self.calls))
 
 
-def reference(case: fixture_data.Fixture, **overrides: Any) -> Result:
+def reference(case: fixture_files.Fixture, **overrides: Any) -> Result:
     """replyparse's own `parse_complete` of the case."""
     kwargs = case.parser_kwargs()
     kwargs.update(overrides)
@@ -118,7 +117,7 @@ class Accumulator:
         return Result(self.content, self.reasoning, calls).normalized()
 
 
-def request_dict(case: fixture_data.Fixture) -> dict[str, Any]:
+def request_dict(case: fixture_files.Fixture) -> dict[str, Any]:
     """The OpenAI chat request a server would have received for the case."""
     req: dict[str, Any] = {"model": "m", "messages": [{"role": "user", "content": "x"}]}
     if case.tools:

@@ -102,7 +102,7 @@ def _accepts(case) -> bool:
 def test_only_efforts_outside_lmdeploys_set_are_left_out():
     left_out = sc.rejected(_accepts)
     print("lmdeploy: left out (reasoning_effort outside its set):", left_out)
-    for f in sc.fixture_data.all_files():
+    for f in sc.fixture_files.all_files():
         for case in f.cases:
             if case.id in left_out:
                 req = sc.request_dict(case)
@@ -185,7 +185,7 @@ def test_launcher_in_a_subprocess():
     """`python -m replyparse.integrations.lmdeploy serve api_server ...`: LMDeploy's
     own CLI parses the names, and its `set_parsers` serves a qwen3 case through
     replyparse (the probe prints what the parser returns)."""
-    case = next(c for c in sc.fixture_data.load("qwen") if c.reasoning_parser == "qwen3")
+    case = next(c for c in sc.fixture_files.load("qwen") if c.reasoning_parser == "qwen3")
     code = f"""
 import sys, json, runpy, warnings
 sys.path.insert(0, {sc.HERE!r})
@@ -242,7 +242,7 @@ def test_lmdeploy_own_names():
     api_server.set_parsers(context, "default", "qwen")
     cls = context.response_parser_cls
     assert cls.__module__ == "replyparse.integrations.lmdeploy"
-    for case in sc.fixture_data.load("qwen"):
+    for case in sc.fixture_files.load("qwen"):
         want = sc.reference(case, reasoning_parser="default" if case.reasoning_parser else None)
         if not case.reasoning_parser:
             continue

@@ -236,7 +236,7 @@ def test_rejected_efforts():
     HY v3's `no_think` (a template value, not a tier; send it in chat_template_kwargs)."""
     left_out = sc.rejected(_accepts)
     print("sglang: left out (reasoning_effort outside its tiers):", left_out)
-    for f in sc.fixture_data.all_files():
+    for f in sc.fixture_files.all_files():
         for case in f.cases:
             if case.id in left_out:
                 req = sc.request_dict(case)
@@ -287,7 +287,7 @@ def test_sglangs_own_spellings_with_the_prefix_are_registered():
 
 
 def test_required_constraint_is_replyparse_structural_tag():
-    case = next(c for c in sc.fixture_data.load("qwen3coder") if c.tools)
+    case = next(c for c in sc.fixture_files.load("qwen3coder") if c.tools)
     request = protocol.ChatCompletionRequest(**{**sc.request_dict(case), "tool_choice": "required"})
     parser = FunctionCallParser(request.tools, "replyparse-qwen3coder", tool_choice="required")
     kind, tag = parser.get_structure_constraint("required")

@@ -257,7 +257,7 @@ def test_reasoning_parser_alone():
                 enable_auto_tools=True,
             )
             plain = {**case.__dict__, "tools": None, "tool_choice": "auto", "tool_parser": None}
-            no_tools = sc.fixture_data.Fixture(**plain)
+            no_tools = sc.fixture_files.Fixture(**plain)
             runs += _check_case(no_tools, cls, failures, tokenizer, alone=True)
     assert runs > 0
     sc.report("vllm reasoning alone", failures, runs)
@@ -276,7 +276,7 @@ def test_mapped_effort_reaches_the_paired_parsers():
             if not _effort_map(case) or case.tool_parser:
                 continue
             tools = [{"type": "function", "function": {"name": "noop", "parameters": {}}}]
-            paired = sc.fixture_data.Fixture(
+            paired = sc.fixture_files.Fixture(
                 **{**case.__dict__, "tool_parser": "qwen", "tools": tools}
             )
             cls = ParserManager.get_parser(
@@ -292,7 +292,7 @@ def test_mapped_effort_reaches_the_paired_parsers():
 def test_bare_name_chooses_dialects_from_the_served_model():
     """`replyparse` for both parsers: the dialects come from the model (replyparse's
     model table)."""
-    case = next(c for c in sc.fixture_data.load("qwen") if c.reasoning_parser == "qwen3")
+    case = next(c for c in sc.fixture_files.load("qwen") if c.reasoning_parser == "qwen3")
     tokenizer = Tokenizer("Qwen/Qwen3-8B", chat_template="...<think>\n...")
     cls = ParserManager.get_parser(
         tool_parser_name="replyparse", reasoning_parser_name="replyparse", enable_auto_tools=True

@@ -1,16 +1,11 @@
-//! The model table (issue 19): the research's cases resolve as the research says, every
-//! row is reachable by its ids, model_types and fingerprints, and every registered
-//! dialect is served by a row or listed in the README as "by name only".
+//! The model table: the cases of `tests/model_cases.json` resolve as they say, every
+//! row is reachable by its ids, model_types and fingerprints, every registered dialect is
+//! served by a row or listed in the table's `by_name_only`, and the `out_of_scope` names
+//! are registered as the table says.
 
-use std::path::Path;
-
-use replyparse::models::model_table;
+use replyparse::models::{model_table, MODEL_TABLE_JSON};
 use replyparse::{parsers_for_model, registry, Error, ParserConfig};
 use serde_json::Value;
-
-fn repo() -> &'static Path {
-    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
-}
 
 /// A name as this build registers it: the canonical name, or `None` when the dialect is
 /// not registered (the table leaves such names out).
@@ -25,7 +20,9 @@ fn canonical(kind: &str, name: &Value) -> Option<String> {
 
 #[test]
 fn the_research_cases_resolve() {
-    let text = std::fs::read_to_string(repo().join("tests/model_cases.json")).unwrap();
+    let text =
+        std::fs::read_to_string(replyparse_suite::repo_root().join("tests/model_cases.json"))
+            .unwrap();
     let cases: Value = serde_json::from_str(&text).unwrap();
     let mut failures = Vec::new();
     let mut n = 0;
@@ -128,18 +125,28 @@ fn every_row_is_reachable_by_what_it_declares() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-/// The README's "by name only" list: `- \`name\` ...` lines under that heading.
+/// The table document as shipped (rows, `by_name_only`, `out_of_scope`).
+fn table_doc() -> Value {
+    serde_json::from_str(MODEL_TABLE_JSON).unwrap()
+}
+
+/// The table's `by_name_only` list as `kind:name` keys.
 fn by_name_only() -> Vec<String> {
-    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
-    let start = readme
-        .find("By name only")
-        .expect("README has a 'By name only' list");
-    readme[start..]
-        .lines()
-        .skip(1)
-        .skip_while(|l| l.trim().is_empty())
-        .take_while(|l| l.starts_with("- "))
-        .filter_map(|l| l.split('`').nth(1).map(str::to_owned))
+    let doc = table_doc();
+    let entries = doc["by_name_only"].as_array().expect("a by_name_only list");
+    entries
+        .iter()
+        .map(|e| {
+            let mut fields: Vec<&str> = e.as_object().unwrap().keys().map(String::as_str).collect();
+            fields.sort_unstable();
+            assert_eq!(fields, ["kind", "name", "reason"], "{e}");
+            assert!(!e["reason"].as_str().unwrap().is_empty(), "{e}");
+            format!(
+                "{}:{}",
+                e["kind"].as_str().unwrap(),
+                e["name"].as_str().unwrap()
+            )
+        })
         .collect()
 }
 
@@ -190,8 +197,8 @@ fn every_registered_dialect_is_reachable_from_a_row_or_listed_by_name_only() {
     }
     assert!(
         missing.is_empty(),
-        "no model row serves these, and the README's 'By name only' list does not name \
-         them: {missing:?}"
+        "no model row serves these, and the table's by_name_only list does not name them: \
+         {missing:?}"
     );
     // The list names only registered dialects.
     for l in &listed {
@@ -201,7 +208,33 @@ fn every_registered_dialect_is_reachable_from_a_row_or_listed_by_name_only() {
             "reasoning" => registry::reasoning_dialect(name).is_ok(),
             _ => registry::response_dialect(name).is_ok(),
         };
-        assert!(ok, "README lists {l}, which is not registered");
+        assert!(ok, "by_name_only lists {l}, which is not registered");
+    }
+}
+
+/// Each `out_of_scope` entry says whether its names are registered: not at all
+/// (`alias_of` null), or as an alias of the dialect it names (whose tags are in scope).
+#[test]
+fn out_of_scope_names_are_unregistered_or_the_alias_they_say() {
+    let doc = table_doc();
+    let entries = doc["out_of_scope"]
+        .as_array()
+        .expect("an out_of_scope list");
+    assert!(!entries.is_empty());
+    for e in entries {
+        let mut fields: Vec<&str> = e.as_object().unwrap().keys().map(String::as_str).collect();
+        fields.sort_unstable();
+        assert_eq!(
+            fields,
+            ["alias_of", "kinds", "names", "reason", "what"],
+            "{e}"
+        );
+        for kind in e["kinds"].as_array().unwrap() {
+            for name in e["names"].as_array().unwrap() {
+                let got = canonical(&format!("{}_parser", kind.as_str().unwrap()), name);
+                assert_eq!(got.as_deref(), e["alias_of"].as_str(), "{kind} {name}");
+            }
+        }
     }
 }
 

@@ -14,7 +14,7 @@
 //! case, Harmony included, runs here on its text.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use replyparse::{DeltaMessage, ParserConfig, ResponseParser, ToolChoice, ToolSpec};
 use serde_json::{Map, Value};
@@ -97,7 +97,7 @@ struct Outcome {
 }
 
 fn fixture_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures")
+    replyparse_suite::repo_root().join("tests/fixtures")
 }
 
 // ---------------------------------------------------------------------------------------

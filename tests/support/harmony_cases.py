@@ -8,7 +8,7 @@ no `<|start|>assistant` of its own; later messages do.
 
 from __future__ import annotations
 
-from fixture_data import Fixture, load
+from .fixture_files import Fixture, load
 
 
 class HarmonyFixture(Fixture):

@@ -6,13 +6,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-import fixtures_dsml_kimi as dk
-import fixtures_harmony as hm
-from fixtures import TOOLS
-from fixtures_xml import QWEN3CODER
-from fixtures_xml import TOOLS as XML_TOOLS
-
 import replyparse as rp
+
+from . import dsml_kimi_cases as dk
+from . import harmony_cases as hm
+from .envelope_cases import TOOLS
+from .xml_cases import QWEN3CODER
+from .xml_cases import TOOLS as XML_TOOLS
 
 
 @dataclass(frozen=True)

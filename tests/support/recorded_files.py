@@ -1,9 +1,8 @@
 """The recorded outputs (tests/recorded/*.json, format in tests/recorded/README.md):
 reading and checking their files, on top of the fixture format of tests/fixtures.
 
-This is the one module through which the recorded-output tests reach the shared test
-helpers (the fixture reader, the chunkings, feeding, reconstruction and the delta-stream
-invariants); if those helpers move, only the imports below change.
+It builds on the shared helpers: the fixture reader, the chunkings, feeding,
+reconstruction and the delta-stream invariants.
 """
 
 from __future__ import annotations
@@ -13,10 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import fixture_data
-from chunking import TOKENIZERS, check_invariants, complete_result, reconstruct
-from fixture_data import Fixture, FixtureFormatError
-from test_fixtures import chunkings_of, chunks_of, feed
+from support import fixture_files
+from support.chunking import TOKENIZERS, check_invariants, complete_result, reconstruct
+from support.fixture_files import Fixture, FixtureFormatError
+from support.fixture_runs import chunkings_of, chunks_of, feed
 
 __all__ = [
     "TOKENIZERS",
@@ -35,7 +34,7 @@ __all__ = [
     "recorded_files",
 ]
 
-RECORDED_DIR = Path(__file__).resolve().parent / "recorded"
+RECORDED_DIR = Path(__file__).resolve().parent.parent / "recorded"
 
 # Keys a recorded file adds to the fixture format (README), at file and case level.
 FILE_EXTRA = frozenset({"source", "compare_arguments", "not_converted"})
@@ -116,7 +115,7 @@ def _result(where: str, r: Any) -> dict[str, Any]:
 
 
 class _Doc:
-    """What `fixture_data.read_file` reads from: a file name and its text (the recorded
+    """What `fixture_files.read_file` reads from: a file name and its text (the recorded
     file with the keys the fixture format does not know taken out)."""
 
     def __init__(self, path: Path, doc: dict[str, Any]) -> None:
@@ -163,7 +162,7 @@ def read_recorded(path: Path) -> RecordedFile:
         plain_cases.append({k: v for k, v in case.items() if k not in CASE_EXTRA})
     plain = {k: v for k, v in doc.items() if k not in FILE_EXTRA}
     plain["cases"] = plain_cases
-    fixtures = fixture_data.read_file(_Doc(path, plain)).cases  # type: ignore[arg-type]
+    fixtures = fixture_files.read_file(_Doc(path, plain)).cases  # type: ignore[arg-type]
     out = []
     for fx, extra in zip(fixtures, extras, strict=True):
         cw = f"{where}: {fx.id}"
@@ -215,7 +214,7 @@ def read_recorded(path: Path) -> RecordedFile:
 def recorded_files() -> list[RecordedFile]:
     """Every file of tests/recorded/; case ids are unique across them and the fixtures."""
     files = [read_recorded(p) for p in sorted(RECORDED_DIR.glob("*.json"))]
-    seen = {c.id: "tests/fixtures" for c in fixture_data.all_fixtures()}
+    seen = {c.id: "tests/fixtures" for c in fixture_files.all_fixtures()}
     for f in files:
         for c in f.cases:
             if c.id in seen:

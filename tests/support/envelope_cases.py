@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from fixture_data import Fixture, load, tool_set
+from .fixture_files import Fixture, load, tool_set
 
 
 def tool(name: str, description: str, properties: dict[str, Any]) -> dict[str, Any]:

@@ -25,7 +25,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from fixture_data import Fixture, load, tool_set
+from .fixture_files import Fixture, load, tool_set
 
 # get_weather (with days), search, run_code, noop, typed (one parameter per row of the
 # schema conversion table) and schemaless: the tool set "typed" of the data files

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from fixture_data import Fixture, load
+from .fixture_files import Fixture, load
 
 
 class DKFixture(Fixture):

@@ -3,7 +3,7 @@ reading, checking and merging them into `Fixture` objects.
 
 Every test that runs fixtures reads them through this module; `test_fixtures.py` runs
 every case of every file, so a new file needs no test code. The Rust test
-`rust/replyparse/tests/fixtures.rs` and `fuzz/seed_corpus.py` read the same files.
+`rust/replyparse-suite/tests/fixtures.rs` and `fuzz/seed_corpus.py` read the same files.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-FIXTURE_DIR = Path(__file__).resolve().parent / "fixtures"
+FIXTURE_DIR = Path(__file__).resolve().parent.parent / "fixtures"
 
 Call = tuple[str, str]
 # (name or None, reason, raw) of a record in `parser.rejected_calls`
