@@ -98,18 +98,7 @@ def test_readme_changelog_and_docs_are_clean():
     assert not hits, "\n".join(map(str, hits))
 
 
-# The data users see, the pages generated from it and the package's and engine's strings
-# still cite the project's working notes in places; the model table's sources and notes
-# and the command line's and engine's messages are being rewritten. Strict: when they are
-# clean these tests fail, so that the marker is removed and the check guards them.
-PENDING = pytest.mark.xfail(
-    strict=True, reason="models.json sources and notes and some messages not yet rewritten"
-)
-
-
-@pytest.mark.parametrize(
-    "scope", [pytest.param(s, marks=PENDING) for s in ("generated", "data", "python")]
-)
+@pytest.mark.parametrize("scope", ["generated", "data", "python"])
 def test_user_visible_strings_are_clean(scope):
     hits = cut.check([scope], REPO)[scope]
     assert not hits, "\n".join(map(str, hits))

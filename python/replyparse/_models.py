@@ -267,7 +267,7 @@ class ToolDialect(BaseModel):
     """A tool-call dialect of an existing grammar family, declared as data.
 
     `open_prefixes` / `close_prefixes` are the token-boundary proper prefixes of the tags
-    (the seed's tuples, longest first); the engine holds every proper prefix anyway, so
+    (as tuples, longest first); the engine holds every proper prefix anyway, so
     parsing is correct under any chunking whatever they say.
     """
 

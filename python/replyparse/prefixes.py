@@ -1,9 +1,9 @@
 """Token-boundary prefixes of a dialect's tags, measured with a real tokenizer.
 
 A decoded chunk ends at a token boundary, so the proper prefixes of a tag that a chunk
-can end with are exactly the token boundaries that fall inside the tag. The seed design
-declared them per dialect (`open_prefixes`, `close_prefixes`) and required them to be
-checked against every tokenizer the dialect supports; this module does the measuring.
+can end with are exactly the token boundaries that fall inside the tag. A dialect may
+declare them (`open_prefixes`, `close_prefixes`), checked against every tokenizer the
+dialect supports; this module does the measuring.
 The engine itself holds every proper prefix, so parsing stays correct whatever the
 declarations say: they document the tokenizers, they do not steer the parser.
 
