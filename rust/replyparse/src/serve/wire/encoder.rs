@@ -1,0 +1,206 @@
+//! The encoder: one response's protocol state behind one type.
+
+use serde_json::{json, Value};
+
+use super::args::{ArgsGuard, Numbers};
+use super::chat::Chat;
+use super::events::{sse, EventSink, SseSink};
+use super::messages::Anthropic;
+use super::responses::Responses;
+use super::{new_id, now, Protocol, StreamMeta};
+use crate::delta::ResponseAccumulator;
+use crate::serve::runner::{RunnerDelta, Usage};
+
+#[derive(Debug)]
+enum State {
+    Chat(Chat),
+    Responses(Responses),
+    Anthropic(Anthropic),
+}
+
+/// One response's protocol encoder: see the module docs.
+#[derive(Debug)]
+pub struct Encoder {
+    pub meta: StreamMeta,
+    state: State,
+    prompt_tokens: usize,
+    finished: bool,
+}
+
+impl Encoder {
+    pub fn new(protocol: Protocol, meta: StreamMeta, prompt_tokens: usize) -> Self {
+        let mut rng = fastrand::Rng::new();
+        let created = meta.created.unwrap_or_else(now);
+        let id = meta.id.clone();
+        let state = match protocol {
+            Protocol::ChatCompletions => State::Chat(Chat {
+                id: id.unwrap_or_else(|| new_id("chatcmpl-", &mut rng)),
+                created,
+                role_sent: false,
+                keep: true,
+                message: ResponseAccumulator::default(),
+                logprobs: Vec::new(),
+                head: Vec::new(),
+                call: None,
+                guard: ArgsGuard::new(Numbers::Text),
+                entries: Vec::new(),
+                released: String::new(),
+            }),
+            Protocol::Responses => State::Responses(Responses {
+                id: id.unwrap_or_else(|| new_id("resp_", &mut rng)),
+                created,
+                seq: 0,
+                started: false,
+                open: None,
+                done: Vec::new(),
+                rng,
+                guard: ArgsGuard::new(Numbers::Text),
+            }),
+            Protocol::Anthropic => State::Anthropic(Anthropic {
+                id: id.unwrap_or_else(|| new_id("msg_", &mut rng)),
+                started: false,
+                open: None,
+                blocks: Vec::new(),
+                tool_args: Vec::new(),
+                guard: ArgsGuard::new(Numbers::Value),
+                keep: true,
+            }),
+        };
+        Encoder {
+            meta,
+            state,
+            prompt_tokens,
+            finished: false,
+        }
+    }
+
+    /// Whether the stream keeps what [`Self::complete`] needs (on by default). A server
+    /// that only streams turns it off, so a long response does not stay in memory a
+    /// second time. The Responses API repeats the whole output in its last event, so
+    /// its encoder always keeps it.
+    pub fn keep_complete(&mut self, keep: bool) {
+        match &mut self.state {
+            State::Chat(c) => c.keep = keep,
+            State::Anthropic(a) => a.keep = keep,
+            State::Responses(_) => {}
+        }
+    }
+
+    /// See [`Self::keep_complete`].
+    pub fn keeps_complete(&self) -> bool {
+        match &self.state {
+            State::Chat(c) => c.keep,
+            State::Anthropic(a) => a.keep,
+            State::Responses(_) => true,
+        }
+    }
+
+    pub fn protocol(&self) -> Protocol {
+        match self.state {
+            State::Chat(_) => Protocol::ChatCompletions,
+            State::Responses(_) => Protocol::Responses,
+            State::Anthropic(_) => Protocol::Anthropic,
+        }
+    }
+
+    /// The response id the events carry.
+    pub fn id(&self) -> &str {
+        match &self.state {
+            State::Chat(c) => &c.id,
+            State::Responses(r) => &r.id,
+            State::Anthropic(a) => &a.id,
+        }
+    }
+
+    pub fn is_finished(&self) -> bool {
+        self.finished
+    }
+
+    /// Opening events (Responses `response.created`, Anthropic `message_start`); sent
+    /// with the first step, or on their own so a client sees the response at once.
+    pub fn start(&mut self, out: &mut Vec<Value>) {
+        self.start_to(out);
+    }
+
+    fn start_to(&mut self, out: &mut impl EventSink) {
+        match &mut self.state {
+            State::Chat(_) => {}
+            State::Responses(r) => r.start(&self.meta, out),
+            State::Anthropic(a) => a.start(&self.meta, self.prompt_tokens, out),
+        }
+    }
+
+    /// The events for one step's deltas. Metadata-only deltas (empty content) become a
+    /// Chat Completions chunk (it can carry token ids and logprobs); the other protocols
+    /// have no per-token field and skip them.
+    pub fn deltas(&mut self, items: &[RunnerDelta], out: &mut Vec<Value>) {
+        self.deltas_to(items, out);
+    }
+
+    /// [`Self::deltas`] as SSE bytes appended to `buf` (what [`Self::sse`] makes of the
+    /// events), with the per-token events serialised without building values first.
+    pub fn deltas_sse(&mut self, items: &[RunnerDelta], buf: &mut Vec<u8>) {
+        let protocol = self.protocol();
+        self.deltas_to(items, &mut SseSink { protocol, buf });
+    }
+
+    fn deltas_to(&mut self, items: &[RunnerDelta], out: &mut impl EventSink) {
+        if self.finished {
+            return;
+        }
+        self.start_to(out);
+        match &mut self.state {
+            State::Chat(c) => c.deltas(&self.meta, items, out),
+            State::Responses(r) => r.deltas(items, out),
+            State::Anthropic(a) => a.deltas(items, out),
+        }
+    }
+
+    /// Closing events: open blocks/items closed, the stop reason, usage.
+    pub fn finish(&mut self, finish_reason: &str, usage: &Usage, out: &mut Vec<Value>) {
+        if self.finished {
+            return;
+        }
+        self.start(out);
+        self.finished = true;
+        match &mut self.state {
+            State::Chat(c) => c.finish(&self.meta, usage, out),
+            State::Responses(r) => r.finish(&self.meta, finish_reason, usage, out),
+            State::Anthropic(a) => a.finish(finish_reason, usage, out),
+        }
+    }
+
+    /// The protocol's error event; the stream is over after it. A server sends it
+    /// instead of dropping the connection, so the client raises a proper error.
+    pub fn error(&mut self, message: &str, out: &mut Vec<Value>) {
+        self.finished = true;
+        match &mut self.state {
+            State::Chat(_) => out.push(json!({
+                "error": { "message": message, "type": "internal_server_error", "code": 500 },
+            })),
+            State::Responses(r) => r.ev(
+                json!({ "type": "error", "code": "server_error", "message": message, "param": null }),
+                out,
+            ),
+            State::Anthropic(_) => out.push(json!({
+                "type": "error", "error": { "type": "api_error", "message": message },
+            })),
+        }
+    }
+
+    /// The complete (non-streaming) response: the stream so far, accumulated.
+    pub fn complete(&self, finish_reason: &str, usage: &Usage) -> Value {
+        match &self.state {
+            State::Chat(c) => c.complete(&self.meta, finish_reason, usage),
+            State::Responses(r) => r.complete(&self.meta, finish_reason, usage),
+            State::Anthropic(a) => a.complete(&self.meta, finish_reason, usage),
+        }
+    }
+
+    /// Server-sent-event bytes for `events`: `data: JSON\n\n` for Chat Completions,
+    /// `event: TYPE\ndata: JSON\n\n` for the typed protocols; `done` appends the Chat
+    /// Completions `data: [DONE]\n\n` terminator.
+    pub fn sse(&self, events: &[Value], done: bool, buf: &mut Vec<u8>) {
+        sse(self.protocol(), events, done, buf)
+    }
+}
