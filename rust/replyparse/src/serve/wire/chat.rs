@@ -6,7 +6,7 @@ use serde_json::{json, Value};
 use std::borrow::Cow;
 use std::ops::Range;
 
-use super::args::ArgsGuard;
+use super::args::{ArgsGuard, Numbers};
 use super::events::EventSink;
 use super::StreamMeta;
 use crate::delta::{DeltaFunctionCall, DeltaMessage, DeltaToolCall, ResponseAccumulator};
@@ -14,23 +14,23 @@ use crate::serve::runner::{RunnerDelta, Usage};
 
 #[derive(Debug)]
 pub(super) struct Chat {
-    pub(super) id: String,
-    pub(super) created: u64,
-    pub(super) role_sent: bool,
+    id: String,
+    created: u64,
+    role_sent: bool,
     /// Keep the message so far for `complete` (off for a stream that never asks).
-    pub(super) keep: bool,
+    keep: bool,
     /// The message so far, for `complete` (the joined text, not every delta).
-    pub(super) message: ResponseAccumulator,
-    pub(super) logprobs: Vec<Value>,
+    message: ResponseAccumulator,
+    logprobs: Vec<Value>,
     /// [`EventSink::chat_chunk`]'s head, made on the first delta.
-    pub(super) head: Vec<u8>,
+    head: Vec<u8>,
     /// The open call's index and its arguments' guard.
-    pub(super) call: Option<usize>,
-    pub(super) guard: ArgsGuard,
+    call: Option<usize>,
+    guard: ArgsGuard,
     /// The current chunk's calls: where each comes from and its argument text's range
     /// in `released` (kept, so a step allocates neither).
-    pub(super) entries: Vec<Entry>,
-    pub(super) released: String,
+    entries: Vec<Entry>,
+    released: String,
 }
 
 /// One call of a Chat Completions chunk as it goes on the wire: `call` is its position
@@ -44,6 +44,43 @@ pub(super) struct Entry {
 }
 
 impl Chat {
+    /// A stream whose chunks carry `id` and `created`.
+    pub(super) fn new(id: String, created: u64) -> Self {
+        Chat {
+            id,
+            created,
+            role_sent: false,
+            keep: true,
+            message: ResponseAccumulator::default(),
+            logprobs: Vec::new(),
+            head: Vec::new(),
+            call: None,
+            guard: ArgsGuard::new(Numbers::Text),
+            entries: Vec::new(),
+            released: String::new(),
+        }
+    }
+
+    pub(super) fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// See [`Encoder::keep_complete`](super::Encoder::keep_complete).
+    pub(super) fn keep_complete(&mut self, keep: bool) {
+        self.keep = keep;
+    }
+
+    pub(super) fn keeps_complete(&self) -> bool {
+        self.keep
+    }
+
+    /// The error event: Chat Completions has no event type, a chunk carries `error`.
+    pub(super) fn error(message: &str, out: &mut impl EventSink) {
+        out.value(json!({
+            "error": { "message": message, "type": "internal_server_error", "code": 500 },
+        }));
+    }
+
     fn chunk(&self, meta: &StreamMeta, choices: Value) -> Value {
         json!({
             "id": self.id,
@@ -54,6 +91,7 @@ impl Chat {
         })
     }
 
+    /// The chunks of one step's deltas.
     pub(super) fn deltas(
         &mut self,
         meta: &StreamMeta,
@@ -64,74 +102,106 @@ impl Chat {
             self.head = self.chunk_head(meta);
         }
         for it in items {
-            let d = &it.delta;
-            let final_ = it.finish_reason.is_some();
-            let text = d.content.as_deref().is_some_and(|c| !c.is_empty())
-                || d.reasoning_content
-                    .as_deref()
-                    .is_some_and(|r| !r.is_empty());
-            // Text after a call, or the end of the response, ends the call: its last
-            // argument text goes out first, in a chunk of its own.
-            if self.call.is_some() && (text || (final_ && d.tool_calls.is_empty())) {
-                self.end_call(meta, out);
-            }
-            if d.tool_calls.is_empty() {
-                let role = self.record(it, None);
-                let chunk = self.delta_chunk(meta, it, role, &[]);
-                out.chat_chunk(&self.head, &chunk);
-                continue;
-            }
-            let must_send = it.token_ids.is_some() || it.logprobs.is_some() || final_;
-            if let [tc] = &d.tool_calls[..] {
-                // The per-token step: one fragment of the open call's arguments, from the
-                // guard straight into the chunk (no bookkeeping: the stream keeps nothing).
-                if !self.keep && !final_ && tc.id.is_none() && self.call == Some(tc.index) {
-                    let r = tc.function.arguments.as_deref().map(|a| self.guard.push(a));
-                    if r.as_ref().is_none_or(Range::is_empty) && !must_send {
-                        continue;
-                    }
-                    let role = self.record(it, None);
-                    let calls = [WireCall {
-                        index: tc.index,
-                        id: None,
-                        kind: tc.kind.as_deref(),
-                        name: tc.function.name.as_deref(),
-                        args: r.map(|r| &self.guard.raw()[r]),
-                    }];
-                    let chunk = self.delta_chunk(meta, it, role, &calls);
-                    out.chat_chunk(&self.head, &chunk);
-                    continue;
-                }
-            }
-            self.guard_calls(d, final_);
-            // A call whose arguments were all held says nothing; the chunk goes out only
-            // when something in it must (metadata), with the held call's empty text.
-            let mut entries = std::mem::take(&mut self.entries);
-            let first = entries.first().cloned();
-            entries.retain(|e| {
-                e.call.is_some_and(|c| d.tool_calls[c].id.is_some())
-                    || e.args.as_ref().is_some_and(|r| !r.is_empty())
-            });
-            if entries.is_empty() {
-                match first {
-                    Some(e) if must_send => entries.push(Entry {
-                        args: Some(0..0),
-                        ..e
-                    }),
-                    _ => {
-                        self.entries = entries;
-                        continue;
-                    }
-                }
-            }
-            let role = self.record(it, Some(&entries));
-            let calls: smallvec::SmallVec<[WireCall<'_>; 2]> =
-                entries.iter().map(|e| self.wire_call(d, e)).collect();
-            let chunk = self.delta_chunk(meta, it, role, &calls);
-            out.chat_chunk(&self.head, &chunk);
-            drop(calls);
-            self.entries = entries;
+            self.delta(meta, it, out);
         }
+    }
+
+    /// The chunks of one delta: the open call's end first when the delta ends it, then
+    /// the delta's own chunk (text, one argument fragment, or calls through the guard).
+    #[inline]
+    fn delta(&mut self, meta: &StreamMeta, it: &RunnerDelta, out: &mut impl EventSink) {
+        let d = &it.delta;
+        let final_ = it.finish_reason.is_some();
+        let text = d.content.as_deref().is_some_and(|c| !c.is_empty())
+            || d.reasoning_content
+                .as_deref()
+                .is_some_and(|r| !r.is_empty());
+        // Text after a call, or the end of the response, ends the call: its last
+        // argument text goes out first, in a chunk of its own.
+        if self.call.is_some() && (text || (final_ && d.tool_calls.is_empty())) {
+            self.end_call(meta, out);
+        }
+        if d.tool_calls.is_empty() {
+            let role = self.record(it, None);
+            let chunk = self.delta_chunk(meta, it, role, &[]);
+            out.chat_chunk(&self.head, &chunk);
+            return;
+        }
+        let must_send = it.token_ids.is_some() || it.logprobs.is_some() || final_;
+        if let [tc] = &d.tool_calls[..] {
+            if !self.keep && !final_ && tc.id.is_none() && self.call == Some(tc.index) {
+                self.args_fragment(meta, it, tc, must_send, out);
+                return;
+            }
+        }
+        self.calls(meta, it, must_send, out);
+    }
+
+    /// The per-token step: one fragment of the open call's arguments, from the guard
+    /// straight into the chunk (no bookkeeping: the stream keeps nothing). Nothing goes
+    /// out when the guard holds the whole fragment and the delta carries no metadata.
+    #[inline]
+    fn args_fragment(
+        &mut self,
+        meta: &StreamMeta,
+        it: &RunnerDelta,
+        tc: &DeltaToolCall,
+        must_send: bool,
+        out: &mut impl EventSink,
+    ) {
+        let r = tc.function.arguments.as_deref().map(|a| self.guard.push(a));
+        if r.as_ref().is_none_or(Range::is_empty) && !must_send {
+            return;
+        }
+        let role = self.record(it, None);
+        let calls = [WireCall {
+            index: tc.index,
+            id: None,
+            kind: tc.kind.as_deref(),
+            name: tc.function.name.as_deref(),
+            args: r.map(|r| &self.guard.raw()[r]),
+        }];
+        let chunk = self.delta_chunk(meta, it, role, &calls);
+        out.chat_chunk(&self.head, &chunk);
+    }
+
+    /// A delta's calls through the guard (see [`Self::guard_calls`]), in one chunk. A call
+    /// whose arguments were all held says nothing; the chunk goes out only when something
+    /// in it must (metadata), with the held call's empty text.
+    fn calls(
+        &mut self,
+        meta: &StreamMeta,
+        it: &RunnerDelta,
+        must_send: bool,
+        out: &mut impl EventSink,
+    ) {
+        let d = &it.delta;
+        self.guard_calls(d, it.finish_reason.is_some());
+        let mut entries = std::mem::take(&mut self.entries);
+        let first = entries.first().cloned();
+        entries.retain(|e| {
+            e.call.is_some_and(|c| d.tool_calls[c].id.is_some())
+                || e.args.as_ref().is_some_and(|r| !r.is_empty())
+        });
+        if entries.is_empty() {
+            match first {
+                Some(e) if must_send => entries.push(Entry {
+                    args: Some(0..0),
+                    ..e
+                }),
+                _ => {
+                    self.entries = entries;
+                    return;
+                }
+            }
+        }
+        let role = self.record(it, Some(&entries));
+        let calls: smallvec::SmallVec<[WireCall<'_>; 2]> =
+            entries.iter().map(|e| self.wire_call(d, e)).collect();
+        let chunk = self.delta_chunk(meta, it, role, &calls);
+        out.chat_chunk(&self.head, &chunk);
+        drop(calls);
+        self.entries = entries;
     }
 
     /// Puts the delta's calls through the guard: `entries` and `released` describe them

@@ -1,14 +1,12 @@
 //! The encoder: one response's protocol state behind one type.
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
-use super::args::{ArgsGuard, Numbers};
 use super::chat::Chat;
 use super::events::{sse, EventSink, SseSink};
 use super::messages::Anthropic;
 use super::responses::Responses;
 use super::{new_id, now, Protocol, StreamMeta};
-use crate::delta::ResponseAccumulator;
 use crate::serve::runner::{RunnerDelta, Usage};
 
 #[derive(Debug)]
@@ -33,38 +31,17 @@ impl Encoder {
         let created = meta.created.unwrap_or_else(now);
         let id = meta.id.clone();
         let state = match protocol {
-            Protocol::ChatCompletions => State::Chat(Chat {
-                id: id.unwrap_or_else(|| new_id("chatcmpl-", &mut rng)),
+            Protocol::ChatCompletions => State::Chat(Chat::new(
+                id.unwrap_or_else(|| new_id("chatcmpl-", &mut rng)),
                 created,
-                role_sent: false,
-                keep: true,
-                message: ResponseAccumulator::default(),
-                logprobs: Vec::new(),
-                head: Vec::new(),
-                call: None,
-                guard: ArgsGuard::new(Numbers::Text),
-                entries: Vec::new(),
-                released: String::new(),
-            }),
-            Protocol::Responses => State::Responses(Responses {
-                id: id.unwrap_or_else(|| new_id("resp_", &mut rng)),
-                created,
-                seq: 0,
-                started: false,
-                open: None,
-                done: Vec::new(),
-                rng,
-                guard: ArgsGuard::new(Numbers::Text),
-            }),
-            Protocol::Anthropic => State::Anthropic(Anthropic {
-                id: id.unwrap_or_else(|| new_id("msg_", &mut rng)),
-                started: false,
-                open: None,
-                blocks: Vec::new(),
-                tool_args: Vec::new(),
-                guard: ArgsGuard::new(Numbers::Value),
-                keep: true,
-            }),
+            )),
+            Protocol::Responses => {
+                let id = id.unwrap_or_else(|| new_id("resp_", &mut rng));
+                State::Responses(Responses::new(id, created, rng))
+            }
+            Protocol::Anthropic => State::Anthropic(Anthropic::new(
+                id.unwrap_or_else(|| new_id("msg_", &mut rng)),
+            )),
         };
         Encoder {
             meta,
@@ -80,8 +57,8 @@ impl Encoder {
     /// its encoder always keeps it.
     pub fn keep_complete(&mut self, keep: bool) {
         match &mut self.state {
-            State::Chat(c) => c.keep = keep,
-            State::Anthropic(a) => a.keep = keep,
+            State::Chat(c) => c.keep_complete(keep),
+            State::Anthropic(a) => a.keep_complete(keep),
             State::Responses(_) => {}
         }
     }
@@ -89,8 +66,8 @@ impl Encoder {
     /// See [`Self::keep_complete`].
     pub fn keeps_complete(&self) -> bool {
         match &self.state {
-            State::Chat(c) => c.keep,
-            State::Anthropic(a) => a.keep,
+            State::Chat(c) => c.keeps_complete(),
+            State::Anthropic(a) => a.keeps_complete(),
             State::Responses(_) => true,
         }
     }
@@ -106,9 +83,9 @@ impl Encoder {
     /// The response id the events carry.
     pub fn id(&self) -> &str {
         match &self.state {
-            State::Chat(c) => &c.id,
-            State::Responses(r) => &r.id,
-            State::Anthropic(a) => &a.id,
+            State::Chat(c) => c.id(),
+            State::Responses(r) => r.id(),
+            State::Anthropic(a) => a.id(),
         }
     }
 
@@ -175,16 +152,9 @@ impl Encoder {
     pub fn error(&mut self, message: &str, out: &mut Vec<Value>) {
         self.finished = true;
         match &mut self.state {
-            State::Chat(_) => out.push(json!({
-                "error": { "message": message, "type": "internal_server_error", "code": 500 },
-            })),
-            State::Responses(r) => r.ev(
-                json!({ "type": "error", "code": "server_error", "message": message, "param": null }),
-                out,
-            ),
-            State::Anthropic(_) => out.push(json!({
-                "type": "error", "error": { "type": "api_error", "message": message },
-            })),
+            State::Chat(_) => Chat::error(message, out),
+            State::Responses(r) => r.error(message, out),
+            State::Anthropic(_) => Anthropic::error(message, out),
         }
     }
 

@@ -28,21 +28,54 @@ pub(super) enum Block {
 
 #[derive(Debug)]
 pub(super) struct Anthropic {
-    pub(super) id: String,
-    pub(super) started: bool,
-    pub(super) open: Option<Block>,
+    id: String,
+    started: bool,
+    open: Option<Block>,
     /// Content blocks so far (the last one is the open block), for the complete message.
-    pub(super) blocks: Vec<Value>,
+    blocks: Vec<Value>,
     /// Argument text of each tool_use block as sent (the guard's), by block index.
-    pub(super) tool_args: Vec<(usize, String)>,
+    tool_args: Vec<(usize, String)>,
     /// The open tool_use block's arguments ([`Numbers::Value`]: `input` is a value).
-    pub(super) guard: ArgsGuard,
+    guard: ArgsGuard,
     /// Keep block text and arguments for `complete` (off for a stream that never asks;
     /// the blocks themselves are kept either way, they number the events).
-    pub(super) keep: bool,
+    keep: bool,
 }
 
 impl Anthropic {
+    /// A message with id `id`.
+    pub(super) fn new(id: String) -> Self {
+        Anthropic {
+            id,
+            started: false,
+            open: None,
+            blocks: Vec::new(),
+            tool_args: Vec::new(),
+            guard: ArgsGuard::new(Numbers::Value),
+            keep: true,
+        }
+    }
+
+    pub(super) fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// See [`Encoder::keep_complete`](super::Encoder::keep_complete).
+    pub(super) fn keep_complete(&mut self, keep: bool) {
+        self.keep = keep;
+    }
+
+    pub(super) fn keeps_complete(&self) -> bool {
+        self.keep
+    }
+
+    /// The `error` event.
+    pub(super) fn error(message: &str, out: &mut impl EventSink) {
+        out.value(json!({
+            "type": "error", "error": { "type": "api_error", "message": message },
+        }));
+    }
+
     pub(super) fn start(
         &mut self,
         meta: &StreamMeta,

@@ -3,7 +3,7 @@
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use super::args::ArgsGuard;
+use super::args::{ArgsGuard, Numbers};
 use super::events::{EventSink, EMPTY_LIST};
 use super::{new_id, StreamMeta};
 use crate::serve::runner::{RunnerDelta, Usage};
@@ -28,19 +28,45 @@ pub(super) enum Item {
 
 #[derive(Debug)]
 pub(super) struct Responses {
-    pub(super) id: String,
-    pub(super) created: u64,
-    pub(super) seq: u64,
-    pub(super) started: bool,
-    pub(super) open: Option<Item>,
-    pub(super) done: Vec<Value>,
-    pub(super) rng: fastrand::Rng,
+    id: String,
+    created: u64,
+    seq: u64,
+    started: bool,
+    open: Option<Item>,
+    done: Vec<Value>,
+    rng: fastrand::Rng,
     /// The open function_call item's arguments.
-    pub(super) guard: ArgsGuard,
+    guard: ArgsGuard,
 }
 
 impl Responses {
-    pub(super) fn ev(&mut self, mut v: Value, out: &mut impl EventSink) {
+    /// A response with id `id`, created at `created`; `rng` makes the item ids.
+    pub(super) fn new(id: String, created: u64, rng: fastrand::Rng) -> Self {
+        Responses {
+            id,
+            created,
+            seq: 0,
+            started: false,
+            open: None,
+            done: Vec::new(),
+            rng,
+            guard: ArgsGuard::new(Numbers::Text),
+        }
+    }
+
+    pub(super) fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The `error` event (numbered like every Responses event).
+    pub(super) fn error(&mut self, message: &str, out: &mut impl EventSink) {
+        self.ev(
+            json!({ "type": "error", "code": "server_error", "message": message, "param": null }),
+            out,
+        );
+    }
+
+    fn ev(&mut self, mut v: Value, out: &mut impl EventSink) {
         v["sequence_number"] = self.next_seq().into();
         out.value(v);
     }
