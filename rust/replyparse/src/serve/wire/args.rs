@@ -261,6 +261,8 @@ fn escape(esc: Esc, c: u8) -> Option<Esc> {
 }
 
 impl ArgsGuard {
+    /// A guard for one call's arguments, whose numbers reach the client as `numbers`
+    /// says.
     pub fn new(numbers: Numbers) -> Self {
         ArgsGuard {
             numbers,

@@ -17,8 +17,18 @@ enum State {
 }
 
 /// One response's protocol encoder: see the module docs.
+///
+/// An encoder is per response. It is fed each step's [`RunnerDelta`]s in order
+/// ([`deltas`](Self::deltas) or [`deltas_sse`](Self::deltas_sse)), then
+/// [`finish`](Self::finish) once; after `finish` (or [`error`](Self::error)) it is over
+/// and further deltas write nothing. Its events are the protocol's, in the model's
+/// channel order; a call's arguments go through an [`ArgsGuard`](super::ArgsGuard), so
+/// every prefix a client accumulates is valid JSON text.
 #[derive(Debug)]
 pub struct Encoder {
+    /// What the response is about (id, model, ...), as given to [`new`](Self::new).
+    /// The id and creation time the events carry were fixed by `new`: changing them
+    /// here does not change the events.
     pub meta: StreamMeta,
     state: State,
     prompt_tokens: usize,
@@ -26,6 +36,10 @@ pub struct Encoder {
 }
 
 impl Encoder {
+    /// An encoder speaking `protocol` for the response `meta` describes.
+    /// `prompt_tokens` is reported where a protocol opens with usage (Anthropic's
+    /// `message_start`); the closing events report the [`Usage`] given to
+    /// [`finish`](Self::finish).
     pub fn new(protocol: Protocol, meta: StreamMeta, prompt_tokens: usize) -> Self {
         let mut rng = fastrand::Rng::new();
         let created = meta.created.unwrap_or_else(now);
@@ -72,6 +86,7 @@ impl Encoder {
         }
     }
 
+    /// The protocol this encoder speaks.
     pub fn protocol(&self) -> Protocol {
         match self.state {
             State::Chat(_) => Protocol::ChatCompletions,
@@ -89,12 +104,15 @@ impl Encoder {
         }
     }
 
+    /// True once [`finish`](Self::finish) or [`error`](Self::error) ended the stream.
     pub fn is_finished(&self) -> bool {
         self.finished
     }
 
-    /// Opening events (Responses `response.created`, Anthropic `message_start`); sent
-    /// with the first step, or on their own so a client sees the response at once.
+    /// Opening events (Responses `response.created` and `response.in_progress`,
+    /// Anthropic `message_start`; none for Chat Completions), appended to `out`. They
+    /// are sent once: with the first step, or here on their own so a client sees the
+    /// response before the first token; later calls append nothing.
     pub fn start(&mut self, out: &mut Vec<Value>) {
         self.start_to(out);
     }
@@ -107,9 +125,10 @@ impl Encoder {
         }
     }
 
-    /// The events for one step's deltas. Metadata-only deltas (empty content) become a
-    /// Chat Completions chunk (it can carry token ids and logprobs); the other protocols
-    /// have no per-token field and skip them.
+    /// The events for one step's deltas, appended to `out` (after the opening events,
+    /// if they were not sent yet). Metadata-only deltas (empty content) become a Chat
+    /// Completions chunk (it can carry token ids and logprobs); the other protocols have
+    /// no per-token field and skip them. Nothing once the encoder is finished.
     pub fn deltas(&mut self, items: &[RunnerDelta], out: &mut Vec<Value>) {
         self.deltas_to(items, out);
     }
@@ -133,7 +152,12 @@ impl Encoder {
         }
     }
 
-    /// Closing events: open blocks/items closed, the stop reason, usage.
+    /// Closing events, appended to `out`: the open block or item closed (a call's held
+    /// argument text released, or its arguments finished into one valid object), the
+    /// stop reason and usage (Chat Completions: the usage chunk when
+    /// [`StreamMeta::include_usage`]). `finish_reason` is the runner's, already
+    /// rewritten; Chat Completions sent it with the last delta and ignores it here.
+    /// Once only: the encoder is finished after it.
     pub fn finish(&mut self, finish_reason: &str, usage: &Usage, out: &mut Vec<Value>) {
         if self.finished {
             return;
@@ -147,8 +171,9 @@ impl Encoder {
         }
     }
 
-    /// The protocol's error event; the stream is over after it. A server sends it
-    /// instead of dropping the connection, so the client raises a proper error.
+    /// The protocol's error event, appended to `out`; the stream is over after it. A
+    /// server sends it instead of dropping the connection, so the client raises a
+    /// proper error. `message` reaches the client as written.
     pub fn error(&mut self, message: &str, out: &mut Vec<Value>) {
         self.finished = true;
         match &mut self.state {
@@ -158,7 +183,10 @@ impl Encoder {
         }
     }
 
-    /// The complete (non-streaming) response: the stream so far, accumulated.
+    /// The complete (non-streaming) response: the stream so far, accumulated, as a
+    /// client that read every event would have it (a call still open is finished as
+    /// its close would finish it). Needs [`keeps_complete`](Self::keeps_complete): a
+    /// stream that did not keep its text gives a response without it.
     pub fn complete(&self, finish_reason: &str, usage: &Usage) -> Value {
         match &self.state {
             State::Chat(c) => c.complete(&self.meta, finish_reason, usage),

@@ -76,7 +76,13 @@ impl EventSink for SseSink<'_> {
 /// `[]`, lent where an event has an empty list.
 pub(super) static EMPTY_LIST: Value = Value::Array(Vec::new());
 
-/// See [`Encoder::sse`].
+/// Server-sent-event bytes for `events` of `protocol`, appended to `buf`: `data:
+/// JSON\n\n` for Chat Completions, `event: TYPE\ndata: JSON\n\n` for the typed
+/// protocols (TYPE is the event's `type`); `done` appends the Chat Completions `data:
+/// [DONE]\n\n` terminator (the typed protocols have none: their last event says it).
+///
+/// The same bytes an [`Encoder`](super::Encoder) writes with
+/// [`deltas_sse`](super::Encoder::deltas_sse) for the events it would have made.
 pub fn sse(protocol: Protocol, events: &[Value], done: bool, buf: &mut Vec<u8>) {
     for ev in events {
         if protocol != Protocol::ChatCompletions {

@@ -1,7 +1,7 @@
 //! Wire protocols: OpenAI Chat Completions, OpenAI Responses and Anthropic Messages,
 //! streaming (events and SSE bytes) and complete.
 //!
-//! An [`Encoder`] turns the [`RunnerDelta`]s of each step into the protocol's events
+//! An [`Encoder`] turns the [`RunnerDelta`](super::runner::RunnerDelta)s of each step into the protocol's events
 //! (JSON values) and keeps what the protocol's final object needs (the Responses API
 //! repeats the whole output in `response.completed`; the non-streaming responses are the
 //! stream accumulated). It lives in the engine crate, not in Python, because it is
@@ -13,6 +13,11 @@
 //! three Anthropic content blocks and three Responses output items, as the model wrote
 //! them. Complete messages are built from the same events, so a non-streaming response
 //! equals the stream a client would have accumulated.
+//!
+//! The code is one file per concept: where events go (values, or SSE bytes written
+//! straight from the per-token events), Chat Completions, Responses, Anthropic
+//! Messages, the encoder that dispatches to them, the argument guard ([`args`]) and the
+//! per-token JSON layout.
 
 use serde_json::{Map, Value};
 
@@ -38,12 +43,21 @@ pub const RAW_ARGUMENTS_KEY: &str = "_raw_arguments";
 /// The protocol an encoder speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Protocol {
+    /// OpenAI Chat Completions: `chat.completion.chunk` events (`data:` lines only,
+    /// ended by `data: [DONE]`) and the `chat.completion` object.
     ChatCompletions,
+    /// OpenAI Responses: typed events (`response.created`, output items, ...,
+    /// `response.completed`) and the `response` object.
     Responses,
+    /// Anthropic Messages: typed events (`message_start`, content blocks,
+    /// `message_stop`) and the `message` object.
     Anthropic,
 }
 
 impl Protocol {
+    /// The protocol for a name a server or its configuration may use: `chat`,
+    /// `chat.completions` or `openai`; `responses`; `anthropic` or `messages`. None for
+    /// any other name (names are matched exactly).
     pub fn from_name(name: &str) -> Option<Self> {
         match name {
             "chat" | "chat.completions" | "openai" => Some(Protocol::ChatCompletions),
@@ -59,6 +73,7 @@ impl Protocol {
 pub struct StreamMeta {
     /// The response id; a fresh one (`chatcmpl-`, `resp_`, `msg_`) when None.
     pub id: Option<String>,
+    /// The model name the events and the complete response report.
     pub model: String,
     /// Unix seconds; now when None.
     pub created: Option<u64>,
