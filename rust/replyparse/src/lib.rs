@@ -63,7 +63,7 @@ pub use calls::{AllowedNames, RejectReason, RejectedCall};
 pub use constraint::{ConstraintOptions, SpecialTokens, ToolConstraint};
 pub use delta::{
     Channel, DeltaFunctionCall, DeltaMessage, DeltaSink, DeltaToolCall, DeltaToolCalls,
-    FunctionCall, ParsedResponse, ResponseAccumulator, StreamItem, ToolCall,
+    FunctionCall, ParsedResponse, ResponseAccumulator, Role, StreamItem, ToolCall,
 };
 pub use error::{Error, ParserKind, Result};
 pub use models::{parsers_for_model, ModelRow, ParserChoice};

@@ -365,7 +365,8 @@ impl Chat {
 
     /// The stream's bookkeeping for one chunk (logprobs and deltas kept for the complete
     /// response; `entries` are its calls as sent, when it has any); returns the role to
-    /// send, present on the first chunk only.
+    /// send: the delta's, on the stream's first chunk only (Chat Completions sends it
+    /// once, as OpenAI does).
     #[inline]
     fn record(&mut self, it: &RunnerDelta, entries: Option<&[Entry]>) -> Option<&'static str> {
         let first = !self.role_sent;
@@ -373,7 +374,7 @@ impl Chat {
         if self.keep {
             self.keep_chunk(it, entries);
         }
-        first.then_some("assistant")
+        first.then(|| it.delta.role.as_str())
     }
 
     /// [`Self::record`] for a stream that keeps the complete response (out of the
@@ -409,7 +410,7 @@ impl Chat {
                             }
                         })
                         .collect(),
-                    role: None,
+                    role: it.delta.role,
                     content: it.delta.content.clone(),
                     reasoning_content: it.delta.reasoning_content.clone(),
                 };
@@ -434,7 +435,7 @@ impl Chat {
             choices: [ChatChoice {
                 index: 0,
                 delta: ChatDelta {
-                    role: d.role.as_deref().or(role),
+                    role,
                     // The runner's metadata-only delta (empty content) is an empty delta,
                     // as OpenAI's last chunk is, so a client's rebuilt message keeps no
                     // content (`null`, as in the complete response) rather than "".
