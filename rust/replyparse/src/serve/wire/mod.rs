@@ -14,6 +14,10 @@
 //! them. Complete messages are built from the same events, so a non-streaming response
 //! equals the stream a client would have accumulated.
 //!
+//! Most servers want [`ServeStream`](super::ServeStream), which runs the stream
+//! runner and an encoder together; an [`Encoder`] alone serves a caller that runs its
+//! own [`StreamRunner`](super::runner::StreamRunner).
+//!
 //! The code is one file per concept: where events go (values, or SSE bytes written
 //! straight from the per-token events), Chat Completions, Responses, Anthropic
 //! Messages, the encoder that dispatches to them, the argument guard ([`args`]) and the
