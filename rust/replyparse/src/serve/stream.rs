@@ -467,9 +467,10 @@ impl ServeStream {
     /// Chat Completions' `data: [DONE]` once the stream is over (once per stream), then
     /// the buffer kept and its bytes returned.
     fn end_sse(&mut self, mut buf: Vec<u8>) -> &[u8] {
-        let done = self.encoder.is_finished() && !self.done_sent;
-        self.done_sent |= done;
-        self.encoder.sse(&[], done, &mut buf);
+        if self.encoder.is_finished() && !self.done_sent {
+            self.done_sent = true;
+            self.encoder.sse(&[], true, &mut buf);
+        }
         self.sse = buf;
         &self.sse
     }
