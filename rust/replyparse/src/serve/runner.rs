@@ -20,9 +20,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::delta::{DeltaMessage, StreamItem};
-use crate::error::Result;
-use crate::response::ResponseParser;
+use crate::{DeltaMessage, ResponseParser, Result, StreamItem};
 
 /// How a runner treats the request: the two request fields that change what reaches
 /// the client, read from the request by the server (or by
@@ -245,8 +243,7 @@ impl StreamRunner {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::request::ToolSpec;
-    use crate::response::ParserConfig;
+    use crate::{ParserConfig, ToolSpec};
 
     fn parser() -> ResponseParser {
         ResponseParser::new(&ParserConfig {

@@ -875,7 +875,7 @@ mod tests {
             let v: Value = serde_json::from_str(&raw).unwrap();
             if n.contains(['.', 'e']) {
                 // The complete Anthropic `input` holds the binary64 the text denotes.
-                let input = crate::wire::tool_input(&raw);
+                let input = crate::serve::wire::tool_input(&raw);
                 assert_eq!(input["n"].as_f64(), Some(n.parse::<f64>().unwrap()), "{n}");
                 assert_eq!(v["n"].as_f64(), Some(n.parse::<f64>().unwrap()), "{n}");
             }

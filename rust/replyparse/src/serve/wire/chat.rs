@@ -9,8 +9,8 @@ use std::ops::Range;
 use super::args::{ArgsGuard, Numbers};
 use super::events::EventSink;
 use super::StreamMeta;
-use crate::delta::{DeltaFunctionCall, DeltaMessage, DeltaToolCall, ResponseAccumulator};
 use crate::serve::runner::{RunnerDelta, Usage};
+use crate::{DeltaFunctionCall, DeltaMessage, DeltaToolCall, ResponseAccumulator};
 
 #[derive(Debug)]
 pub(super) struct Chat {

@@ -4,9 +4,8 @@
 use serde_json::{json, Value};
 
 use super::*;
-use crate::request::ToolSpec;
-use crate::response::{ParserConfig, ResponseParser};
 use crate::serve::runner::{RunnerOptions, StreamRunner};
+use crate::{ParserConfig, ResponseParser, ToolSpec};
 
 /// A qwen / qwen3 parser that may call `f`.
 fn parser() -> ResponseParser {
