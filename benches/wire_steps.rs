@@ -12,13 +12,17 @@
 //!         target/release/deps/wire_steps-HASH
 //!
 //! (instructions / (ROUNDS + 3) / steps is the figure per step; `PROTO` is chat,
-//! responses or anthropic, all three by default; `CHUNK` sets the step's characters).
+//! responses or anthropic, all three by default; `CHUNK` sets the step's characters;
+//! `VIA=stream` goes through `ServeStream::feed_sse` / `finish_sse`, the serving path
+//! the Python streams take, instead of the runner and the encoder driven by hand).
 //! Before anything is measured, the arguments the client accumulates are checked to be
 //! the call's as written.
 
 use replyparse::runner::{RunnerOptions, StreamRunner};
 use replyparse::wire::{Encoder, Protocol, StreamMeta};
-use replyparse::{ParserConfig, ResponseParser, ToolSpec};
+use replyparse::{
+    EngineStep, ParserConfig, ResponseParser, ServeOptions, ServeStream, StreamEnd, ToolSpec,
+};
 
 fn arguments() -> String {
     let mut code = String::new();
@@ -53,22 +57,28 @@ fn parser() -> ResponseParser {
     .expect("a valid config")
 }
 
+fn meta() -> StreamMeta {
+    StreamMeta {
+        id: Some("id".into()),
+        model: "m".into(),
+        created: Some(1),
+        ..Default::default()
+    }
+}
+
 /// `rounds` whole streams; returns the SSE bytes of the last one.
 #[inline(never)]
-fn run_streams(protocol: Protocol, pieces: &[&str], rounds: usize) -> Vec<u8> {
+fn run_streams(protocol: Protocol, pieces: &[&str], rounds: usize, via_stream: bool) -> Vec<u8> {
+    if via_stream {
+        return serve_streams(protocol, pieces, rounds);
+    }
     let mut all = Vec::new();
     let mut buf = Vec::with_capacity(4096);
     for _ in 0..rounds {
         all.clear();
         let mut p = parser();
         let mut r = StreamRunner::new(RunnerOptions::default());
-        let meta = StreamMeta {
-            id: Some("id".into()),
-            model: "m".into(),
-            created: Some(1),
-            ..Default::default()
-        };
-        let mut e = Encoder::new(protocol, meta, 0);
+        let mut e = Encoder::new(protocol, meta(), 0);
         e.keep_complete(false);
         let mut items = Vec::new();
         for (i, s) in pieces.iter().enumerate() {
@@ -86,6 +96,35 @@ fn run_streams(protocol: Protocol, pieces: &[&str], rounds: usize) -> Vec<u8> {
         buf.clear();
         e.sse(&end, true, &mut buf);
         all.extend_from_slice(&buf);
+    }
+    all
+}
+
+/// [`run_streams`] through a [`ServeStream`] (one that keeps nothing).
+fn serve_streams(protocol: Protocol, pieces: &[&str], rounds: usize) -> Vec<u8> {
+    let mut all = Vec::new();
+    let options = ServeOptions {
+        keep_complete: false,
+        ..Default::default()
+    };
+    for _ in 0..rounds {
+        all.clear();
+        let mut p = parser();
+        let mut s = ServeStream::new(protocol, meta(), options.clone());
+        for (i, text) in pieces.iter().enumerate() {
+            let mut step = EngineStep::new(text);
+            if i + 1 == pieces.len() {
+                step = step.finish_reason("stop");
+            }
+            let sse = s
+                .feed_sse(&mut p, step)
+                .expect("a fresh parser accepts every chunk");
+            all.extend_from_slice(sse);
+        }
+        let sse = s
+            .finish_sse(&mut p, StreamEnd::default())
+            .expect("the last step was fed");
+        all.extend_from_slice(sse);
     }
     all
 }
@@ -119,6 +158,7 @@ fn main() {
     let size = env("CHUNK").unwrap_or(4);
     let rounds = env("ROUNDS").unwrap_or(2000);
     let which = std::env::var("PROTO").unwrap_or_else(|_| "all".into());
+    let via_stream = std::env::var("VIA").is_ok_and(|v| v == "stream");
     let cuts: Vec<usize> = t
         .char_indices()
         .map(|(i, _)| i)
@@ -134,14 +174,14 @@ fn main() {
         if which != "all" && which != name {
             continue;
         }
-        let sse = run_streams(protocol, &pieces, 3);
+        let sse = run_streams(protocol, &pieces, 3, via_stream);
         assert_eq!(
             sse_arguments(protocol, &sse),
             args,
             "{name}: arguments differ"
         );
         let t0 = std::time::Instant::now();
-        run_streams(protocol, &pieces, rounds);
+        run_streams(protocol, &pieces, rounds, via_stream);
         let ns = t0.elapsed().as_nanos() as f64 / (rounds * pieces.len()) as f64;
         println!(
             "{name}: {ns:.1} ns per step, {} steps a stream",

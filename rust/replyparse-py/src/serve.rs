@@ -1,7 +1,8 @@
 //! Serving: `NativeServeStream` (subclassed by `replyparse.openai.ChatCompletionStream`,
-//! `ResponsesStream` and `replyparse.anthropic.MessageStream`), the stream runner and a
-//! wire encoder over a `ResponseParser`; `serve_many`, one step for many streams; and
-//! `anthropic_tool_input`. The step itself is in `serve_state`.
+//! `ResponsesStream` and `replyparse.anthropic.MessageStream`), the engine's
+//! `ServeStream` over a `ResponseParser`; `serve_many`, one step for many streams; and
+//! `anthropic_tool_input`. The serving logic is the engine's; `serve_state` locks the
+//! stream with its parser and meets the errors on the way to the parser.
 
 use std::sync::Mutex;
 
@@ -17,10 +18,10 @@ use crate::errors::lock;
 #[cfg(doc)]
 use crate::parsers::GIL_RELEASE_MIN_BYTES;
 use crate::parsers::{maybe_detach, NativeResponseParser};
-use crate::serve_state::{ServeState, StepInput, StepOut};
+use crate::serve_state::run_engine;
 
-/// One response on the wire: the stream runner and a protocol encoder over a
-/// `ResponseParser`. The Python classes `replyparse.openai.ChatCompletionStream`,
+/// One response on the wire: the engine's `ServeStream` (the stream runner and a
+/// protocol encoder) over a `ResponseParser`. The Python classes `replyparse.openai.ChatCompletionStream`,
 /// `ResponsesStream` and `replyparse.anthropic.MessageStream` subclass it.
 ///
 /// A parser error mid-stream (fed after final, used from two threads, an engine bug)
@@ -30,8 +31,7 @@ use crate::serve_state::{ServeState, StepInput, StepOut};
 #[pyclass(module = "replyparse._native", subclass, frozen, name = "ServeStream")]
 pub struct NativeServeStream {
     pub(crate) parser: Py<NativeResponseParser>,
-    pub(crate) state: Mutex<ServeState>,
-    pub(crate) raise_errors: bool,
+    pub(crate) state: Mutex<engine::ServeStream>,
 }
 
 #[pymethods]
@@ -85,36 +85,25 @@ impl NativeServeStream {
             include_usage,
             response_extra,
         };
-        let options = engine::RunnerOptions {
-            rewrite_finish_reason,
-            parallel_tool_calls,
+        let options = engine::ServeOptions {
+            runner: engine::RunnerOptions {
+                rewrite_finish_reason,
+                parallel_tool_calls,
+            },
+            prompt_tokens,
+            keep_complete,
+            raise_errors,
         };
         Ok(Self {
             parser,
-            state: Mutex::new(ServeState {
-                runner: engine::StreamRunner::new(options),
-                deltas: Vec::new(),
-                sse: Vec::new(),
-                encoder: {
-                    let mut e =
-                        engine::wire::Encoder::new(protocol, meta, prompt_tokens.unwrap_or(0));
-                    e.keep_complete(keep_complete);
-                    e
-                },
-                prompt_tokens,
-                completion_tokens: None,
-                error: None,
-                done_sent: false,
-            }),
-            raise_errors,
+            state: Mutex::new(engine::ServeStream::new(protocol, meta, options)),
         })
     }
 
     /// Opening events (Responses `response.created`, Anthropic `message_start`), so a
     /// client sees the response before the first token; later calls return nothing.
     fn start<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let mut out = Vec::new();
-        lock(&self.state)?.encoder.start(&mut out);
+        let out = lock(&self.state)?.start();
         values_to_py(py, &out)
     }
 
@@ -129,8 +118,13 @@ impl NativeServeStream {
         logprobs: Option<&Bound<'py, PyAny>>,
         finish_reason: Option<String>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let lp = opt_value(logprobs)?;
-        let ev = self.step_events(py, text, token_ids, lp, finish_reason)?;
+        let step = engine::EngineStep {
+            text,
+            token_ids: token_ids.as_deref(),
+            logprobs: opt_value(logprobs)?,
+            finish_reason: finish_reason.as_deref(),
+        };
+        let ev = self.step_events(py, step)?;
         values_to_py(py, &ev)
     }
 
@@ -144,18 +138,14 @@ impl NativeServeStream {
         logprobs: Option<&Bound<'py, PyAny>>,
         finish_reason: Option<String>,
     ) -> PyResult<Bound<'py, pyo3::types::PyBytes>> {
-        let lp = opt_value(logprobs)?;
-        let mut out = StepOut::Sse(lock(&self.state)?.take_sse(text));
-        self.step(py, text, token_ids, lp, finish_reason, &mut out)?;
-        let StepOut::Sse(mut buf) = out else {
-            unreachable!("asked for bytes")
+        let step = engine::EngineStep {
+            text,
+            token_ids: token_ids.as_deref(),
+            logprobs: opt_value(logprobs)?,
+            finish_reason: finish_reason.as_deref(),
         };
-        let mut st = lock(&self.state)?;
-        st.sse_done(&mut buf);
-        let b = pyo3::types::PyBytes::new(py, &buf);
-        st.sse = buf;
-        st.release_sse();
-        Ok(b)
+        self.step_sse(py, step)?;
+        Ok(pyo3::types::PyBytes::new(py, lock(&self.state)?.last_sse()))
     }
 
     /// Closing events. Without a prior finish reason the response ends with
@@ -169,7 +159,12 @@ impl NativeServeStream {
         prompt_tokens: Option<usize>,
         completion_tokens: Option<usize>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let ev = self.finish_values(py, finish_reason, prompt_tokens, completion_tokens)?;
+        let end = engine::StreamEnd {
+            reason: finish_reason.as_deref(),
+            prompt_tokens,
+            completion_tokens,
+        };
+        let ev = self.finish_values(py, end)?;
         values_to_py(py, &ev)
     }
 
@@ -182,8 +177,13 @@ impl NativeServeStream {
         prompt_tokens: Option<usize>,
         completion_tokens: Option<usize>,
     ) -> PyResult<Bound<'py, pyo3::types::PyBytes>> {
-        let ev = self.finish_values(py, finish_reason, prompt_tokens, completion_tokens)?;
-        self.sse_bytes(py, &ev)
+        let end = engine::StreamEnd {
+            reason: finish_reason.as_deref(),
+            prompt_tokens,
+            completion_tokens,
+        };
+        self.finish_sse_bytes(py, end)?;
+        Ok(pyo3::types::PyBytes::new(py, lock(&self.state)?.last_sse()))
     }
 
     /// SSE bytes for events (dicts). Once the stream has finished, the first call also
@@ -197,18 +197,14 @@ impl NativeServeStream {
             serde_json::Value::Array(a) => a,
             other => vec![other],
         };
-        self.sse_bytes(py, &v)
+        let mut st = lock(&self.state)?;
+        Ok(pyo3::types::PyBytes::new(py, st.encode_sse(&v)))
     }
 
     /// The protocol's error event for an error of the server's own (the engine died,
     /// a timeout); the stream is over after it.
     fn error_events<'py>(&self, py: Python<'py>, message: &str) -> PyResult<Bound<'py, PyList>> {
-        let mut st = lock(&self.state)?;
-        let mut out = Vec::new();
-        if !st.encoder.is_finished() {
-            st.encoder.error(message, &mut out);
-            st.error = Some(message.to_owned());
-        }
+        let out = lock(&self.state)?.fail(message);
         values_to_py(py, &out)
     }
 
@@ -217,39 +213,38 @@ impl NativeServeStream {
     /// Responses API, whose last event carries the whole output anyway.
     fn complete<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let st = lock(&self.state)?;
-        if !st.encoder.keeps_complete() {
+        if !st.keeps_complete() {
             return Err(PyRuntimeError::new_err(
                 "this stream does not keep the complete response (streams keep only what \
                  the wire needs); create it with keep_complete=True to call complete()",
             ));
         }
-        let usage = self.usage_of(&st)?;
-        let reason = st.runner.finish_reason().unwrap_or("stop");
-        value_to_py(py, &st.encoder.complete(reason, &usage))
+        let parser = lock(&self.parser.get().inner)?;
+        value_to_py(py, &st.complete(&parser))
     }
 
     /// The response id the events carry.
     #[getter]
     fn id(&self) -> PyResult<String> {
-        Ok(lock(&self.state)?.encoder.id().to_owned())
+        Ok(lock(&self.state)?.id().to_owned())
     }
 
     /// The final (rewritten) finish reason, once the last step was fed.
     #[getter]
     fn finish_reason(&self) -> PyResult<Option<String>> {
-        Ok(lock(&self.state)?.runner.finish_reason().map(str::to_owned))
+        Ok(lock(&self.state)?.finish_reason().map(str::to_owned))
     }
 
     /// The message of the error that ended the stream, if one did.
     #[getter]
     fn error(&self) -> PyResult<Option<String>> {
-        Ok(lock(&self.state)?.error.clone())
+        Ok(lock(&self.state)?.error().map(str::to_owned))
     }
 
     /// True once the closing (or error) events were produced.
     #[getter]
     fn finished(&self) -> PyResult<bool> {
-        Ok(lock(&self.state)?.encoder.is_finished())
+        Ok(lock(&self.state)?.is_finished())
     }
 
     /// `{"prompt_tokens", "completion_tokens", "total_tokens", "reasoning_tokens"}`.
@@ -325,26 +320,22 @@ pub(crate) fn serve_many<'py>(
     let results: Vec<PyResult<()>> = maybe_detach(py, work, || {
         runs.iter_mut()
             .map(|(st, slot, job)| {
-                let raise = job.target.raise_errors;
-                let finish = job.mid.as_deref();
-                let mut out = StepOut::Sse(st.take_sse(job.text));
-                let input = StepInput {
+                let step = engine::EngineStep {
                     text: job.text,
                     token_ids: job.ids,
                     logprobs: None,
-                    finish_reason: finish,
+                    finish_reason: job.mid.as_deref(),
                 };
-                st.step(slot, raise, input, &mut out)?;
-                let StepOut::Sse(mut buf) = out else {
-                    unreachable!("asked for bytes")
-                };
-                if finish.is_some() {
-                    let ev = st.finish(slot, raise, finish, None, None)?;
-                    st.encoder.sse(&ev, false, &mut buf);
-                }
-                st.sse_done(&mut buf);
-                st.sse = buf;
-                Ok(())
+                let raise = st.raises_errors();
+                run_engine(
+                    st,
+                    slot,
+                    raise,
+                    |st, p| st.step_sse(p, step).map(|_| ()),
+                    |st, msg| {
+                        st.fail_sse(msg);
+                    },
+                )
             })
             .collect()
     });
@@ -357,11 +348,7 @@ pub(crate) fn serve_many<'py>(
                 Ok(st) => results
                     .next()
                     .expect("one result per locked stream")
-                    .map(|()| {
-                        let b = pyo3::types::PyBytes::new(py, &st.sse);
-                        st.release_sse();
-                        b
-                    }),
+                    .map(|()| pyo3::types::PyBytes::new(py, st.last_sse())),
                 Err(e) => Err(e.clone_ref(py)),
             };
             match r {

@@ -1,7 +1,7 @@
-//! What one step of a serve stream does: the stream's state (runner, encoder, reused
-//! delta and SSE buffers, token counts, the error that ended it), a step and the closing
-//! events on the locked state and parser slot, and the stream's methods that lock both
-//! under the GIL policy.
+//! How a serve stream reaches the engine: the engine's `ServeStream` (which holds every
+//! piece of the serving logic: runner, encoder, error events, SSE buffers) and the
+//! stream's parser, locked together under the GIL policy, and the errors only the
+//! bindings meet on the way to the parser.
 
 use pyo3::prelude::*;
 
@@ -11,46 +11,6 @@ use crate::errors::{lock, to_py_err};
 use crate::parsers::{maybe_detach, Slot};
 use crate::serve::NativeServeStream;
 
-pub(crate) struct ServeState {
-    pub(crate) runner: engine::StreamRunner,
-    /// The current step's deltas (kept, so a step allocates no vector for them).
-    pub(crate) deltas: Vec<engine::RunnerDelta>,
-    /// The current step's SSE bytes, until they are copied into the returned `bytes`
-    /// (kept, so a token step allocates no buffer).
-    pub(crate) sse: Vec<u8>,
-    pub(crate) encoder: engine::wire::Encoder,
-    pub(crate) prompt_tokens: Option<usize>,
-    pub(crate) completion_tokens: Option<usize>,
-    /// The message of the error that ended the stream, for the server's logs.
-    pub(crate) error: Option<String>,
-    pub(crate) done_sent: bool,
-}
-
-/// Where a step's events go: event values (dicts, for `feed`) or SSE bytes (`feed_sse`,
-/// which Chat Completions writes without building the values).
-pub(crate) enum StepOut {
-    Events(Vec<serde_json::Value>),
-    Sse(Vec<u8>),
-}
-
-/// A step's SSE buffer size: one event's envelope (id, model, choice; ~200 bytes) and
-/// the text with room for some escapes, so a token step's bytes are written into one
-/// allocation instead of growing it through several.
-fn sse_capacity(text: &str) -> usize {
-    320 + text.len() + text.len() / 2
-}
-
-/// The largest SSE buffer a stream keeps between steps.
-const SSE_KEEP_BYTES: usize = 16 * 1024;
-
-/// What one serve step is fed.
-pub(crate) struct StepInput<'a> {
-    pub(crate) text: &'a str,
-    pub(crate) token_ids: Option<&'a [u32]>,
-    pub(crate) logprobs: Option<serde_json::Value>,
-    pub(crate) finish_reason: Option<&'a str>,
-}
-
 /// A second use of a locked parser slot (or of the error met locking it).
 fn reborrow<'a>(slot: &'a mut Result<&mut Slot, PyErr>) -> Result<&'a mut Slot, PyErr> {
     match slot {
@@ -59,154 +19,44 @@ fn reborrow<'a>(slot: &'a mut Result<&mut Slot, PyErr>) -> Result<&'a mut Slot, 
     }
 }
 
-impl ServeState {
-    /// One step on a locked stream and its parser's slot (`slot` is the error met
-    /// locking it, which becomes the stream's error event like any parser error).
-    /// Runs with or without the GIL.
-    pub(crate) fn step(
-        &mut self,
-        slot: &mut Result<&mut Slot, PyErr>,
-        raise_errors: bool,
-        input: StepInput<'_>,
-        out: &mut StepOut,
-    ) -> PyResult<()> {
-        if self.encoder.is_finished() {
-            return Ok(());
+/// Runs `call`, a call of the engine stream, with the parser in its slot, inside the
+/// slot's panic guard.
+///
+/// The engine turns a parser error into the stream's error event itself (or returns it,
+/// for a stream that raises errors). What the engine never sees is an error on the way
+/// to the parser: the parser in use by another thread, broken by an earlier panic, or a
+/// panic caught now. Such an error is met the same way: it raises when `raise` is set
+/// and the stream is not over; otherwise `fail` (the engine's `fail` or `fail_sse`) ends
+/// the stream with the protocol's error event carrying the exception's message, which
+/// for a stream already over writes nothing but a pending `data: [DONE]`, as a step
+/// would.
+pub(crate) fn run_engine<T>(
+    st: &mut engine::ServeStream,
+    slot: &mut Result<&mut Slot, PyErr>,
+    raise: bool,
+    call: impl FnOnce(&mut engine::ServeStream, &mut engine::ResponseParser) -> engine::Result<T>,
+    fail: impl FnOnce(&mut engine::ServeStream, &str) -> T,
+) -> PyResult<T> {
+    let r = reborrow(slot).and_then(|s| s.engine(|p, _| call(st, p))?.map_err(to_py_err));
+    match r {
+        Ok(v) => Ok(v),
+        Err(e) if raise && !st.is_finished() => Err(e),
+        Err(e) => {
+            let msg = Python::attach(|py| e.value(py).to_string());
+            Ok(fail(st, &msg))
         }
-        let runner = &mut self.runner;
-        let StepInput {
-            text,
-            token_ids,
-            logprobs,
-            finish_reason,
-        } = input;
-        let items = &mut self.deltas;
-        let r = reborrow(slot).and_then(|slot| {
-            slot.engine(|p, _| {
-                runner.step_into(p, text, token_ids, logprobs, finish_reason, items)
-            })?
-            .map_err(to_py_err)
-        });
-        match (r, &mut *out) {
-            (Ok(()), StepOut::Events(ev)) => self.encoder.deltas(&self.deltas, ev),
-            (Ok(()), StepOut::Sse(buf)) => self.encoder.deltas_sse(&self.deltas, buf),
-            (Err(e), _) if raise_errors => return Err(e),
-            (Err(e), out) => {
-                let msg = Python::attach(|py| e.value(py).to_string());
-                let mut ev = Vec::new();
-                self.encoder.error(&msg, &mut ev);
-                match out {
-                    StepOut::Events(v) => v.extend(ev),
-                    StepOut::Sse(buf) => self.encoder.sse(&ev, false, buf),
-                }
-                self.error = Some(msg);
-            }
-        }
-        // Sent: the deltas' text is not kept past its step (the vector's room is).
-        self.deltas.clear();
-        Ok(())
-    }
-
-    /// The closing events on a locked stream: a last step with `finish_reason` (default
-    /// `stop`) unless the runner already had one, then the protocol's closing events.
-    pub(crate) fn finish(
-        &mut self,
-        slot: &mut Result<&mut Slot, PyErr>,
-        raise_errors: bool,
-        finish_reason: Option<&str>,
-        prompt_tokens: Option<usize>,
-        completion_tokens: Option<usize>,
-    ) -> PyResult<Vec<serde_json::Value>> {
-        let mut out = StepOut::Events(Vec::new());
-        if !self.runner.is_finished() {
-            let reason = finish_reason.unwrap_or("stop");
-            let input = StepInput {
-                text: "",
-                token_ids: None,
-                logprobs: None,
-                finish_reason: Some(reason),
-            };
-            self.step(slot, raise_errors, input, &mut out)?;
-        }
-        let StepOut::Events(mut out) = out else {
-            unreachable!("asked for events")
-        };
-        if self.encoder.is_finished() {
-            return Ok(out);
-        }
-        if prompt_tokens.is_some() {
-            self.prompt_tokens = prompt_tokens;
-        }
-        if completion_tokens.is_some() {
-            self.completion_tokens = completion_tokens;
-        }
-        let usage = self.usage(reborrow(slot)?);
-        let reason = self.runner.finish_reason().unwrap_or("stop").to_owned();
-        self.encoder.finish(&reason, &usage, &mut out);
-        Ok(out)
-    }
-
-    pub(crate) fn usage(&self, parser: &engine::ResponseParser) -> engine::Usage {
-        self.runner
-            .usage(parser, self.prompt_tokens, self.completion_tokens)
-    }
-
-    /// The stream's SSE buffer, empty, with room for a step over `text`.
-    pub(crate) fn take_sse(&mut self, text: &str) -> Vec<u8> {
-        let mut buf = std::mem::take(&mut self.sse);
-        buf.clear();
-        buf.reserve(sse_capacity(text));
-        buf
-    }
-
-    /// Empties the SSE buffer once its bytes were copied out; a buffer a long step grew
-    /// is freed rather than kept for the rest of the stream.
-    pub(crate) fn release_sse(&mut self) {
-        self.sse.clear();
-        if self.sse.capacity() > SSE_KEEP_BYTES {
-            self.sse = Vec::new();
-        }
-    }
-
-    /// Appends the Chat Completions `data: [DONE]` terminator once the stream is over
-    /// (once per stream).
-    pub(crate) fn sse_done(&mut self, buf: &mut Vec<u8>) {
-        let done = self.encoder.is_finished() && !self.done_sent;
-        self.done_sent |= done;
-        self.encoder.sse(&[], done, buf);
     }
 }
 
 impl NativeServeStream {
-    /// One step: parse, encode, and on a final step (finish reason) nothing more; the
-    /// closing events come from `finish`. The GIL rule is `stream_chunk`'s.
-    pub(crate) fn step(
-        &self,
-        py: Python<'_>,
-        text: &str,
-        token_ids: Option<Vec<u32>>,
-        logprobs: Option<serde_json::Value>,
-        finish_reason: Option<String>,
-        out: &mut StepOut,
-    ) -> PyResult<()> {
-        self.locked(py, text.len(), |st, slot| {
-            let input = StepInput {
-                text,
-                token_ids: token_ids.as_deref(),
-                logprobs,
-                finish_reason: finish_reason.as_deref(),
-            };
-            st.step(slot, self.raise_errors, input, out)
-        })
-    }
-
-    /// Runs `f` on the locked stream state and its parser's slot (or the error met
-    /// locking it), under the GIL rule for `text_len` bytes plus what the parser holds.
-    fn locked<T: Send>(
+    /// Runs `f` on the locked engine stream and its parser's slot (or the error met
+    /// locking it), under the GIL rule for `text_len` bytes plus what the parser holds
+    /// (`stream_chunk`'s rule).
+    pub(crate) fn locked<T: Send>(
         &self,
         py: Python<'_>,
         text_len: usize,
-        f: impl FnOnce(&mut ServeState, &mut Result<&mut Slot, PyErr>) -> PyResult<T> + Send,
+        f: impl FnOnce(&mut engine::ServeStream, &mut Result<&mut Slot, PyErr>) -> PyResult<T> + Send,
     ) -> PyResult<T> {
         let mut st = lock(&self.state)?;
         let mut slot = lock(&self.parser.get().inner);
@@ -216,54 +66,87 @@ impl NativeServeStream {
         maybe_detach(py, text_len + held, || f(st, &mut slot))
     }
 
-    /// A step's events as values.
+    /// One engine step's events as values.
     pub(crate) fn step_events(
         &self,
         py: Python<'_>,
-        text: &str,
-        token_ids: Option<Vec<u32>>,
-        logprobs: Option<serde_json::Value>,
-        finish_reason: Option<String>,
+        step: engine::EngineStep<'_>,
     ) -> PyResult<Vec<serde_json::Value>> {
-        let mut out = StepOut::Events(Vec::new());
-        self.step(py, text, token_ids, logprobs, finish_reason, &mut out)?;
-        match out {
-            StepOut::Events(ev) => Ok(ev),
-            StepOut::Sse(_) => unreachable!("asked for events"),
-        }
-    }
-
-    pub(crate) fn finish_values(
-        &self,
-        py: Python<'_>,
-        finish_reason: Option<String>,
-        prompt_tokens: Option<usize>,
-        completion_tokens: Option<usize>,
-    ) -> PyResult<Vec<serde_json::Value>> {
-        self.locked(py, 0, |st, slot| {
-            st.finish(
+        self.locked(py, step.text.len(), |st, slot| {
+            let raise = st.raises_errors();
+            run_engine(
+                st,
                 slot,
-                self.raise_errors,
-                finish_reason.as_deref(),
-                prompt_tokens,
-                completion_tokens,
+                raise,
+                |st, p| st.feed(p, step),
+                |st, msg| st.fail(msg),
             )
         })
     }
 
-    pub(crate) fn usage_of(&self, st: &ServeState) -> PyResult<engine::Usage> {
-        Ok(st.usage(&**lock(&self.parser.get().inner)?))
+    /// One engine step's SSE bytes, left in the stream's buffer (`last_sse`).
+    pub(crate) fn step_sse(&self, py: Python<'_>, step: engine::EngineStep<'_>) -> PyResult<()> {
+        self.locked(py, step.text.len(), |st, slot| {
+            let raise = st.raises_errors();
+            run_engine(
+                st,
+                slot,
+                raise,
+                |st, p| st.feed_sse(p, step).map(|_| ()),
+                |st, msg| {
+                    st.fail_sse(msg);
+                },
+            )
+        })
     }
 
-    pub(crate) fn sse_bytes<'py>(
+    /// Whether an error on the way to the parser raises in `finish`: as in a step, and
+    /// also once the last step was fed, when the parser is needed only for the usage
+    /// (as reading `usage` raises it).
+    fn finish_raises(st: &engine::ServeStream) -> bool {
+        st.raises_errors() || st.finish_reason().is_some()
+    }
+
+    /// The closing events as values.
+    pub(crate) fn finish_values(
         &self,
-        py: Python<'py>,
-        events: &[serde_json::Value],
-    ) -> PyResult<Bound<'py, pyo3::types::PyBytes>> {
-        let mut buf = Vec::new();
-        let mut st = lock(&self.state)?;
-        st.encoder.sse(events, false, &mut buf);
-        st.sse_done(&mut buf);
-        Ok(pyo3::types::PyBytes::new(py, &buf))
+        py: Python<'_>,
+        end: engine::StreamEnd<'_>,
+    ) -> PyResult<Vec<serde_json::Value>> {
+        self.locked(py, 0, |st, slot| {
+            let raise = Self::finish_raises(st);
+            run_engine(
+                st,
+                slot,
+                raise,
+                |st, p| st.finish(p, end),
+                |st, msg| st.fail(msg),
+            )
+        })
+    }
+
+    /// The closing events' SSE bytes, left in the stream's buffer (`last_sse`).
+    pub(crate) fn finish_sse_bytes(
+        &self,
+        py: Python<'_>,
+        end: engine::StreamEnd<'_>,
+    ) -> PyResult<()> {
+        self.locked(py, 0, |st, slot| {
+            let raise = Self::finish_raises(st);
+            run_engine(
+                st,
+                slot,
+                raise,
+                |st, p| st.finish_sse(p, end).map(|_| ()),
+                |st, msg| {
+                    st.fail_sse(msg);
+                },
+            )
+        })
+    }
+
+    /// The response's usage (the parser counts the reasoning tokens).
+    pub(crate) fn usage_of(&self, st: &engine::ServeStream) -> PyResult<engine::Usage> {
+        Ok(st.usage(&**lock(&self.parser.get().inner)?))
     }
 }

@@ -43,12 +43,38 @@ pub struct DeltaToolCall {
     pub function: DeltaFunctionCall,
 }
 
+/// Who speaks in a delta: the assistant, always. A parser reads the assistant's reply,
+/// so every delta it makes carries this role, as an OpenAI delta does and as the Python
+/// `DeltaMessage.role` is `"assistant"`.
+///
+/// A type of one value rather than a string: it is zero-sized, so the role costs a
+/// delta neither an allocation nor a byte on the per-token path, and it serialises as
+/// `"assistant"`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// `"assistant"`.
+    #[default]
+    Assistant,
+}
+
+impl Role {
+    /// The role as the wire spells it: `"assistant"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Assistant => "assistant",
+        }
+    }
+}
+
 /// One streaming delta. A delta speaks on exactly one channel; a single engine chunk
 /// may produce several deltas, one per channel switch, in the model's order.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct DeltaMessage {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub role: Option<String>,
+    /// Always [`Role::Assistant`] (serialised `"role": "assistant"`). A wire format
+    /// that sends the role once (Chat Completions: on the first chunk) takes it from
+    /// the first delta.
+    pub role: Role,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub content: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -36,7 +36,8 @@
 //! - [`grammars`]: one module per grammar family, dispatched in one place;
 //! - [`scan`]: scanning primitives that know no dialect (tag prefixes, the JSON value
 //!   scanner, escaping);
-//! - [`serve`]: the stream runner and the wire formats.
+//! - [`serve`]: the serving path ([`ServeStream`]: engine text in, SSE bytes out), the
+//!   stream runner and the wire formats.
 
 pub mod calls;
 pub mod constraint;
@@ -63,7 +64,7 @@ pub use calls::{AllowedNames, RejectReason, RejectedCall};
 pub use constraint::{ConstraintOptions, SpecialTokens, ToolConstraint};
 pub use delta::{
     Channel, DeltaFunctionCall, DeltaMessage, DeltaSink, DeltaToolCall, DeltaToolCalls,
-    FunctionCall, ParsedResponse, ResponseAccumulator, StreamItem, ToolCall,
+    FunctionCall, ParsedResponse, ResponseAccumulator, Role, StreamItem, ToolCall,
 };
 pub use error::{Error, ParserKind, Result};
 pub use models::{parsers_for_model, ModelRow, ParserChoice};
@@ -71,5 +72,7 @@ pub use registry::{Family, ReasoningDialect, StartMode, ToolDialect};
 pub use request::{ToolChoice, ToolPolicy, ToolSpec};
 pub use response::{ParserConfig, ResponseParser};
 pub use runner::{RunnerDelta, RunnerOptions, StreamRunner, Usage};
+pub use serve::{EngineStep, ServeOptions, ServeStream, StreamEnd};
 pub use thinking::{FlagRule, ThinkingFlags};
 pub use tool::{PayloadGrammar, ToolParser};
+pub use wire::{Encoder, Protocol, StreamMeta};

@@ -244,15 +244,14 @@ impl DeltaMessage {
     const REASONING: usize = 2;
     const TOOL_CALLS: usize = 3;
 
-    /// The engine's delta as Python objects, built once. Every delta the parser makes
-    /// is the assistant's: its role is one interned string.
+    /// The engine's delta as Python objects, built once. The engine's role (always the
+    /// assistant's) is one interned string.
     pub(crate) fn from_engine(
         py: Python<'_>,
         d: engine::DeltaMessage,
     ) -> PyResult<Bound<'_, Self>> {
-        let role = match d.role.as_deref() {
-            None | Some("assistant") => intern!(py, "assistant").clone().into_any(),
-            Some(r) => py_str(py, r),
+        let role = match d.role {
+            engine::Role::Assistant => intern!(py, "assistant").clone().into_any(),
         };
         let tool_calls = match d.tool_calls.len() {
             0 => py.None().into_bound(py),

@@ -20,11 +20,14 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::delta::{DeltaMessage, StreamItem};
-use crate::error::Result;
-use crate::response::ResponseParser;
+use crate::{DeltaMessage, ResponseParser, Result, StreamItem};
 
-/// How a runner treats the request.
+/// How a runner treats the request: the two request fields that change what reaches
+/// the client, read from the request by the server (or by
+/// `ResponseParser.from_request` in Python).
+///
+/// The default is a request with tools, `tool_choice` other than `none` and parallel
+/// calls allowed.
 #[derive(Debug, Clone)]
 pub struct RunnerOptions {
     /// Rewrite a final `stop` to `tool_calls` once a call was emitted. False when the
@@ -43,15 +46,22 @@ impl Default for RunnerOptions {
     }
 }
 
-/// One delta of a step with the step's transport metadata when it is the last one.
+/// One delta of a step, with the step's transport metadata when it is the step's last.
+///
+/// Invariant: of the deltas one [`StreamRunner::step`] returns, only the last carries
+/// `token_ids`, `logprobs` and `finish_reason`; the others have None there. A client
+/// that sums per-delta metadata therefore counts each token once.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct RunnerDelta {
+    /// The parser's delta (with `parallel_tool_calls=false`, its calls other than the
+    /// first removed). The runner's own metadata-only delta has empty content.
     pub delta: DeltaMessage,
     /// The delta carried a tool call.
     pub emitted_tool_call: bool,
+    /// The step's token ids, on the step's last delta.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub token_ids: Option<Vec<u32>>,
-    /// Opaque to the runner: whatever the engine reports, passed through.
+    /// The step's log probabilities, on the step's last delta. Opaque to the runner: whatever the engine reports, passed through.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub logprobs: Option<Value>,
     /// Set on the last delta of the final step (already rewritten).
@@ -59,21 +69,29 @@ pub struct RunnerDelta {
     pub finish_reason: Option<String>,
 }
 
-/// Token counts of one response.
+/// Token counts of one response, as the wire formats report them.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct Usage {
+    /// Tokens of the prompt: the caller's count (the runner never sees the prompt).
     pub prompt_tokens: usize,
+    /// Tokens of the response: the caller's count, or the token ids fed.
     pub completion_tokens: usize,
+    /// Tokens inside the reasoning span (included in `completion_tokens`); None when
+    /// the parser cannot count them (no token ids, or the reasoning tags' ids unknown).
     pub reasoning_tokens: Option<usize>,
 }
 
 impl Usage {
+    /// `prompt_tokens + completion_tokens` (reasoning tokens are part of the latter).
     pub fn total_tokens(&self) -> usize {
         self.prompt_tokens + self.completion_tokens
     }
 }
 
-/// See the module docs.
+/// The stream runner of one response: see the module docs.
+///
+/// A runner is per response, like the parser it is stepped with; feed it every engine
+/// step of that response with the same parser, the last one with a finish reason.
 #[derive(Debug, Clone, Default)]
 pub struct StreamRunner {
     options: RunnerOptions,
@@ -85,6 +103,7 @@ pub struct StreamRunner {
 }
 
 impl StreamRunner {
+    /// A runner for one response with the request's `options`.
     pub fn new(options: RunnerOptions) -> Self {
         StreamRunner {
             options,
@@ -94,6 +113,11 @@ impl StreamRunner {
 
     /// Feeds one engine step. A `finish_reason` marks the step final: the parser releases
     /// what it held and the returned last delta carries the (rewritten) reason.
+    ///
+    /// # Errors
+    ///
+    /// The parser's error for this chunk ([`crate::Error::AlreadyFinished`] after the
+    /// final step, [`crate::Error::BufferLimit`]); the runner's own state is unchanged.
     pub fn step(
         &mut self,
         parser: &mut ResponseParser,
@@ -108,8 +132,15 @@ impl StreamRunner {
     }
 
     /// [`step`](Self::step) into `out`, which is cleared first: a caller that keeps the
-    /// vector (one per stream) spends no allocation on it per step. On an error `out` is
-    /// left empty.
+    /// vector (one per stream) spends no allocation on it per step.
+    ///
+    /// # Errors
+    ///
+    /// As [`step`](Self::step); `out` is then left empty.
+    // Inlined into a server's per-step loop as it was while it had one caller: out of
+    // line (ServeStream calls it too) a token step paid ~60 instructions more in
+    // `benches/wire_steps.rs` for the arguments and the metadata no longer folded.
+    #[inline]
     pub fn step_into(
         &mut self,
         parser: &mut ResponseParser,
@@ -188,6 +219,7 @@ impl StreamRunner {
         self.finish_reason.as_deref()
     }
 
+    /// Whether the final step (one with a finish reason) was fed.
     pub fn is_finished(&self) -> bool {
         self.finish_reason.is_some()
     }
@@ -211,8 +243,7 @@ impl StreamRunner {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::request::ToolSpec;
-    use crate::response::ParserConfig;
+    use crate::{ParserConfig, ToolSpec};
 
     fn parser() -> ResponseParser {
         ResponseParser::new(&ParserConfig {

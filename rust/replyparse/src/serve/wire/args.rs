@@ -261,6 +261,8 @@ fn escape(esc: Esc, c: u8) -> Option<Esc> {
 }
 
 impl ArgsGuard {
+    /// A guard for one call's arguments, whose numbers reach the client as `numbers`
+    /// says.
     pub fn new(numbers: Numbers) -> Self {
         ArgsGuard {
             numbers,
@@ -398,7 +400,9 @@ impl ArgsGuard {
         self.num_start = at;
     }
 
-    /// The automaton over `raw[from..]`.
+    /// The automaton over `raw[from..]`: each state reads its bytes in a method of its
+    /// own, which returns where to go on (None: stop here, at the end of the fragment's
+    /// plain string text or on invalid text).
     ///
     /// Release points are marked lazily: text in a state that can be finished from needs
     /// no bookkeeping per byte, so `mark` runs only before a byte that may enter a held
@@ -408,150 +412,157 @@ impl ArgsGuard {
         let b = raw.as_bytes();
         let mut i = from;
         while i < b.len() {
-            let c = b[i];
-            match self.st {
-                St::Str { key, esc: Esc::No } => {
-                    // Plain text runs to the next quote, backslash or control byte; a run
-                    // ends at an ASCII byte or at the end of the fragment, so `i` stays on
-                    // a char boundary.
-                    let Some(off) = string_stop(&b[i..]) else {
-                        break; // the fragment ends in plain text, marked below
-                    };
-                    i += off;
-                    match b[i] {
-                        b'"' => self.st = if key { St::Colon } else { St::After },
-                        b'\\' => {
-                            // The usual escape, whole in this fragment: plain text goes on
-                            // (code strings escape a quote or a newline every line or so).
-                            if let Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') =
-                                b.get(i + 1)
-                            {
-                                i += 2;
-                                continue;
-                            }
-                            self.mark(i);
-                            self.st = St::Str {
-                                key,
-                                esc: Esc::Backslash,
-                            };
-                        }
-                        _ => {
-                            self.mark(i);
-                            self.st = St::Invalid;
-                            break;
-                        }
-                    }
-                    i += 1;
-                }
-                St::Str { key, esc } => {
-                    let Some(esc) = escape(esc, c) else {
-                        self.st = St::Invalid;
-                        break;
-                    };
-                    self.st = St::Str { key, esc };
-                    i += 1;
-                }
-                St::Num(n) => {
-                    let next = match (n, c) {
-                        (Num::Minus, b'0') => Some(Num::Zero),
-                        (Num::Minus | Num::Int, b'0'..=b'9') => Some(Num::Int),
-                        (Num::Zero | Num::Int, b'.') => Some(Num::Dot),
-                        (Num::Dot | Num::Frac, b'0'..=b'9') => Some(Num::Frac),
-                        (Num::Zero | Num::Int | Num::Frac, b'e' | b'E') => Some(Num::Exp),
-                        (Num::Exp, b'+' | b'-') => Some(Num::ExpSign),
-                        (Num::Exp | Num::ExpSign | Num::ExpDigits, b'0'..=b'9') => {
-                            Some(Num::ExpDigits)
-                        }
-                        _ => None,
-                    };
-                    if let Some(next) = next {
-                        self.st = St::Num(next);
-                        i += 1;
-                    } else if n.complete() && in_range(&raw[self.num_start..i], self.numbers) {
-                        // The number ended before `c`, which the next state reads.
-                        self.st = St::After;
-                        continue;
-                    } else {
-                        self.st = St::Invalid;
-                        break;
-                    }
-                }
-                St::Lit { rest } => {
-                    if c != rest[0] {
-                        self.st = St::Invalid;
-                        break;
-                    }
-                    self.st = if rest.len() == 1 {
-                        St::After
-                    } else {
-                        St::Lit { rest: &rest[1..] }
-                    };
-                    i += 1;
-                }
-                _ if is_ws(c) => i += 1,
-                St::Start => {
-                    if c == b'{' {
-                        self.open(true);
-                    } else {
-                        self.st = St::Invalid;
-                    }
-                    i += 1;
-                }
-                St::ObjOpen | St::Key => {
-                    self.mark(i);
-                    match c {
-                        b'"' => {
-                            self.st = St::Str {
-                                key: true,
-                                esc: Esc::No,
-                            }
-                        }
-                        b'}' if self.st == St::ObjOpen => self.close(),
-                        _ => self.st = St::Invalid,
-                    }
-                    i += 1;
-                }
-                St::Colon => {
-                    self.mark(i);
-                    self.st = if c == b':' {
-                        St::Value { comma: false }
-                    } else {
-                        St::Invalid
-                    };
-                    i += 1;
-                }
-                St::ArrOpen if c == b']' => {
-                    self.close();
-                    i += 1;
-                }
-                St::ArrOpen | St::Value { .. } => {
-                    self.mark(i);
-                    self.value(c, i);
-                    i += 1;
-                }
-                St::After => {
-                    self.mark(i);
-                    let object = self.top_is_object();
-                    match c {
-                        b',' if object => self.st = St::Key,
-                        b',' => self.st = St::Value { comma: true },
-                        b'}' if object => self.close(),
-                        b']' if !object => self.close(),
-                        _ => self.st = St::Invalid,
-                    }
-                    i += 1;
-                }
-                St::Done | St::Invalid => {
-                    self.st = St::Invalid;
-                    break;
-                }
-            }
-            if self.st == St::Invalid {
-                break;
+            let next = match self.st {
+                St::Str { key, esc: Esc::No } => self.string_text(b, i, key),
+                St::Str { key, esc } => self.string_escape(b[i], i, key, esc),
+                St::Num(n) => self.number(&raw, i, n),
+                St::Lit { rest } => self.literal(b[i], i, rest),
+                _ if is_ws(b[i]) => Some(i + 1),
+                _ => self.structure(b[i], i),
+            };
+            match next {
+                Some(at) if self.st != St::Invalid => i = at,
+                _ => break,
             }
         }
         self.mark(b.len());
         self.raw = raw;
+    }
+
+    /// Inside a string, out of any escape: plain text runs to the next quote, backslash
+    /// or control byte. A run ends at an ASCII byte or at the end of the fragment, so
+    /// the offsets stay on char boundaries.
+    #[inline]
+    fn string_text(&mut self, b: &[u8], i: usize, key: bool) -> Option<usize> {
+        // None: the fragment ends in plain text, marked at the end of the scan.
+        let i = i + string_stop(&b[i..])?;
+        match b[i] {
+            b'"' => self.st = if key { St::Colon } else { St::After },
+            b'\\' => {
+                // The usual escape, whole in this fragment: plain text goes on (code
+                // strings escape a quote or a newline every line or so).
+                if let Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') = b.get(i + 1) {
+                    return Some(i + 2);
+                }
+                self.mark(i);
+                self.st = St::Str {
+                    key,
+                    esc: Esc::Backslash,
+                };
+            }
+            _ => {
+                self.mark(i);
+                self.st = St::Invalid;
+            }
+        }
+        Some(i + 1)
+    }
+
+    /// Inside an escape (or a surrogate pair) that did not come whole.
+    #[inline]
+    fn string_escape(&mut self, c: u8, i: usize, key: bool, esc: Esc) -> Option<usize> {
+        self.st = match escape(esc, c) {
+            Some(esc) => St::Str { key, esc },
+            None => St::Invalid,
+        };
+        Some(i + 1)
+    }
+
+    /// Inside a number: it goes on, or it ended before `raw[i]` (which the next state
+    /// reads, once the number's range is checked).
+    #[inline]
+    fn number(&mut self, raw: &str, i: usize, n: Num) -> Option<usize> {
+        let next = match (n, raw.as_bytes()[i]) {
+            (Num::Minus, b'0') => Some(Num::Zero),
+            (Num::Minus | Num::Int, b'0'..=b'9') => Some(Num::Int),
+            (Num::Zero | Num::Int, b'.') => Some(Num::Dot),
+            (Num::Dot | Num::Frac, b'0'..=b'9') => Some(Num::Frac),
+            (Num::Zero | Num::Int | Num::Frac, b'e' | b'E') => Some(Num::Exp),
+            (Num::Exp, b'+' | b'-') => Some(Num::ExpSign),
+            (Num::Exp | Num::ExpSign | Num::ExpDigits, b'0'..=b'9') => Some(Num::ExpDigits),
+            _ => None,
+        };
+        if let Some(next) = next {
+            self.st = St::Num(next);
+            Some(i + 1)
+        } else if n.complete() && in_range(&raw[self.num_start..i], self.numbers) {
+            self.st = St::After;
+            Some(i)
+        } else {
+            self.st = St::Invalid;
+            None
+        }
+    }
+
+    /// Inside `true`, `false` or `null`; `rest` is what the literal still needs.
+    #[inline]
+    fn literal(&mut self, c: u8, i: usize, rest: &'static [u8]) -> Option<usize> {
+        self.st = if c != rest[0] {
+            St::Invalid
+        } else if rest.len() == 1 {
+            St::After
+        } else {
+            St::Lit { rest: &rest[1..] }
+        };
+        Some(i + 1)
+    }
+
+    /// A byte of structure (not whitespace) between values: the root's `{`, a key's
+    /// quote, `:`, a value's first byte, `,` or a close. Each state takes its one byte.
+    #[inline]
+    fn structure(&mut self, c: u8, i: usize) -> Option<usize> {
+        match self.st {
+            St::Start => {
+                if c == b'{' {
+                    self.open(true);
+                } else {
+                    self.st = St::Invalid;
+                }
+            }
+            St::ObjOpen | St::Key => {
+                self.mark(i);
+                match c {
+                    b'"' => {
+                        self.st = St::Str {
+                            key: true,
+                            esc: Esc::No,
+                        }
+                    }
+                    b'}' if self.st == St::ObjOpen => self.close(),
+                    _ => self.st = St::Invalid,
+                }
+            }
+            St::Colon => {
+                self.mark(i);
+                self.st = if c == b':' {
+                    St::Value { comma: false }
+                } else {
+                    St::Invalid
+                };
+            }
+            St::ArrOpen if c == b']' => self.close(),
+            St::ArrOpen | St::Value { .. } => {
+                self.mark(i);
+                self.value(c, i);
+            }
+            St::After => {
+                self.mark(i);
+                let object = self.top_is_object();
+                match c {
+                    b',' if object => self.st = St::Key,
+                    b',' => self.st = St::Value { comma: true },
+                    b'}' if object => self.close(),
+                    b']' if !object => self.close(),
+                    _ => self.st = St::Invalid,
+                }
+            }
+            // Anything but whitespace after the root's close is invalid (and strings,
+            // numbers and literals are read by their own methods).
+            St::Done | St::Invalid | St::Str { .. } | St::Num(_) | St::Lit { .. } => {
+                self.st = St::Invalid;
+            }
+        }
+        Some(i + 1)
     }
 
     /// The text that ends the call, appended to `out`: what is held, when the arguments
@@ -864,7 +875,7 @@ mod tests {
             let v: Value = serde_json::from_str(&raw).unwrap();
             if n.contains(['.', 'e']) {
                 // The complete Anthropic `input` holds the binary64 the text denotes.
-                let input = crate::wire::tool_input(&raw);
+                let input = crate::serve::wire::tool_input(&raw);
                 assert_eq!(input["n"].as_f64(), Some(n.parse::<f64>().unwrap()), "{n}");
                 assert_eq!(v["n"].as_f64(), Some(n.parse::<f64>().unwrap()), "{n}");
             }

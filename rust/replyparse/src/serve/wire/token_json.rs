@@ -18,7 +18,9 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{ChatChoice, ContentBlockDelta, ResponsesArgsDelta, ResponsesTextDelta, WireCall};
+use super::chat::{ChatChoice, WireCall};
+use super::messages::ContentBlockDelta;
+use super::responses::{ResponsesArgsDelta, ResponsesTextDelta};
 
 /// An event written once per token.
 pub(super) trait TokenJson: Serialize {

@@ -1,0 +1,139 @@
+//! Wire protocols: OpenAI Chat Completions, OpenAI Responses and Anthropic Messages,
+//! streaming (events and SSE bytes) and complete.
+//!
+//! An [`Encoder`] turns the [`RunnerDelta`](super::runner::RunnerDelta)s of each step into the protocol's events
+//! (JSON values) and keeps what the protocol's final object needs (the Responses API
+//! repeats the whole output in `response.completed`; the non-streaming responses are the
+//! stream accumulated). It lives in the engine crate, not in Python, because it is
+//! per-chunk work: a server can go from engine text to wire bytes in one call per step
+//! ([`Encoder::sse`]), serialised with serde_json; the events written once per token
+//! are laid out by hand to the same bytes (`token_json`, where the reason is).
+//!
+//! The encoders never reorder the model's channels: reasoning -> tool -> reasoning is
+//! three Anthropic content blocks and three Responses output items, as the model wrote
+//! them. Complete messages are built from the same events, so a non-streaming response
+//! equals the stream a client would have accumulated.
+//!
+//! Most servers want [`ServeStream`](super::ServeStream), which runs the stream
+//! runner and an encoder together; an [`Encoder`] alone serves a caller that runs its
+//! own [`StreamRunner`](super::runner::StreamRunner).
+//!
+//! The code is one file per concept: where events go (values, or SSE bytes written
+//! straight from the per-token events), Chat Completions, Responses, Anthropic
+//! Messages, the encoder that dispatches to them, the argument guard ([`args`]) and the
+//! per-token JSON layout.
+
+use serde_json::{Map, Value};
+
+mod chat;
+mod encoder;
+mod events;
+mod messages;
+mod responses;
+#[cfg(test)]
+mod tests;
+
+pub mod args;
+mod token_json;
+pub use args::{finished_arguments, ArgsGuard, Numbers, MAX_DEPTH};
+pub use encoder::Encoder;
+pub use events::sse;
+pub use messages::{anthropic_stop_reason, tool_input};
+
+/// The member that malformed or truncated tool-call arguments get on the wire, holding
+/// the model's whole argument text, so nothing it wrote is dropped (see [`args`]).
+pub const RAW_ARGUMENTS_KEY: &str = "_raw_arguments";
+
+/// The protocol an encoder speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Protocol {
+    /// OpenAI Chat Completions: `chat.completion.chunk` events (`data:` lines only,
+    /// ended by `data: [DONE]`) and the `chat.completion` object.
+    ChatCompletions,
+    /// OpenAI Responses: typed events (`response.created`, output items, ...,
+    /// `response.completed`) and the `response` object.
+    Responses,
+    /// Anthropic Messages: typed events (`message_start`, content blocks,
+    /// `message_stop`) and the `message` object.
+    Anthropic,
+}
+
+impl Protocol {
+    /// The protocol for a name a server or its configuration may use: `chat`,
+    /// `chat.completions` or `openai`; `responses`; `anthropic` or `messages`. None for
+    /// any other name (names are matched exactly).
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "chat" | "chat.completions" | "openai" => Some(Protocol::ChatCompletions),
+            "responses" => Some(Protocol::Responses),
+            "anthropic" | "messages" => Some(Protocol::Anthropic),
+            _ => None,
+        }
+    }
+}
+
+/// What the response is about, set by the server.
+#[derive(Debug, Clone, Default)]
+pub struct StreamMeta {
+    /// The response id; a fresh one (`chatcmpl-`, `resp_`, `msg_`) when None.
+    pub id: Option<String>,
+    /// The model name the events and the complete response report.
+    pub model: String,
+    /// Unix seconds; now when None.
+    pub created: Option<u64>,
+    /// Chat Completions: send the usage chunk at the end (`stream_options.include_usage`).
+    pub include_usage: bool,
+    /// Fields merged into the Responses `response` object (`tools`, `tool_choice`,
+    /// `instructions`, ...) so it can echo the request.
+    pub response_extra: Option<Map<String, Value>>,
+}
+
+/// Fresh ids: a prefix and 24 random alphanumerics.
+fn new_id(prefix: &str, rng: &mut fastrand::Rng) -> String {
+    const ALPHABET: &[u8] = b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+    let mut s = String::with_capacity(prefix.len() + 24);
+    s.push_str(prefix);
+    for _ in 0..24 {
+        s.push(ALPHABET[rng.usize(..ALPHABET.len())] as char);
+    }
+    s
+}
+
+fn now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// `sse` (or any JSON text) with the Responses item ids an encoder makes up (`rs_`,
+/// `msg_`, `fc_` and 24 random alphanumerics, as a JSON string) replaced by `PREFIX#N`,
+/// N their order of first appearance: two encodings of one response then compare byte
+/// for byte. For tests and fuzzing; a server has no use for it.
+#[doc(hidden)]
+pub fn stable_item_ids(sse: &str) -> String {
+    let mut out = String::with_capacity(sse.len());
+    let mut seen: Vec<&str> = Vec::new();
+    let mut rest = sse;
+    while let Some(q) = rest.find('"') {
+        out.push_str(&rest[..=q]);
+        rest = &rest[q + 1..];
+        let prefix = ["rs_", "msg_", "fc_"].into_iter().find(|p| {
+            rest.starts_with(p)
+                && rest
+                    .as_bytes()
+                    .get(p.len()..p.len() + 24)
+                    .is_some_and(|id| id.iter().all(u8::is_ascii_alphanumeric))
+        });
+        if let Some(p) = prefix {
+            let id = &rest[..p.len() + 24];
+            let n = seen.iter().position(|s| *s == id).unwrap_or_else(|| {
+                seen.push(id);
+                seen.len() - 1
+            });
+            out.push_str(&format!("{p}#{n}"));
+            rest = &rest[id.len()..];
+        }
+    }
+    out.push_str(rest);
+    out
+}
