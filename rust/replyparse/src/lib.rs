@@ -39,6 +39,7 @@
 //! - [`serve`]: the stream runner and the wire formats.
 
 pub mod calls;
+pub mod chat_template;
 pub mod constraint;
 pub mod delta;
 pub mod error;
