@@ -51,6 +51,25 @@ pub(crate) fn python_method(
     }
 }
 
+/// A Python method of a string, list or dict that needs no engine state (for filters
+/// that are defined as the method, such as `center`).
+pub(crate) fn python_method_plain(
+    value: &Value,
+    method: &str,
+    args: &[Value],
+) -> Result<Value, Error> {
+    let handled = match value.kind() {
+        ValueKind::String => string_method(value.as_str().unwrap_or_default(), method, args)?,
+        _ => None,
+    };
+    handled.ok_or_else(|| {
+        Error::new(
+            ErrorKind::UnknownMethod,
+            format!("no method named {method}"),
+        )
+    })
+}
+
 fn unsafe_access(method: &str, type_name: &str) -> Error {
     Error::new(
         ErrorKind::InvalidOperation,
@@ -189,9 +208,126 @@ fn string_method(s: &str, method: &str, args: &[Value]) -> Result<Option<Value>,
             }
         }
         "ljust" | "rjust" | "center" | "zfill" => pad(s, method, args)?,
+        "startswith" | "endswith" => affix(s, method, args)?,
+        "title" => {
+            let () = from_args(args)?;
+            Value::from(title(s))
+        }
+        "istitle" => {
+            let () = from_args(args)?;
+            Value::from(s.chars().any(char::is_alphabetic) && title(s) == s)
+        }
+        "swapcase" => {
+            let () = from_args(args)?;
+            let swap = |c: char| -> String {
+                if c.is_uppercase() {
+                    c.to_lowercase().collect()
+                } else {
+                    c.to_uppercase().collect()
+                }
+            };
+            Value::from(s.chars().map(swap).collect::<String>())
+        }
+        "casefold" => {
+            let () = from_args(args)?;
+            Value::from(s.to_lowercase().replace('ß', "ss"))
+        }
+        "expandtabs" => {
+            let (tabsize,): (Option<usize>,) = from_args(args)?;
+            Value::from(expandtabs(s, tabsize.unwrap_or(8)))
+        }
         _ => return Ok(None),
     };
     Ok(Some(v))
+}
+
+/// `str.startswith(affix, start=None, end=None)` / `str.endswith(...)`: `affix` a string
+/// or a tuple of strings, `start` and `end` character positions as in a slice.
+fn affix(s: &str, method: &str, args: &[Value]) -> Result<Value, Error> {
+    let (affix, start, end): (&Value, Option<Value>, Option<Value>) = from_args(args)?;
+    let chars: Vec<char> = s.chars().collect();
+    let n = chars.len() as i64;
+    let pos = |v: Option<Value>, default: i64| -> i64 {
+        let i = v.and_then(|v| v.as_i64()).unwrap_or(default);
+        (if i < 0 { i + n } else { i }).clamp(0, n)
+    };
+    let (start, end) = (pos(start, 0), pos(end, n));
+    let window: String = if start <= end {
+        chars[start as usize..end as usize].iter().collect()
+    } else {
+        String::new()
+    };
+    let candidates: Vec<Value> = match affix.as_str() {
+        Some(_) => vec![affix.clone()],
+        None => affix.try_iter()?.collect(),
+    };
+    for candidate in candidates {
+        let Some(text) = candidate.as_str() else {
+            return Err(Error::new(
+                ErrorKind::InvalidOperation,
+                format!(
+                    "{method} first arg must be str or a tuple of str, not {}",
+                    candidate.kind()
+                ),
+            ));
+        };
+        let hit = if method == "startswith" {
+            window.starts_with(text)
+        } else {
+            window.ends_with(text)
+        };
+        if hit && start <= end {
+            return Ok(Value::from(true));
+        }
+    }
+    Ok(Value::from(false))
+}
+
+/// Python's `str.title()`: a cased character after an uncased one is upper-cased, every
+/// other cased character lower-cased (so `they're` becomes `They'Re`).
+fn title(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut previous_cased = false;
+    for c in s.chars() {
+        let cased = c.is_lowercase() || c.is_uppercase();
+        if cased && !previous_cased {
+            out.extend(c.to_uppercase());
+        } else if cased {
+            out.extend(c.to_lowercase());
+        } else {
+            out.push(c);
+        }
+        previous_cased = cased;
+    }
+    out
+}
+
+/// Python's `str.expandtabs(tabsize)`.
+fn expandtabs(s: &str, tabsize: usize) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut column = 0;
+    for c in s.chars() {
+        match c {
+            '\t' => {
+                let pad = if tabsize == 0 {
+                    0
+                } else {
+                    tabsize - column % tabsize
+                };
+                out.extend(std::iter::repeat_n(' ', pad));
+                column += pad;
+            }
+            '\n' | '\r' => {
+                out.push(c);
+                column = 0;
+            }
+            c => {
+                out.push(c);
+                column += 1;
+            }
+        }
+    }
+    out
 }
 
 /// `str.ljust` / `rjust` / `center` / `zfill` (width in characters).
