@@ -17,6 +17,14 @@
 //! (lenient) undefined values; and a fuel budget, so that a hostile template fails with
 //! an error instead of hanging the server that renders it.
 //!
+//! Where minijinja offers no hook, a few behaviours still differ from Jinja's: the `~`
+//! operator writes floats below 1e-4 or from 1e16 up in fixed notation (`0.0000001`
+//! where Python writes `1e-07`; printing, `string`, `join` and `tojson` are exact);
+//! looping over `none` renders nothing where Jinja raises; the `%` operator does not
+//! format strings; a filter or test Jinja does not know fails when it runs, not when the
+//! template is compiled; `pprint` lays out differently; `urlencode`, `lipsum` and
+//! `callable` are missing.
+//!
 //! ```
 //! use replyparse::chat_template::ChatTemplate;
 //! use serde_json::json;

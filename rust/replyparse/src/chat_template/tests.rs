@@ -256,3 +256,23 @@ fn fuel_used_is_reported() {
     assert_eq!(text, "hi".repeat(10));
     assert!(used > 10 && used < 1000, "{used}");
 }
+
+#[test]
+fn a_compiled_template_is_shared_between_threads() {
+    fn shared<T: Send + Sync>() {}
+    shared::<ChatTemplate>();
+    let template = std::sync::Arc::new(ChatTemplate::new("{{ messages | length }}").unwrap());
+    let threads: Vec<_> = (0..4)
+        .map(|i| {
+            let template = template.clone();
+            std::thread::spawn(move || {
+                let messages = vec![json!({"role": "user", "content": "x"}); i];
+                template
+                    .render(&messages, None, false, &Map::new())
+                    .unwrap()
+            })
+        })
+        .collect();
+    let out: Vec<String> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+    assert_eq!(out, ["0", "1", "2", "3"]);
+}
