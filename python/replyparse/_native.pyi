@@ -52,6 +52,7 @@ __all__ = [
     "_panic_in_parser_for_tests",
     "ServeStream",
     "anthropic_tool_input",
+    "render_chat_template",
     "constraint_structural_tag",
     "constraint_lark_grammar",
     "constraint_tag_like_pieces",
@@ -388,6 +389,16 @@ def parser_constraint_tag_like_pieces(
     chat_template_kwargs: dict[str, Any] | None = None,
     reasoning_effort: str | None = None,
 ) -> list[str] | None: ...
+
+# ---- chat templates --------------------------------------------------------------------
+
+def render_chat_template(
+    template: str,
+    messages_json: str,
+    tools_json: str | None = None,
+    add_generation_prompt: bool = False,
+    kwargs_json: str | None = None,
+) -> str: ...
 
 # ---- test and benchmark hooks (not API) ------------------------------------------------
 

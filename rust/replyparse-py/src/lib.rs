@@ -10,13 +10,14 @@
 //! and tool_choice arguments), `convert` (Python <-> JSON values), `parsers` (the parser
 //! classes, their slot and the GIL policy), `registry` (names, dialects, registration),
 //! `batch` (`stream_many` and the shared batch helpers), `serve` and `serve_state` (the
-//! serving streams and `serve_many`), `constraints` (the tool_choice constraints the engine builds), `testing` (test and
+//! serving streams and `serve_many`), `constraints` (the tool_choice constraints the engine builds), `chat_template` (rendering a chat template as transformers does), `testing` (test and
 //! benchmark hooks). This file
 //! registers them in the Python module.
 
 use pyo3::prelude::*;
 
 mod batch;
+mod chat_template;
 mod constraints;
 mod convert;
 mod errors;
@@ -29,6 +30,7 @@ mod testing;
 mod tools;
 
 use crate::batch::stream_many;
+use crate::chat_template::render_chat_template;
 use crate::errors::{
     BufferLimitError, ConcurrentUseError, InternalError, InvalidDialectError, InvalidToolsError,
     ParserFinishedError, UnknownParserError,
@@ -94,6 +96,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_panic_in_parser_for_tests, m)?)?;
     m.add_class::<NativeServeStream>()?;
     m.add_function(wrap_pyfunction!(anthropic_tool_input, m)?)?;
+    m.add_function(wrap_pyfunction!(render_chat_template, m)?)?;
     constraints::register(m)?;
     Ok(())
 }

@@ -40,6 +40,7 @@
 //!   stream runner and the wire formats.
 
 pub mod calls;
+pub mod chat_template;
 pub mod constraint;
 pub mod delta;
 pub mod error;

@@ -1,0 +1,70 @@
+//! Chat-template rendering (`render_chat_template`), exposed for the test suite that
+//! compares it with transformers' renderer.
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+
+use replyparse::chat_template::ChatTemplate;
+
+use crate::errors::guarded;
+
+fn parse_json(what: &str, text: &str) -> PyResult<serde_json::Value> {
+    serde_json::from_str(text)
+        .map_err(|e| PyValueError::new_err(format!("{what} is not JSON: {e}")))
+}
+
+/// Renders `template` as transformers' `render_jinja_template` does, from JSON texts:
+/// `messages_json` a list of message objects, `tools_json` a list of tools or `None`,
+/// `kwargs_json` an object of extra template variables or `None`. Raises `ValueError`
+/// with the engine's message (what failed, and the template line) when the template
+/// does not compile or fails while rendering. Runs without the GIL.
+#[pyfunction]
+#[pyo3(signature = (template, messages_json, tools_json=None, add_generation_prompt=false, kwargs_json=None))]
+pub(crate) fn render_chat_template(
+    py: Python<'_>,
+    template: &str,
+    messages_json: &str,
+    tools_json: Option<&str>,
+    add_generation_prompt: bool,
+    kwargs_json: Option<&str>,
+) -> PyResult<String> {
+    let messages = match parse_json("messages_json", messages_json)? {
+        serde_json::Value::Array(items) => items,
+        _ => return Err(PyValueError::new_err("messages_json must be a JSON list")),
+    };
+    let tools = match tools_json
+        .map(|t| parse_json("tools_json", t))
+        .transpose()?
+    {
+        None | Some(serde_json::Value::Null) => None,
+        Some(serde_json::Value::Array(items)) => Some(items),
+        Some(_) => {
+            return Err(PyValueError::new_err(
+                "tools_json must be a JSON list or null",
+            ))
+        }
+    };
+    let kwargs = match kwargs_json
+        .map(|k| parse_json("kwargs_json", k))
+        .transpose()?
+    {
+        None | Some(serde_json::Value::Null) => serde_json::Map::new(),
+        Some(serde_json::Value::Object(map)) => map,
+        Some(_) => {
+            return Err(PyValueError::new_err(
+                "kwargs_json must be a JSON object or null",
+            ))
+        }
+    };
+    let result = py.detach(|| {
+        guarded(|| {
+            ChatTemplate::new(template)?.render(
+                &messages,
+                tools.as_deref(),
+                add_generation_prompt,
+                &kwargs,
+            )
+        })
+    })?;
+    result.map_err(|e| PyValueError::new_err(e.to_string()))
+}
