@@ -39,6 +39,7 @@
 //! - [`serve`]: the stream runner and the wire formats.
 
 pub mod calls;
+pub mod config;
 pub mod constraint;
 pub mod delta;
 pub mod error;
@@ -56,20 +57,18 @@ pub mod tool;
 // `replyparse::wire`), which Rust servers already use.
 pub use serve::{runner, wire};
 
-#[cfg(test)]
-mod testutil;
-
 pub use calls::{AllowedNames, RejectReason, RejectedCall};
+pub use config::ParserConfig;
 pub use constraint::{ConstraintOptions, SpecialTokens, ToolConstraint};
 pub use delta::{
     Channel, DeltaFunctionCall, DeltaMessage, DeltaSink, DeltaToolCall, DeltaToolCalls,
     FunctionCall, ParsedResponse, ResponseAccumulator, StreamItem, ToolCall,
 };
 pub use error::{Error, ParserKind, Result};
-pub use models::{parsers_for_model, ModelRow, ParserChoice};
+pub use models::{config_for_model, parsers_for_model, ModelRow, ParserChoice};
 pub use registry::{Family, ReasoningDialect, StartMode, ToolDialect};
 pub use request::{ToolChoice, ToolPolicy, ToolSpec};
-pub use response::{ParserConfig, ResponseParser};
+pub use response::ResponseParser;
 pub use runner::{RunnerDelta, RunnerOptions, StreamRunner, Usage};
 pub use thinking::{FlagRule, ThinkingFlags};
 pub use tool::{PayloadGrammar, ToolParser};

@@ -28,9 +28,9 @@ use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
 
+use crate::config::ParserConfig;
 use crate::error::{Error, ParserKind, Result};
 use crate::registry;
-use crate::response::ParserConfig;
 
 /// The table as shipped (JSON text).
 pub const MODEL_TABLE_JSON: &str = include_str!("../models.json");
@@ -397,17 +397,15 @@ fn common_run(a: &str, b: &str) -> usize {
     best
 }
 
-impl ParserConfig {
-    /// The configuration for a model (see [`parsers_for_model`]), with the choice and
-    /// its reason. Request fields (tools, flags) are left for the caller to set.
-    pub fn for_model(
-        model: &str,
-        model_type: Option<&str>,
-        chat_template: Option<&str>,
-    ) -> Result<(ParserConfig, ParserChoice)> {
-        let choice = parsers_for_model(model, model_type, chat_template)?;
-        Ok((choice.config(), choice))
-    }
+/// The configuration for a model (see [`parsers_for_model`]), with the choice and its
+/// reason. Request fields (tools, flags) are left for the caller to set.
+pub fn config_for_model(
+    model: &str,
+    model_type: Option<&str>,
+    chat_template: Option<&str>,
+) -> Result<(ParserConfig, ParserChoice)> {
+    let choice = parsers_for_model(model, model_type, chat_template)?;
+    Ok((choice.config(), choice))
 }
 
 #[cfg(test)]
@@ -465,7 +463,7 @@ mod tests {
     #[test]
     fn for_model_gives_a_config_that_builds() {
         let (config, choice) =
-            ParserConfig::for_model("Qwen/Qwen3-Coder-30B-A3B-Instruct", None, None).unwrap();
+            config_for_model("Qwen/Qwen3-Coder-30B-A3B-Instruct", None, None).unwrap();
         assert_eq!(config.tool_parser.as_deref(), Some("qwen3coder"));
         assert_eq!(choice.reasoning_parser, None);
         assert!(choice.reason.contains("qwen3-coder"), "{}", choice.reason);

@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use replyparse::models::model_table;
-use replyparse::{parsers_for_model, registry, Error, ParserConfig};
+use replyparse::{parsers_for_model, registry, Error};
 use serde_json::Value;
 
 fn repo() -> &'static Path {
@@ -212,7 +212,8 @@ fn unknown_models_fail_naming_candidates_and_the_config_builds() {
         other => panic!("{other:?}"),
     }
     let (config, choice) =
-        ParserConfig::for_model("deepseek-ai/DeepSeek-V3.1", Some("deepseek_v3"), None).unwrap();
+        replyparse::config_for_model("deepseek-ai/DeepSeek-V3.1", Some("deepseek_v3"), None)
+            .unwrap();
     assert_eq!(choice.tool_parser.as_deref(), Some("deepseek_v31"));
     assert!(choice.reason.contains("model_type"), "{}", choice.reason);
     replyparse::ResponseParser::new(&config).unwrap();

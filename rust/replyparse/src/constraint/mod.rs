@@ -55,11 +55,13 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 
+use crate::config::ParserConfig;
 use crate::error::{Error, Result};
-use crate::grammars::{constraint_for, harmony};
+use crate::grammars::constraint_for;
 use crate::registry::{self, ToolDialect};
 use crate::request::{ToolChoice, ToolSpec};
-use crate::response::ParserConfig;
+use crate::response::harmony;
+use crate::response::ResponseParser;
 use lark::Lark;
 
 /// The constraint of one request, in both forms.
@@ -408,8 +410,8 @@ pub fn tag_like_pieces(
     Ok(Some(l.tag_like_seen()))
 }
 
-impl ParserConfig {
-    /// The decoding constraint of the parser this config builds (None for `auto` /
+impl ToolConstraint {
+    /// The decoding constraint of the parser `config` builds (None for `auto` /
     /// `none`), so that a server gets the parser and its constraint from one place.
     ///
     /// The dialect is the Harmony response parser's, or the tool parser's; the
@@ -417,16 +419,16 @@ impl ParserConfig {
     /// response starts in reasoning for the request's thinking flags, read as the
     /// parser reads them (Harmony: unless thinking is switched off). `required` or a named function without a tool parser is
     /// refused: no call could be parsed, and no constraint built.
-    pub fn constraint(
-        &self,
+    pub fn for_config(
+        config: &ParserConfig,
         parallel_tool_calls: bool,
         special: &SpecialTokens,
     ) -> Result<Option<ToolConstraint>> {
-        match self.constraint_inputs(parallel_tool_calls)? {
+        match constraint_inputs(config, parallel_tool_calls)? {
             Some((dialect, options)) => tool_constraint(
                 &dialect,
-                self.tools.as_deref().unwrap_or_default(),
-                &self.tool_choice,
+                config.tools.as_deref().unwrap_or_default(),
+                &config.tool_choice,
                 &options,
                 special,
             ),
@@ -434,79 +436,79 @@ impl ParserConfig {
         }
     }
 
-    /// [`tag_like_pieces`] of [`constraint`](Self::constraint)'s Lark grammar.
-    pub fn constraint_tag_like_pieces(
-        &self,
+    /// [`tag_like_pieces`] of [`for_config`](Self::for_config)'s Lark grammar.
+    pub fn tag_like_pieces_for_config(
+        config: &ParserConfig,
         parallel_tool_calls: bool,
     ) -> Result<Option<Vec<String>>> {
-        match self.constraint_inputs(parallel_tool_calls)? {
+        match constraint_inputs(config, parallel_tool_calls)? {
             Some((dialect, options)) => tag_like_pieces(
                 &dialect,
-                self.tools.as_deref().unwrap_or_default(),
-                &self.tool_choice,
+                config.tools.as_deref().unwrap_or_default(),
+                &config.tool_choice,
                 &options,
             ),
             None => Ok(None),
         }
     }
+}
 
-    /// The dialect and options of this config's constraint, or None when nothing is
-    /// constrained.
-    fn constraint_inputs(
-        &self,
-        parallel_tool_calls: bool,
-    ) -> Result<Option<(String, ConstraintOptions)>> {
-        let normalized = self.normalized();
-        let this: &ParserConfig = &normalized;
-        let tools = this.tools.as_deref().unwrap_or_default();
-        if select(tools, &this.tool_choice)?.is_none() {
-            return Ok(None);
-        }
-        let named = |n: &Option<String>| n.clone().filter(|n| !n.is_empty());
-        let harmony = match named(&this.response_parser) {
-            Some(n) => registry::response_dialect(&n)?.name == harmony::NAME,
-            None => false,
-        };
-        let (dialect, reasoning) = if harmony {
-            let (open, close) = DEFAULT_REASONING;
-            let on = this.thinking_flags().resolve(&[]) != Some(false);
-            let tags = on.then(|| ReasoningSection::starting_inside(open, close));
-            (harmony::NAME.to_owned(), tags)
-        } else if let Some(tool_parser) = named(&this.tool_parser) {
-            let reasoning = match named(&this.reasoning_parser) {
-                Some(n) => {
-                    let r = registry::reasoning_dialect(&n)?;
-                    let thinking = r.thinking(&this.thinking_flags());
-                    let starts_inside = r.starts_in_reasoning(thinking);
-                    // A model that starts in content may still open reasoning itself,
-                    // unless thinking is off or the dialect keeps reasoning inline in
-                    // the content (nothing is split off to make room for).
-                    let may_open =
-                        thinking != Some(false) && r.inline_prefix.is_none() && !r.open.is_empty();
-                    (starts_inside || may_open).then(|| ReasoningSection {
-                        open: r.open.clone(),
-                        close: r.close.clone(),
-                        starts_inside,
-                    })
-                }
-                None => None,
-            };
-            (tool_parser, reasoning)
-        } else {
-            return Err(Error::InvalidTools(
-                "tool_choice 'required' or a named function needs a tool parser: without one \
-                 no call can be parsed and no decoding constraint can be built"
-                    .into(),
-            ));
-        };
-        Ok(Some((
-            dialect,
-            ConstraintOptions {
-                reasoning,
-                parallel_tool_calls,
-            },
-        )))
+/// The dialect and options of `config`'s constraint, or None when nothing is
+/// constrained.
+fn constraint_inputs(
+    config: &ParserConfig,
+    parallel_tool_calls: bool,
+) -> Result<Option<(String, ConstraintOptions)>> {
+    let normalized = ResponseParser::normalized_config(config);
+    let this: &ParserConfig = &normalized;
+    let tools = this.tools.as_deref().unwrap_or_default();
+    if select(tools, &this.tool_choice)?.is_none() {
+        return Ok(None);
     }
+    let named = |n: &Option<String>| n.clone().filter(|n| !n.is_empty());
+    let harmony = match named(&this.response_parser) {
+        Some(n) => registry::response_dialect(&n)?.name == harmony::NAME,
+        None => false,
+    };
+    let (dialect, reasoning) = if harmony {
+        let (open, close) = DEFAULT_REASONING;
+        let on = this.thinking_flags().resolve(&[]) != Some(false);
+        let tags = on.then(|| ReasoningSection::starting_inside(open, close));
+        (harmony::NAME.to_owned(), tags)
+    } else if let Some(tool_parser) = named(&this.tool_parser) {
+        let reasoning = match named(&this.reasoning_parser) {
+            Some(n) => {
+                let r = registry::reasoning_dialect(&n)?;
+                let thinking = r.thinking(&this.thinking_flags());
+                let starts_inside = r.starts_in_reasoning(thinking);
+                // A model that starts in content may still open reasoning itself,
+                // unless thinking is off or the dialect keeps reasoning inline in
+                // the content (nothing is split off to make room for).
+                let may_open =
+                    thinking != Some(false) && r.inline_prefix.is_none() && !r.open.is_empty();
+                (starts_inside || may_open).then(|| ReasoningSection {
+                    open: r.open.clone(),
+                    close: r.close.clone(),
+                    starts_inside,
+                })
+            }
+            None => None,
+        };
+        (tool_parser, reasoning)
+    } else {
+        return Err(Error::InvalidTools(
+            "tool_choice 'required' or a named function needs a tool parser: without one \
+             no call can be parsed and no decoding constraint can be built"
+                .into(),
+        ));
+    };
+    Ok(Some((
+        dialect,
+        ConstraintOptions {
+            reasoning,
+            parallel_tool_calls,
+        },
+    )))
 }
 
 // ---------------------------------------------------------------------------------------

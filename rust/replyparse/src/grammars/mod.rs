@@ -15,7 +15,6 @@
 //!   typed by the request's JSON schema or by their own type attribute;
 //! - [`dsml`]: DeepSeek V3.2 / V4 `invoke` elements (and GigaChat 3.5's GCML namespace);
 //! - [`header`]: a header + JSON per call (Kimi K2, DeepSeek V3 / V3.1, Mistral v11+);
-//! - [`harmony`]: OpenAI Harmony, a whole response parser of its own (gpt-oss);
 //! - [`pythonic`]: Python call expressions, arguments converted to JSON as they stream
 //!   (Llama 3.2 / 4, OLMo 3, LFM2);
 //! - [`gemma`]: Gemma call notation `call:NAME{key:value}`, a quote token for strings,
@@ -26,7 +25,6 @@ pub mod dsml;
 pub mod envelope;
 pub mod forms;
 pub mod gemma;
-pub mod harmony;
 pub mod header;
 pub mod pythonic;
 pub mod schema;
@@ -135,7 +133,7 @@ fn boundaries(d: &ToolDialect) -> Vec<std::borrow::Cow<'_, str>> {
 /// [`crate::constraint`]); Harmony, a response parser with calls, has its own.
 pub(crate) fn constraint_for(d: &Dialect) -> Box<dyn CallConstraint + '_> {
     match d {
-        Dialect::Harmony => Box::new(harmony::constraint::HarmonyCalls),
+        Dialect::Harmony => Box::new(crate::response::harmony::constraint::HarmonyCalls),
         Dialect::Tool(t) => match t.family {
             Family::JsonEnvelope => Box::new(envelope::constraint::EnvelopeCalls(t)),
             Family::Xml => Box::new(xml::constraint::XmlCalls::new(t)),

@@ -677,8 +677,8 @@ mod tests {
     use super::*;
     use crate::delta::ParsedResponse;
     use crate::request::ToolChoice;
+    use crate::response::testutil::{calls, chunking_invariant, tool_specs};
     use crate::response::{ParserConfig, ResponseParser};
-    use crate::testutil::{calls, chunking_invariant, tool_specs};
 
     fn parse(cfg: &ParserConfig, text: &str) -> ParsedResponse {
         chunking_invariant(cfg, text, false)
@@ -800,8 +800,11 @@ mod tests {
                 r#"{"a": "1", "b": "2"}"#,
             ),
         ] {
-            let (r, rejected) =
-                crate::testutil::chunking_invariant_rejected(&cfg, &block(&params), false);
+            let (r, rejected) = crate::response::testutil::chunking_invariant_rejected(
+                &cfg,
+                &block(&params),
+                false,
+            );
             assert_eq!(calls(&r), [("f", args)], "{params:?}");
             assert!(rejected.is_empty(), "{rejected:?}");
             assert_eq!(r.content, None);
@@ -811,7 +814,8 @@ mod tests {
         let text = format!(
             "</think>{OPEN}<｜DSML｜invoke name=\"f\">\n<｜DSML｜parameter name=\"q\" string=\"true\">v</｜DSML｜parameter>oops\n</｜DSML｜invoke>\n{CLOSE}"
         );
-        let (r, rejected) = crate::testutil::chunking_invariant_rejected(&cfg, &text, false);
+        let (r, rejected) =
+            crate::response::testutil::chunking_invariant_rejected(&cfg, &text, false);
         assert_eq!(calls(&r), [("f", r#"{"q": "v"}"#)]);
         assert_eq!(rejected.len(), 1);
         assert_eq!(rejected[0].raw, "oops\n</｜DSML｜invoke>\n");
@@ -821,14 +825,16 @@ mod tests {
             "</think>{OPEN}<｜DSML｜invoke name=\"f\">\n<｜DSML｜parameter name=\"q\" string=\"true\">v</｜DSML｜parameter>oops\n</｜DSML｜invoke>\n{}{CLOSE}",
             invoke("z", &[("a", true, "x")])
         );
-        let (r, rejected) = crate::testutil::chunking_invariant_rejected(&cfg, &text, false);
+        let (r, rejected) =
+            crate::response::testutil::chunking_invariant_rejected(&cfg, &text, false);
         assert_eq!(calls(&r), [("f", r#"{"q": "v"}"#), ("z", r#"{"a": "x"}"#)]);
         assert_eq!(rejected[0].raw, "oops\n</｜DSML｜invoke>\n");
         // The same at the end of input.
         let text = format!(
             "</think>{OPEN}<｜DSML｜invoke name=\"f\">\n<｜DSML｜parameter name=\"q\" string=\"true\">v</｜DSML｜parameter>oops"
         );
-        let (r, rejected) = crate::testutil::chunking_invariant_rejected(&cfg, &text, false);
+        let (r, rejected) =
+            crate::response::testutil::chunking_invariant_rejected(&cfg, &text, false);
         assert_eq!(calls(&r), [("f", r#"{"q": "v"}"#)]);
         assert_eq!(rejected[0].raw, "oops");
     }

@@ -6,8 +6,8 @@ use serde_json::{json, Value};
 
 use super::value::{ArgsReader, Read, Values};
 use crate::request::{ToolChoice, ToolSpec};
+use crate::response::testutil::{calls, chunking_invariant, tool_specs};
 use crate::response::ParserConfig;
-use crate::testutil::{calls, chunking_invariant, tool_specs};
 
 const Q: &str = "<|\"|>";
 
@@ -179,7 +179,7 @@ fn functiongemma_without_commas() {
 
 #[test]
 fn strings_stream_as_they_arrive() {
-    crate::testutil::assert_string_streams(
+    crate::response::testutil::assert_string_streams(
         "gemma4",
         "<|tool_call>call:w{text:<|\"|>x",
         "abc\n",
@@ -193,7 +193,7 @@ fn the_call_head_is_read_whole() {
     // the whitespace skipped after it only when a chunk ended there. Not a call under
     // any chunking; the block's text is one stray record.
     let cfg = config("gemma4", tool_specs(&["noop", "l:noop"]));
-    let (r, rejected) = crate::testutil::chunking_invariant_rejected(
+    let (r, rejected) = crate::response::testutil::chunking_invariant_rejected(
         &cfg,
         "<|tool_call>call:\n\nl:noop{}<tool_call|>",
         false,

@@ -439,8 +439,8 @@ mod tests {
     use super::*;
     use crate::delta::ParsedResponse;
     use crate::request::ToolChoice;
+    use crate::response::testutil::{chunking_invariant, tool_specs};
     use crate::response::{ParserConfig, ResponseParser};
-    use crate::testutil::{chunking_invariant, tool_specs};
 
     /// Ids are the model's own here, so they take part in the comparison.
     fn parse(cfg: &ParserConfig, text: &str) -> ParsedResponse {
@@ -631,7 +631,7 @@ mod tests {
         let text = "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n```json\n{\"a\": [1, {\"b\": 2\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>after";
         let r = chunking_invariant(&cfg, text, false);
         assert_eq!(
-            crate::testutil::calls(&r),
+            crate::response::testutil::calls(&r),
             vec![("f", "{\"a\": [1, {\"b\": 2\n")]
         );
         assert_eq!(r.content.as_deref(), Some("after"));
@@ -750,7 +750,8 @@ mod tests {
                 "[TOOL_CALLS]{}[ARGS]{{}}[TOOL_CALLS]f[ARGS]{{}}",
                 "x".repeat(n)
             );
-            let (r, rejected) = crate::testutil::chunking_invariant_rejected(&cfg, &text, false);
+            let (r, rejected) =
+                crate::response::testutil::chunking_invariant_rejected(&cfg, &text, false);
             assert_eq!(r.tool_calls.len(), 1, "{n}");
             if n <= MAX_BARE_HEADER {
                 assert_eq!(r.content, None, "{n}");

@@ -6,8 +6,8 @@ use serde_json::Value;
 use super::value::{ArgsReader, Read};
 use crate::delta::ParsedResponse;
 use crate::request::{ToolChoice, ToolSpec};
+use crate::response::testutil::{chunking_invariant, tool_specs};
 use crate::response::ParserConfig;
-use crate::testutil::{chunking_invariant, tool_specs};
 
 fn config(dialect: &str, tools: Vec<ToolSpec>) -> ParserConfig {
     ParserConfig {
@@ -216,5 +216,5 @@ fn olmo3_lines_and_lfm2() {
 #[test]
 fn strings_stream_as_they_arrive() {
     // (A quote is held until two more bytes say whether it opens `'''`.)
-    crate::testutil::assert_string_streams("pythonic", "[w(text='x", "abc\\n", "abc\\n");
+    crate::response::testutil::assert_string_streams("pythonic", "[w(text='x", "abc\\n", "abc\\n");
 }

@@ -1147,8 +1147,8 @@ impl XmlGrammar {
 mod tests {
     use crate::delta::ParsedResponse;
     use crate::request::{ToolChoice, ToolSpec};
+    use crate::response::testutil::{calls, chunking_invariant};
     use crate::response::{ParserConfig, ResponseParser};
-    use crate::testutil::{calls, chunking_invariant};
     use serde_json::{json, Value};
 
     fn config(dialect: &str) -> ParserConfig {
@@ -1232,12 +1232,14 @@ mod tests {
         // the rest of the block is stray.
         let text = call("<parameter=q>\nv\n</parameter>\noops\n");
         let cfg = config("qwen3coder");
-        let (r, rejected) = crate::testutil::chunking_invariant_rejected(&cfg, &text, false);
+        let (r, rejected) =
+            crate::response::testutil::chunking_invariant_rejected(&cfg, &text, false);
         assert_eq!(calls(&r), [("run", r#"{"q": "v"}"#)]);
         assert_eq!(rejected[0].raw, "oops\n</function>\n");
         // The same at the end of input.
         let text = "<tool_call>\n<function=run>\n<parameter=q>\nv\n</parameter>\noops";
-        let (r, rejected) = crate::testutil::chunking_invariant_rejected(&cfg, text, false);
+        let (r, rejected) =
+            crate::response::testutil::chunking_invariant_rejected(&cfg, text, false);
         assert_eq!(calls(&r), [("run", r#"{"q": "v"}"#)]);
         assert_eq!(rejected[0].raw, "oops");
         // GLM's markup alike.
@@ -1437,8 +1439,11 @@ mod tests {
         );
         // A JSON body that is not an object is no arguments, and is recorded.
         let text = format!("{head}<|open|>call tool=\"run\"<|sep|><|open|>json<|sep|>[1, 2]<|close|>json<|sep|><|close|>call<|sep|><|close|>tools<|sep|>");
-        let (r, rejected) =
-            crate::testutil::chunking_invariant_rejected(&config("kimi_k3"), &text, false);
+        let (r, rejected) = crate::response::testutil::chunking_invariant_rejected(
+            &config("kimi_k3"),
+            &text,
+            false,
+        );
         assert_eq!(calls(&r), [("run", "{}")]);
         assert_eq!(rejected[0].raw, "[1, 2]");
     }
