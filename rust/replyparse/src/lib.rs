@@ -41,6 +41,7 @@
 pub mod calls;
 pub mod config;
 pub mod constraint;
+pub(crate) mod constraint_kit;
 pub mod delta;
 pub mod error;
 pub mod grammars;

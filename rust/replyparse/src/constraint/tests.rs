@@ -6,8 +6,9 @@ use std::collections::BTreeSet;
 
 use serde_json::{json, Value};
 
-use super::lark::{self, Lark};
 use super::*;
+use crate::constraint_kit::lark::{self, Lark};
+use crate::constraint_kit::structural;
 
 /// The tools the family tests use: a typed `get_weather` (a string, a nullable
 /// integer, an enum; `city` required) and a `search` with no schema.

@@ -32,7 +32,8 @@ pub mod xml;
 
 use serde::{Deserialize, Serialize};
 
-use crate::constraint::{CallConstraint, Dialect};
+use crate::constraint::Dialect;
+use crate::constraint_kit::CallConstraint;
 use crate::registry::ToolDialect;
 use crate::request::Schemas;
 use crate::tool::PayloadGrammar;

@@ -11,10 +11,12 @@
 
 use serde_json::Value;
 
-use crate::constraint::lark::{self, Lark};
-use crate::constraint::structural::{self as st, WS_REGEX};
-use crate::constraint::{lark_after_reasoning, lark_calls, pytext, st_after_reasoning, st_blocks};
-use crate::constraint::{CallConstraint, Function, ReasoningSection};
+use crate::constraint_kit::lark::{self, Lark};
+use crate::constraint_kit::structural::{self as st, WS_REGEX};
+use crate::constraint_kit::{
+    lark_after_reasoning, lark_calls, pytext, st_after_reasoning, st_blocks,
+};
+use crate::constraint_kit::{CallConstraint, Function, ReasoningSection};
 use crate::error::Result;
 use crate::grammars::envelope::{Container, EnvelopeSyntax};
 use crate::registry::ToolDialect;

@@ -2,7 +2,7 @@
 //! `OPEN call:NAME{key:VALUE,...} CLOSE`, blocks back to back.
 //!
 //! The declared parameters come in schema order, required ones mandatory, `,` between
-//! those written (the layout is [`crate::constraint::args`]'s, shared with the pythonic
+//! those written (the layout is [`crate::constraint_kit::args`]'s, shared with the pythonic
 //! family). A value is written as the model writes it where the schema says what it
 //! is:
 //!
@@ -20,11 +20,11 @@
 
 use serde_json::Value;
 
-use crate::constraint::args::{self, ArgStyle};
-use crate::constraint::lark::{self, Lark, INT, NUMBER};
-use crate::constraint::structural as st;
-use crate::constraint::{lark_after_reasoning, schema, st_after_reasoning};
-use crate::constraint::{pytext, CallConstraint, Function, ReasoningSection};
+use crate::constraint_kit::args::{self, ArgStyle};
+use crate::constraint_kit::lark::{self, Lark, INT, NUMBER};
+use crate::constraint_kit::structural as st;
+use crate::constraint_kit::{lark_after_reasoning, schema, st_after_reasoning};
+use crate::constraint_kit::{pytext, CallConstraint, Function, ReasoningSection};
 use crate::error::{Error, Result};
 use crate::registry::ToolDialect;
 

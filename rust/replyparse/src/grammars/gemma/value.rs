@@ -40,7 +40,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::constraint::schema;
+use crate::constraint_kit::schema;
 use crate::grammars::pythonic::number::{self, Number};
 use crate::grammars::pythonic::strings::{Flavor, PyStr};
 pub(crate) use crate::grammars::pythonic::value::Read;

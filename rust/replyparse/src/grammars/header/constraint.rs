@@ -14,10 +14,10 @@
 
 use serde_json::Value;
 
-use crate::constraint::lark::{self, Lark};
-use crate::constraint::structural as st;
-use crate::constraint::{lark_after_reasoning, lark_calls, st_blocks, st_section};
-use crate::constraint::{CallConstraint, Forbidden, Function, ReasoningSection};
+use crate::constraint_kit::lark::{self, Lark};
+use crate::constraint_kit::structural as st;
+use crate::constraint_kit::{lark_after_reasoning, lark_calls, st_blocks, st_section};
+use crate::constraint_kit::{CallConstraint, Forbidden, Function, ReasoningSection};
 use crate::error::Result;
 use crate::registry::ToolDialect;
 

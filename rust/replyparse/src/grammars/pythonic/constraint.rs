@@ -7,17 +7,17 @@
 //! / `null` included), so the schema constrains it exactly. Declared parameters come in
 //! schema order, required ones mandatory, with `, ` between those written; a schema
 //! that declares no properties allows any keyword with any JSON value (the layout is
-//! shared with the Gemma family: [`crate::constraint::args`], up to [`crate::constraint::args::MAX_OPTIONAL`]
+//! shared with the Gemma family: [`crate::constraint_kit::args`], up to [`crate::constraint_kit::args::MAX_OPTIONAL`]
 //! optional parameters per tool in the structural tag).
 
 use serde_json::Value;
 
-use crate::constraint::args;
-use crate::constraint::lark::{self, Lark};
-use crate::constraint::schema;
-use crate::constraint::structural as st;
-use crate::constraint::{lark_after_reasoning, lark_calls, st_after_reasoning};
-use crate::constraint::{CallConstraint, Forbidden, Function, ReasoningSection};
+use crate::constraint_kit::args;
+use crate::constraint_kit::lark::{self, Lark};
+use crate::constraint_kit::schema;
+use crate::constraint_kit::structural as st;
+use crate::constraint_kit::{lark_after_reasoning, lark_calls, st_after_reasoning};
+use crate::constraint_kit::{CallConstraint, Forbidden, Function, ReasoningSection};
 use crate::error::{Error, Result};
 use crate::registry::ToolDialect;
 

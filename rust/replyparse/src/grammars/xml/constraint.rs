@@ -14,10 +14,12 @@
 use serde_json::{json, Value};
 
 use super::{ValueWhitespace, XmlSyntax};
-use crate::constraint::lark::{self, Lark, KEY_NAME};
-use crate::constraint::structural as st;
-use crate::constraint::{lark_after_reasoning, lark_calls, pytext, schema, st_blocks, st_section};
-use crate::constraint::{CallConstraint, Forbidden, Function, ReasoningSection};
+use crate::constraint_kit::lark::{self, Lark, KEY_NAME};
+use crate::constraint_kit::structural as st;
+use crate::constraint_kit::{
+    lark_after_reasoning, lark_calls, pytext, schema, st_blocks, st_section,
+};
+use crate::constraint_kit::{CallConstraint, Forbidden, Function, ReasoningSection};
 use crate::error::{Error, Result};
 use crate::registry::ToolDialect;
 

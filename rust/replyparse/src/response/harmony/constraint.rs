@@ -9,9 +9,9 @@
 
 use serde_json::Value;
 
-use crate::constraint::lark::{self, Lark};
-use crate::constraint::structural as st;
-use crate::constraint::{lark_calls, CallConstraint, Forbidden, Function, ReasoningSection};
+use crate::constraint_kit::lark::{self, Lark};
+use crate::constraint_kit::structural as st;
+use crate::constraint_kit::{lark_calls, CallConstraint, Forbidden, Function, ReasoningSection};
 use crate::error::Result;
 
 const ANALYSIS: &str = "<|channel|>analysis<|message|>";
