@@ -43,6 +43,7 @@ pub mod config;
 pub mod constraint;
 pub(crate) mod constraint_kit;
 pub mod delta;
+pub mod dialect;
 pub mod error;
 pub mod grammars;
 pub mod models;
