@@ -67,10 +67,11 @@ pub use delta::{
     FunctionCall, ParsedResponse, ResponseAccumulator, StreamItem, ToolCall,
 };
 pub use error::{Error, ParserKind, Result};
+pub use grammars::PayloadGrammar;
 pub use models::{config_for_model, parsers_for_model, ModelRow, ParserChoice};
 pub use registry::{Family, ReasoningDialect, StartMode, ToolDialect};
 pub use request::{ToolChoice, ToolPolicy, ToolSpec};
 pub use response::ResponseParser;
 pub use runner::{RunnerDelta, RunnerOptions, StreamRunner, Usage};
 pub use thinking::{FlagRule, ThinkingFlags};
-pub use tool::{PayloadGrammar, ToolParser};
+pub use tool::ToolParser;

@@ -13,8 +13,8 @@
 
 use crate::calls::CallEmitter;
 use crate::delta::DeltaSink;
+use crate::grammars::payload::PayloadGrammar;
 use crate::scan::lex::{head, trim_ws, Head};
-use crate::tool::PayloadGrammar;
 
 /// See the module docs.
 #[derive(Debug)]

@@ -26,17 +26,19 @@ pub mod envelope;
 pub mod forms;
 pub mod gemma;
 pub mod header;
+pub mod payload;
 pub mod pythonic;
 pub mod schema;
 pub mod xml;
 
 use serde::{Deserialize, Serialize};
 
+pub use payload::{BareCall, PayloadGrammar};
+
 use crate::constraint::Dialect;
 use crate::constraint_kit::CallConstraint;
 use crate::registry::ToolDialect;
 use crate::request::Schemas;
-use crate::tool::PayloadGrammar;
 
 /// The payload grammar a tool dialect uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -78,11 +78,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::calls::CallEmitter;
 use crate::delta::DeltaSink;
+use crate::grammars::payload::PayloadGrammar;
 use crate::grammars::schema::escape_json_into;
 use crate::scan::json_scan::{JsonValueScanner, ScanStatus};
 use crate::scan::lex::{head, partial, ws_len, Head};
 use crate::scan::prefix::TagSet;
-use crate::tool::PayloadGrammar;
 
 /// The inner markup of a DSML dialect. Tags are `<{token}{invoke}`, `</{token}{invoke}>`,
 /// `<{token}{parameter}` and `</{token}{parameter}>`.

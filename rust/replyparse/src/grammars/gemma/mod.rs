@@ -32,9 +32,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::calls::CallEmitter;
 use crate::delta::DeltaSink;
+use crate::grammars::payload::PayloadGrammar;
 use crate::request::Schemas;
 use crate::scan::prefix::TagSet;
-use crate::tool::PayloadGrammar;
 pub use value::Values;
 use value::{ArgsReader, Read};
 

@@ -44,10 +44,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::calls::CallEmitter;
 use crate::delta::DeltaSink;
+use crate::grammars::payload::PayloadGrammar;
 use crate::scan::json_scan::{JsonValueScanner, ScanStatus};
 use crate::scan::lex::{head, ws_len, Head};
 use crate::scan::prefix::TagSet;
-use crate::tool::PayloadGrammar;
 
 /// The header family's fields of a dialect declaration (`"header": {...}`).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]

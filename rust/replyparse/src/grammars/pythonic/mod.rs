@@ -34,8 +34,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::calls::CallEmitter;
 use crate::delta::DeltaSink;
+use crate::grammars::payload::{BareCall, PayloadGrammar};
 use crate::request::Schemas;
-use crate::tool::{BareCall, PayloadGrammar};
 use value::{is_ident, is_ident_start, param_names, ArgsReader, Read};
 
 /// Longest function name looked at before deciding the text is not a call.

@@ -70,12 +70,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::calls::CallEmitter;
 use crate::delta::DeltaSink;
+use crate::grammars::payload::PayloadGrammar;
 use crate::grammars::schema::{self, Ty};
 use crate::request::Schemas;
 use crate::scan::json_scan::{JsonValueScanner, ScanStatus};
 use crate::scan::lex::{head, partial, ws_len, Head};
 use crate::scan::prefix::TagSet;
-use crate::tool::PayloadGrammar;
 
 /// How whitespace around a value is read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
