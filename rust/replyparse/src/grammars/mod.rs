@@ -26,6 +26,7 @@ pub mod envelope;
 pub mod forms;
 pub mod gemma;
 pub mod header;
+pub(crate) mod literal;
 pub mod payload;
 pub mod pythonic;
 pub mod schema;

@@ -24,8 +24,6 @@
 //! was read (valid JSON), and the rest of the block is the tool parser's stray text.
 
 pub(crate) mod constraint;
-pub(crate) mod number;
-pub(crate) mod strings;
 pub(crate) mod value;
 
 use std::sync::Arc;
