@@ -59,6 +59,9 @@ pub mod tool;
 // `replyparse::wire`), which Rust servers already use.
 pub use serve::{runner, wire};
 
+#[cfg(test)]
+mod tests;
+
 pub use calls::{AllowedNames, RejectReason, RejectedCall};
 pub use config::ParserConfig;
 pub use constraint::{ConstraintOptions, SpecialTokens, ToolConstraint};

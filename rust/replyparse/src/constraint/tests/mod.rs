@@ -1,6 +1,14 @@
-//! Tests of what the families share: selection, refusals, the reasoning section,
-//! special-token splitting, raw value forms and the `ParserConfig` entry point. Each
-//! family's output is tested beside it (`grammars/*/constraint.rs`).
+//! Tests of the constraint entry points: what the families share (selection, refusals,
+//! the reasoning section, special-token splitting, raw value forms, the `ParserConfig`
+//! entry point) here, each family's writer in its own file, with the helpers below.
+
+mod dsml;
+mod envelope;
+mod gemma;
+mod harmony;
+mod header;
+mod pythonic;
+mod xml;
 
 use std::collections::BTreeSet;
 
@@ -719,7 +727,7 @@ fn config(tool: Option<&str>, reasoning: Option<&str>, thinking: Option<bool>) -
 fn the_parser_config_decides_dialect_and_reasoning() {
     let m = SpecialTokens::Markers;
     let has_reasoning = |c: &ParserConfig| {
-        let out = ToolConstraint::for_config(&c, true, &m).unwrap().unwrap();
+        let out = ToolConstraint::for_config(c, true, &m).unwrap().unwrap();
         start(&out.lark_grammar).starts_with("reasoning ")
     };
     assert!(has_reasoning(&config(Some("qwen"), Some("qwen3"), None)));
