@@ -297,7 +297,7 @@ impl NativeToolParser {
         tool_choice_json: Option<&str>,
     ) -> PyResult<Self> {
         let dialect = engine::registry::tool_dialect(tool_parser).map_err(to_py_err)?;
-        let uses_schemas = dialect.family.uses_schemas();
+        let uses_schemas = dialect.family().uses_schemas();
         let mut p = match tools_arg(tools, || Ok(uses_schemas))? {
             None => engine::ToolParser::new(dialect, engine::AllowedNames::Any),
             Some(tools) => {

@@ -5,7 +5,7 @@ use pyo3::prelude::*;
 
 use replyparse as engine;
 
-use crate::errors::{guarded, to_py_err, InternalError, InvalidDialectError};
+use crate::errors::{guarded, to_py_err, InternalError};
 
 #[pyfunction]
 pub(crate) fn tool_parsers() -> Vec<String> {
@@ -52,8 +52,7 @@ pub(crate) fn reasoning_dialects_json() -> PyResult<String> {
 #[pyfunction]
 #[pyo3(signature = (declaration_json, replace=false))]
 pub(crate) fn register_tool_dialect(declaration_json: &str, replace: bool) -> PyResult<()> {
-    let d: engine::ToolDialect = serde_json::from_str(declaration_json)
-        .map_err(|e| InvalidDialectError::new_err(format!("invalid tool dialect: {e}")))?;
+    let d = engine::ToolDialect::from_json(declaration_json).map_err(to_py_err)?;
     engine::registry::register_tool_dialect(d, replace).map_err(to_py_err)
 }
 
@@ -61,8 +60,7 @@ pub(crate) fn register_tool_dialect(declaration_json: &str, replace: bool) -> Py
 #[pyfunction]
 #[pyo3(signature = (declaration_json, replace=false))]
 pub(crate) fn register_reasoning_dialect(declaration_json: &str, replace: bool) -> PyResult<()> {
-    let d: engine::ReasoningDialect = serde_json::from_str(declaration_json)
-        .map_err(|e| InvalidDialectError::new_err(format!("invalid reasoning dialect: {e}")))?;
+    let d = engine::ReasoningDialect::from_json(declaration_json).map_err(to_py_err)?;
     engine::registry::register_reasoning_dialect(d, replace).map_err(to_py_err)
 }
 

@@ -15,7 +15,7 @@ use serde::Deserialize;
 use crate::dialect::{validate_reasoning_dialect, validate_tool_dialect};
 pub use crate::dialect::{
     BlockKind, BlockTags, DropMarkup, Family, FormDecl, ReasoningDialect, ResponseDialect,
-    StartMode, ToolDialect, WrapperTags, DROP_MARKUP_MAX,
+    StartMode, Syntax, ToolDialect, WrapperTags, DROP_MARKUP_MAX,
 };
 use crate::error::{Error, ParserKind, Result};
 
@@ -219,10 +219,10 @@ mod tests {
     fn builtins_load_and_resolve_aliases() {
         assert_eq!(tool_dialect("Qwen-2.5").unwrap().name, "qwen");
         assert_eq!(tool_dialect("hermes").unwrap().name, "qwen");
-        assert_eq!(
-            tool_dialect("llama3_json").unwrap().argument_field,
-            "parameters"
-        );
+        let Syntax::JsonEnvelope(llama3) = &tool_dialect("llama3_json").unwrap().syntax else {
+            panic!("llama3 is a JSON envelope")
+        };
+        assert_eq!(llama3.argument_field, "parameters");
         assert_eq!(tool_dialect("INTERN_S1").unwrap().name, "internlm");
         assert_eq!(
             reasoning_dialect("deepseek-v3.2").unwrap().name,

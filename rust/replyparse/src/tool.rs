@@ -16,7 +16,6 @@ use std::sync::Arc;
 
 use crate::calls::{AllowedNames, CallEmitter, RejectedCall};
 use crate::delta::DeltaSink;
-use crate::grammars::grammar_for;
 pub use crate::grammars::{BareCall, PayloadGrammar};
 use crate::registry::ToolDialect;
 use crate::request::{schemas_of, Schemas, ToolPolicy, ToolSpec};
@@ -91,7 +90,7 @@ impl ToolParser {
     /// [`for_request`](Self::for_request) with the schemas taken from `tools` (a policy
     /// may keep names only): copied once, and only for a family that uses them.
     pub fn for_tools(dialect: Arc<ToolDialect>, policy: &ToolPolicy, tools: &[ToolSpec]) -> Self {
-        let schemas = if dialect.family.uses_schemas() {
+        let schemas = if dialect.family().uses_schemas() {
             schemas_of(tools)
         } else {
             Schemas::default()
@@ -109,7 +108,7 @@ impl ToolParser {
         allowed: AllowedNames,
         schemas: Schemas,
     ) -> Self {
-        let grammar = grammar_for(&dialect, schemas);
+        let grammar = dialect.grammar(schemas);
         let marker = grammar.payload_marker().filter(|m| !m.is_empty());
         let mut kinds: Vec<Kind> = dialect
             .block_kinds()

@@ -51,10 +51,11 @@ use serde_json::{json, Value};
 
 use crate::config::ParserConfig;
 use crate::constraint_kit::lark::Lark;
+use crate::constraint_kit::CallTags;
 use crate::constraint_kit::{pytext, schema, CallConstraint, Function};
 pub use crate::constraint_kit::{ReasoningSection, SpecialTokens};
 use crate::error::{Error, Result};
-use crate::grammars::constraint_for;
+use crate::grammars::{dsml, envelope, gemma, header, pythonic, xml, Syntax};
 use crate::registry::{self, ToolDialect};
 use crate::request::{ToolChoice, ToolSpec};
 use crate::response::harmony;
@@ -98,6 +99,29 @@ pub const DEFAULT_REASONING: (&str, &str) = ("<think>", "</think>");
 pub(crate) enum Dialect {
     Tool(Arc<ToolDialect>),
     Harmony,
+}
+
+/// The constraint writer of a dialect: its family's (each beside its grammar, given
+/// the dialect's syntax and tags), or Harmony's.
+fn writer(d: &Dialect) -> Box<dyn CallConstraint + '_> {
+    let t = match d {
+        Dialect::Harmony => return Box::new(harmony::constraint::HarmonyCalls),
+        Dialect::Tool(t) => t,
+    };
+    let tags = CallTags {
+        name: &t.name,
+        open: &t.open,
+        close: t.close.as_deref(),
+        bare_start: t.bare_start,
+    };
+    match &t.syntax {
+        Syntax::JsonEnvelope(syn) => Box::new(envelope::constraint::EnvelopeCalls { syn, d: tags }),
+        Syntax::Xml(syn) => Box::new(xml::constraint::XmlCalls::new(syn, tags)),
+        Syntax::Dsml(syn) => Box::new(dsml::constraint::DsmlCalls::new(syn, tags)),
+        Syntax::Header(syn) => Box::new(header::constraint::HeaderCalls { syn, d: tags }),
+        Syntax::Pythonic(syn) => Box::new(pythonic::constraint::PythonicCalls { syn, d: tags }),
+        Syntax::Gemma(syn) => Box::new(gemma::constraint::GemmaCalls::new(syn, tags)),
+    }
 }
 
 /// Resolves a dialect name: Harmony's names (`gpt-oss`, `harmony`, `openai`), or a tool
@@ -212,19 +236,19 @@ impl<'a> Prepared<'a> {
         let Some(fns) = select(tools, choice)? else {
             return Ok(None);
         };
-        check(&*constraint_for(&dialect), &fns)?;
+        check(&*writer(&dialect), &fns)?;
         let many = *choice == ToolChoice::Required && options.parallel_tool_calls;
         Ok(Some(Prepared { dialect, fns, many }))
     }
 
     fn structural_tag(&self, options: &ConstraintOptions) -> Result<Value> {
-        let b = constraint_for(&self.dialect);
+        let b = writer(&self.dialect);
         let format = b.structural_tag(&self.fns, self.many, options.reasoning.as_ref())?;
         Ok(json!({"type": "structural_tag", "format": format}))
     }
 
     fn lark(&self, options: &ConstraintOptions, l: &mut Lark<'_>) -> Result<String> {
-        let b = constraint_for(&self.dialect);
+        let b = writer(&self.dialect);
         b.lark_start(l, &self.fns, self.many, options.reasoning.as_ref())
     }
 }

@@ -85,6 +85,20 @@ pub(crate) struct Function<'a> {
     pub params: Cow<'a, Value>,
 }
 
+/// The tags of the dialect a family's writer writes calls in (its syntax aside): what a
+/// writer needs of the declaration.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct CallTags<'a> {
+    /// The dialect's name, for messages.
+    pub name: &'a str,
+    /// The block's open tag (empty for a marker-less dialect).
+    pub open: &'a str,
+    /// The block's close tag; none when the block ends with its payload.
+    pub close: Option<&'a str>,
+    /// The payload may also stand bare, with no open tag.
+    pub bare_start: bool,
+}
+
 /// Substrings a tool name or a parameter key cannot hold in a markup: the call could
 /// not be written (or read back) with them.
 #[derive(Debug, Default)]

@@ -68,7 +68,7 @@ impl ResponseParser {
             return Ok(false);
         }
         match config.tool_parser.as_deref().filter(|n| !n.is_empty()) {
-            Some(n) => Ok(registry::tool_dialect(n)?.family.uses_schemas()),
+            Some(n) => Ok(registry::tool_dialect(n)?.family().uses_schemas()),
             None => Ok(false),
         }
     }

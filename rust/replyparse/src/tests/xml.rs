@@ -379,7 +379,10 @@ fn declarations_are_checked() {
         let mut d = (*base).clone();
         d.name = "xml-problem-test".into();
         d.aliases.clear();
-        f(d.xml.as_mut().unwrap());
+        let crate::grammars::Syntax::Xml(x) = &mut d.syntax else {
+            panic!("an XML dialect")
+        };
+        f(x);
         crate::registry::register_tool_dialect(d, true).unwrap_err()
     };
     bad(&|x| x.value_whitespace = Some(crate::grammars::xml::ValueWhitespace::Trim));

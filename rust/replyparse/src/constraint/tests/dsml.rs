@@ -2,6 +2,9 @@
 
 use serde_json::json;
 
+use crate::grammars::dsml::DsmlSyntax;
+use crate::grammars::Syntax;
+
 use super::{lark_of, named, st_of, start, thinking, tools};
 use crate::constraint::ConstraintOptions;
 use crate::ToolChoice;
@@ -67,7 +70,7 @@ fn declared_markup() {
     let mut d = (*crate::registry::tool_dialect("deepseek-v32").unwrap()).clone();
     d.name = "dsml-constraint-test".into();
     d.aliases.clear();
-    d.dsml = Some(crate::grammars::dsml::DsmlSyntax {
+    d.syntax = Syntax::Dsml(DsmlSyntax {
         token: "|X|".into(),
         invoke: "call".into(),
         parameter: "arg".into(),
@@ -99,7 +102,7 @@ fn declared_markup() {
     assert_eq!(tag["content"]["elements"][1]["type"], "optional");
     // Declared without markup, it is DeepSeek's (as the parser reads it).
     d.name = "dsml-constraint-test-default".into();
-    d.dsml = None;
+    d.syntax = Syntax::Dsml(DsmlSyntax::default());
     crate::registry::register_tool_dialect(d, true).unwrap();
     let st = st_of(
         "dsml-constraint-test-default",

@@ -2,6 +2,8 @@
 
 use serde_json::json;
 
+use crate::grammars::Syntax;
+
 use super::{lark_of, named, single, st_of, start, texts, thinking, tools};
 use crate::ToolChoice;
 
@@ -117,7 +119,10 @@ fn declared_fields_are_written_as_json() {
     let mut d = (*crate::registry::tool_dialect("qwen").unwrap()).clone();
     d.name = "envelope-constraint-test".into();
     d.aliases.clear();
-    d.name_field = "función".into();
+    let Syntax::JsonEnvelope(e) = &mut d.syntax else {
+        panic!("qwen is a JSON envelope")
+    };
+    e.name_field = "función".into();
     crate::registry::register_tool_dialect(d, true).unwrap();
     let lark = lark_of(
         "envelope-constraint-test",

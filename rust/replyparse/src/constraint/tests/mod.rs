@@ -815,7 +815,9 @@ fn the_parser_config_refuses_what_it_cannot_parse() {
     let mut d = (*registry::tool_dialect("qwen3coder").unwrap()).clone();
     d.name = "constraint-test-xml".into();
     d.aliases.clear();
-    let x = d.xml.as_mut().unwrap();
+    let crate::grammars::Syntax::Xml(x) = &mut d.syntax else {
+        panic!("qwen3coder is an XML dialect")
+    };
     x.function_open = "<invoke name=".into();
     x.function_close = None;
     x.one_block = true;

@@ -2,6 +2,18 @@
 
 use serde_json::json;
 
+use crate::grammars::xml::XmlSyntax;
+use crate::grammars::Syntax;
+use crate::registry::ToolDialect;
+
+/// The XML syntax of an XML dialect, to change.
+fn xml_of(d: &mut ToolDialect) -> &mut XmlSyntax {
+    match &mut d.syntax {
+        Syntax::Xml(x) => x,
+        other => panic!("not an XML dialect: {other:?}"),
+    }
+}
+
 use super::{lark_of, named, single, st_of, thinking, tool, tools};
 use crate::constraint::{lark_grammar, structural_tag, ConstraintOptions, SpecialTokens};
 use crate::{Error, ToolChoice};
@@ -99,7 +111,7 @@ fn declared_markup() {
     d.aliases.clear();
     d.open = "<|calls|>".into();
     d.close = Some("<|/calls|>".into());
-    let x = d.xml.as_mut().unwrap();
+    let x = xml_of(&mut d);
     x.function_open = "<invoke name=".into();
     x.function_name_end = "\u{a0}".into(); // whitespace: names cannot hold any
     x.param_open = "<|arg|>".into();
@@ -167,7 +179,7 @@ fn declared_markup() {
     // last parameter.
     d.name = "xml-constraint-test-open".into();
     d.close = None;
-    d.xml.as_mut().unwrap().function_close = Some(String::new());
+    xml_of(&mut d).function_close = Some(String::new());
     crate::registry::register_tool_dialect(d, true).unwrap();
     let lark = lark_of("xml-constraint-test-open", &t, &ToolChoice::Required, &o);
     assert!(

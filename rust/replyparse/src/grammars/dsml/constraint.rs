@@ -7,32 +7,28 @@ use serde_json::{json, Value};
 use super::DsmlSyntax;
 use crate::constraint_kit::lark::{self, Lark, KEY_NAME};
 use crate::constraint_kit::structural as st;
+use crate::constraint_kit::CallTags;
 use crate::constraint_kit::{lark_after_reasoning, lark_calls, pytext, schema, st_section};
 use crate::constraint_kit::{CallConstraint, Forbidden, Function, ReasoningSection};
 use crate::error::Result;
-use crate::registry::ToolDialect;
 
 const STRING_TRUE: &str = "\" string=\"true\">";
 const STRING_FALSE: &str = "\" string=\"false\">";
 
 /// See the module docs.
 pub(crate) struct DsmlCalls<'a> {
-    d: &'a ToolDialect,
-    /// The dialect's markup; DeepSeek's when the declaration has none (as the parser
-    /// reads it).
-    s: DsmlSyntax,
+    d: CallTags<'a>,
+    /// The dialect's markup.
+    s: &'a DsmlSyntax,
 }
 
 impl<'a> DsmlCalls<'a> {
-    pub(crate) fn new(d: &'a ToolDialect) -> Self {
-        DsmlCalls {
-            d,
-            s: d.dsml.clone().unwrap_or_default(),
-        }
+    pub(crate) fn new(s: &'a DsmlSyntax, d: CallTags<'a>) -> Self {
+        DsmlCalls { d, s }
     }
 
     fn close(&self) -> &str {
-        self.d.close.as_deref().unwrap_or("")
+        self.d.close.unwrap_or("")
     }
 }
 
@@ -121,7 +117,7 @@ impl DsmlCalls<'_> {
 
 impl CallConstraint for DsmlCalls<'_> {
     fn dialect_name(&self) -> &str {
-        &self.d.name
+        self.d.name
     }
 
     /// Names and keys are quoted attribute values.
@@ -140,7 +136,7 @@ impl CallConstraint for DsmlCalls<'_> {
     ) -> Result<Value> {
         // xgrammar's `deepseek_xml` style is DeepSeek's markup exactly; another
         // namespace (GigaChat 3.5's GCML) is built from the generic formats.
-        if self.s != DsmlSyntax::default() {
+        if *self.s != DsmlSyntax::default() {
             return self.generic_structural_tag(fns, many, reasoning);
         }
         let tok = &self.s.token;
@@ -211,7 +207,7 @@ impl CallConstraint for DsmlCalls<'_> {
             calls.push(l.rule(&format!("call_{i}"), &body));
         }
         let call = l.rule("call", &calls.join(" | "));
-        let open = l.lit(&self.d.open);
+        let open = l.lit(self.d.open);
         let close = l.lit(self.close());
         lark_after_reasoning(l, &lark_calls(&open, &call, &close, many), reasoning)
     }

@@ -74,8 +74,10 @@ pub(crate) mod constraint;
 use std::sync::Arc;
 
 use memchr::memchr2;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::syntax::FieldError;
 use crate::calls::CallEmitter;
 use crate::delta::DeltaSink;
 use crate::grammars::payload::PayloadGrammar;
@@ -84,9 +86,9 @@ use crate::scan::json_scan::{JsonValueScanner, ScanStatus};
 use crate::scan::lex::{head, partial, ws_len, Head};
 use crate::scan::prefix::TagSet;
 
-/// The inner markup of a DSML dialect. Tags are `<{token}{invoke}`, `</{token}{invoke}>`,
+/// The syntax of a `dsml` dialect: its inner markup (DeepSeek's when left out). Tags are `<{token}{invoke}`, `</{token}{invoke}>`,
 /// `<{token}{parameter}` and `</{token}{parameter}>`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DsmlSyntax {
     /// The marker every tag name starts with: `｜DSML｜` (full-width bars, U+FF5C).
@@ -108,6 +110,22 @@ fn default_invoke() -> String {
 }
 fn default_parameter() -> String {
     "parameter".into()
+}
+
+impl DsmlSyntax {
+    /// Checks the markup: the token and the two element names are non-empty.
+    pub fn validate(&self) -> Result<(), FieldError> {
+        for (field, v) in [
+            ("token", &self.token),
+            ("invoke", &self.invoke),
+            ("parameter", &self.parameter),
+        ] {
+            if v.is_empty() {
+                return Err(FieldError::new(field, "is empty"));
+            }
+        }
+        Ok(())
+    }
 }
 
 impl Default for DsmlSyntax {

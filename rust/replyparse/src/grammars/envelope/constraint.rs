@@ -13,23 +13,28 @@ use serde_json::Value;
 
 use crate::constraint_kit::lark::{self, Lark};
 use crate::constraint_kit::structural::{self as st, WS_REGEX};
+use crate::constraint_kit::CallTags;
 use crate::constraint_kit::{
     lark_after_reasoning, lark_calls, pytext, st_after_reasoning, st_blocks,
 };
 use crate::constraint_kit::{CallConstraint, Function, ReasoningSection};
 use crate::error::Result;
 use crate::grammars::envelope::{Container, EnvelopeSyntax};
-use crate::registry::ToolDialect;
 
 /// A JSON string, as an llguidance lexeme.
 const JSON_STRING: &str = r#"/"([^"\\\x00-\x1f]|\\.)*"/"#;
 
 /// See the module docs.
-pub(crate) struct EnvelopeCalls<'a>(pub &'a ToolDialect);
+pub(crate) struct EnvelopeCalls<'a> {
+    /// The dialect's syntax.
+    pub syn: &'a EnvelopeSyntax,
+    /// The dialect's tags.
+    pub d: CallTags<'a>,
+}
 
 impl EnvelopeCalls<'_> {
-    fn syntax(&self) -> EnvelopeSyntax {
-        self.0.envelope.clone().unwrap_or_default()
+    fn syntax(&self) -> &EnvelopeSyntax {
+        self.syn
     }
 
     fn array(&self) -> bool {
@@ -38,23 +43,22 @@ impl EnvelopeCalls<'_> {
 
     /// The call object up to its arguments, as fixed text.
     fn head(&self, f: &Function<'_>) -> String {
-        let d = self.0;
         if self.syntax().name_as_key {
             return format!("{{{}: ", pytext::string(f.name, false));
         }
         // The name is fixed text, so the envelope's head is one constant.
         format!(
             "{{{}: {}, {}: ",
-            pytext::string(&d.name_field, true),
+            pytext::string(&self.syn.name_field, true),
             pytext::string(f.name, false),
-            pytext::string(&d.argument_field, true)
+            pytext::string(&self.syn.argument_field, true)
         )
     }
 }
 
 impl CallConstraint for EnvelopeCalls<'_> {
     fn dialect_name(&self) -> &str {
-        &self.0.name
+        self.d.name
     }
 
     fn structural_tag(
@@ -63,7 +67,7 @@ impl CallConstraint for EnvelopeCalls<'_> {
         many: bool,
         reasoning: Option<&ReasoningSection>,
     ) -> Result<Value> {
-        let d = self.0;
+        let d = self.d;
         if self.array() {
             // One block: `open[` calls separated by `, ` `]close`.
             let tags = fns
@@ -71,13 +75,13 @@ impl CallConstraint for EnvelopeCalls<'_> {
                 .map(|f| st::tag(&self.head(f), st::json_schema(&f.params, None), "}"))
                 .collect();
             let calls = st::sequence(vec![
-                st::const_string(&d.open),
+                st::const_string(d.open),
                 st::regex(WS_REGEX),
                 st::const_string("["),
                 st::repeat(tags, ", ", many),
                 st::const_string("]"),
                 st::regex(WS_REGEX),
-                st::const_string(d.close.as_deref().unwrap_or("")),
+                st::const_string(d.close.unwrap_or("")),
             ]);
             return Ok(st_after_reasoning(calls, reasoning));
         }
@@ -94,11 +98,7 @@ impl CallConstraint for EnvelopeCalls<'_> {
                 if d.close.is_some() {
                     body.push(st::regex(WS_REGEX));
                 }
-                st::tag(
-                    &d.open,
-                    st::sequence(body),
-                    d.close.as_deref().unwrap_or(""),
-                )
+                st::tag(d.open, st::sequence(body), d.close.unwrap_or(""))
             })
             .collect();
         Ok(st_blocks(tags, many, reasoning))
@@ -111,7 +111,7 @@ impl CallConstraint for EnvelopeCalls<'_> {
         many: bool,
         reasoning: Option<&ReasoningSection>,
     ) -> Result<String> {
-        let d = self.0;
+        let d = self.d;
         let syntax = self.syntax();
         let quoted = |s: &str, ascii: bool| pytext::string(&pytext::string(s, ascii), false);
         // The model's call id, where a dialect has one: a member before the name or
@@ -130,11 +130,11 @@ impl CallConstraint for EnvelopeCalls<'_> {
                 env.push(format!(r#"({id} WS? ",")?"#));
             }
             if !syntax.name_as_key {
-                env.push(quoted(&d.name_field, true));
+                env.push(quoted(&self.syn.name_field, true));
                 env.push(r#"":""#.to_owned());
                 env.push(quoted(f.name, false));
                 env.push(r#"",""#.to_owned());
-                env.push(quoted(&d.argument_field, true));
+                env.push(quoted(&self.syn.argument_field, true));
             } else {
                 env.push(quoted(f.name, false));
             }
@@ -149,11 +149,11 @@ impl CallConstraint for EnvelopeCalls<'_> {
                 calls.push(l.rule(&format!("call_{i}"), &env));
                 continue;
             }
-            let close = match d.close.as_deref() {
+            let close = match d.close {
                 Some(c) if !c.is_empty() => format!(" WS? {}", l.lit(c)),
                 _ => String::new(),
             };
-            let open = l.lit(&d.open);
+            let open = l.lit(d.open);
             calls.push(l.rule(&format!("call_{i}"), &format!("{open} WS? {env}{close}")));
         }
         let call = l.rule("call", &calls.join(" | "));
@@ -165,8 +165,8 @@ impl CallConstraint for EnvelopeCalls<'_> {
         } else {
             call
         };
-        let mut block = format!(r#"{} WS? "[" WS? {inner} WS? "]""#, l.lit(&d.open));
-        if let Some(c) = d.close.as_deref().filter(|c| !c.is_empty()) {
+        let mut block = format!(r#"{} WS? "[" WS? {inner} WS? "]""#, l.lit(d.open));
+        if let Some(c) = d.close.filter(|c| !c.is_empty()) {
             block = format!("{block} WS? {}", l.lit(c));
         }
         lark_after_reasoning(l, &block, reasoning)

@@ -23,10 +23,10 @@ use serde_json::Value;
 use crate::constraint_kit::args::{self, ArgStyle};
 use crate::constraint_kit::lark::{self, Lark, INT, NUMBER};
 use crate::constraint_kit::structural as st;
+use crate::constraint_kit::CallTags;
 use crate::constraint_kit::{lark_after_reasoning, schema, st_after_reasoning};
 use crate::constraint_kit::{pytext, CallConstraint, Function, ReasoningSection};
 use crate::error::{Error, Result};
-use crate::registry::ToolDialect;
 
 use super::{GemmaSyntax, Values, CALL, MAX_NAME};
 
@@ -39,16 +39,13 @@ const STYLE: ArgStyle<'static> = ArgStyle {
 
 /// See the module docs.
 pub(crate) struct GemmaCalls<'a> {
-    d: &'a ToolDialect,
-    syn: GemmaSyntax,
+    d: CallTags<'a>,
+    syn: &'a GemmaSyntax,
 }
 
 impl<'a> GemmaCalls<'a> {
-    pub(crate) fn new(d: &'a ToolDialect) -> Self {
-        GemmaCalls {
-            d,
-            syn: d.gemma.clone().unwrap_or_default(),
-        }
+    pub(crate) fn new(syn: &'a GemmaSyntax, d: CallTags<'a>) -> Self {
+        GemmaCalls { d, syn }
     }
 
     fn begin(&self, name: &str) -> String {
@@ -56,7 +53,7 @@ impl<'a> GemmaCalls<'a> {
     }
 
     fn end(&self) -> String {
-        format!("}}{}", self.d.close.as_deref().unwrap_or(""))
+        format!("}}{}", self.d.close.unwrap_or(""))
     }
 }
 
@@ -171,7 +168,7 @@ impl GemmaCalls<'_> {
 
 impl CallConstraint for GemmaCalls<'_> {
     fn dialect_name(&self) -> &str {
-        &self.d.name
+        self.d.name
     }
 
     fn structural_tag(

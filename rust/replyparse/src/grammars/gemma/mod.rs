@@ -28,7 +28,10 @@ pub(crate) mod value;
 
 use std::sync::Arc;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+
+use super::syntax::FieldError;
 
 use crate::calls::CallEmitter;
 use crate::delta::DeltaSink;
@@ -44,14 +47,26 @@ pub const MAX_NAME: usize = 256;
 /// What every call begins with.
 pub const CALL: &str = "call:";
 
-/// The Gemma family's fields of a dialect declaration (`"gemma": {...}`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// The syntax of a `gemma` dialect: the string quote token and how values are written.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GemmaSyntax {
     /// The string quote token (`<|"|>`, `<escape>`).
     pub quote: String,
+    /// How values are written: strings quoted, other scalars bare (`literal`, Gemma 4),
+    /// or every value quoted and JSON-decoded inside (`json_in_quote`, FunctionGemma).
     #[serde(default)]
     pub values: Values,
+}
+
+impl GemmaSyntax {
+    /// Checks the quote token: it is non-empty.
+    pub fn validate(&self) -> Result<(), FieldError> {
+        if self.quote.is_empty() {
+            return Err(FieldError::new("quote", "is empty"));
+        }
+        Ok(())
+    }
 }
 
 impl Default for GemmaSyntax {

@@ -38,6 +38,7 @@
 
 use std::sync::Arc;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -52,7 +53,7 @@ use crate::scan::prefix::TagSet;
 const MAX_TOKEN: usize = 1 << 16;
 
 /// How a dialect writes values.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Values {
     /// Strings in the quote token, other scalars bare (Gemma 4).

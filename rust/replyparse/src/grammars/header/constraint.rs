@@ -16,19 +16,24 @@ use serde_json::Value;
 
 use crate::constraint_kit::lark::{self, Lark};
 use crate::constraint_kit::structural as st;
+use crate::constraint_kit::CallTags;
 use crate::constraint_kit::{lark_after_reasoning, lark_calls, st_blocks, st_section};
 use crate::constraint_kit::{CallConstraint, Forbidden, Function, ReasoningSection};
 use crate::error::Result;
-use crate::registry::ToolDialect;
 
 use super::HeaderSyntax;
 
 /// See the module docs.
-pub(crate) struct HeaderCalls<'a>(pub &'a ToolDialect);
+pub(crate) struct HeaderCalls<'a> {
+    /// The dialect's syntax.
+    pub syn: &'a HeaderSyntax,
+    /// The dialect's tags.
+    pub d: CallTags<'a>,
+}
 
 impl HeaderCalls<'_> {
-    fn syntax(&self) -> HeaderSyntax {
-        self.0.header.clone().unwrap_or_default()
+    fn syntax(&self) -> &HeaderSyntax {
+        self.syn
     }
 
     /// What a call writes before its header's variable part (the id's counter), as
@@ -38,7 +43,7 @@ impl HeaderCalls<'_> {
         let begin = syn
             .call_begin
             .clone()
-            .unwrap_or_else(|| self.0.open.clone());
+            .unwrap_or_else(|| self.d.open.to_owned());
         if syn.name_from_id {
             return format!("{begin}functions.{}:", f.name);
         }
@@ -52,7 +57,7 @@ impl HeaderCalls<'_> {
 
 impl CallConstraint for HeaderCalls<'_> {
     fn dialect_name(&self) -> &str {
-        &self.0.name
+        self.d.name
     }
 
     /// A name holding `<|` would read as the start of a marker; one holding a marker of
@@ -102,12 +107,12 @@ impl CallConstraint for HeaderCalls<'_> {
                 st::tag(&self.head(f), st::sequence(content), &end)
             })
             .collect();
-        let d = self.0;
+        let d = self.d;
         if syn.call_begin.is_none() {
             return Ok(st_blocks(tags, many, reasoning));
         }
-        let close = d.close.as_deref().unwrap_or("");
-        Ok(st_section(&d.open, tags, close, many, reasoning))
+        let close = d.close.unwrap_or("");
+        Ok(st_section(d.open, tags, close, many, reasoning))
     }
 
     fn lark_start(
@@ -149,12 +154,12 @@ impl CallConstraint for HeaderCalls<'_> {
             calls.push(l.rule(&format!("call_{i}"), &body.join(" ")));
         }
         let call = l.rule("call", &calls.join(" | "));
-        let d = self.0;
+        let d = self.d;
         if syn.call_begin.is_none() {
             return lark_after_reasoning(l, &lark_calls("", &call, "", many), reasoning);
         }
-        let open = l.lit(&d.open);
-        let close = l.lit(d.close.as_deref().unwrap_or(""));
+        let open = l.lit(d.open);
+        let close = l.lit(d.close.unwrap_or(""));
         lark_after_reasoning(l, &lark_calls(&open, &call, &close, many), reasoning)
     }
 }

@@ -40,8 +40,10 @@ pub(crate) mod constraint;
 
 use std::sync::Arc;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::syntax::FieldError;
 use crate::calls::CallEmitter;
 use crate::delta::DeltaSink;
 use crate::grammars::payload::PayloadGrammar;
@@ -49,8 +51,8 @@ use crate::scan::json_scan::{JsonValueScanner, ScanStatus};
 use crate::scan::lex::{head, ws_len, Head};
 use crate::scan::prefix::TagSet;
 
-/// The header family's fields of a dialect declaration (`"header": {...}`).
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+/// The syntax of a `header` dialect: its markers.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HeaderSyntax {
     /// A call's first marker; none: each block is one call, begun by the block's open
@@ -81,6 +83,32 @@ pub struct HeaderSyntax {
     /// ([`function_name`]) and the id kept as the call id (Kimi).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub name_from_id: bool,
+}
+
+impl HeaderSyntax {
+    /// Checks the markers: each one given is non-empty, and something ends the header
+    /// (an `args_marker`, or `args_on_brace`).
+    pub fn validate(&self) -> Result<(), FieldError> {
+        for (field, m) in [
+            ("call_begin", &self.call_begin),
+            ("type_sep", &self.type_sep),
+            ("id_marker", &self.id_marker),
+            ("args_marker", &self.args_marker),
+            ("args_suffix", &self.args_suffix),
+            ("call_end", &self.call_end),
+        ] {
+            if m.as_deref() == Some("") {
+                return Err(FieldError::new(field, "is empty (leave it out instead)"));
+            }
+        }
+        if self.args_marker.is_none() && !self.args_on_brace {
+            return Err(FieldError::new(
+                "args_marker",
+                "missing: a header needs an args_marker (or args_on_brace)",
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// Which header stop was found.

@@ -16,10 +16,11 @@ use crate::constraint_kit::args;
 use crate::constraint_kit::lark::{self, Lark};
 use crate::constraint_kit::schema;
 use crate::constraint_kit::structural as st;
+use crate::constraint_kit::CallTags;
 use crate::constraint_kit::{lark_after_reasoning, lark_calls, st_after_reasoning};
 use crate::constraint_kit::{CallConstraint, Forbidden, Function, ReasoningSection};
 use crate::error::{Error, Result};
-use crate::registry::ToolDialect;
+use crate::grammars::pythonic::PythonicSyntax;
 
 use super::{Container, MAX_NAME};
 
@@ -32,7 +33,12 @@ const STYLE: args::ArgStyle<'static> = args::ArgStyle {
 };
 
 /// See the module docs.
-pub(crate) struct PythonicCalls<'a>(pub &'a ToolDialect);
+pub(crate) struct PythonicCalls<'a> {
+    /// The dialect's syntax.
+    pub syn: &'a PythonicSyntax,
+    /// The dialect's tags.
+    pub d: CallTags<'a>,
+}
 
 fn is_name(s: &str) -> bool {
     let b = s.as_bytes();
@@ -44,13 +50,13 @@ fn is_name(s: &str) -> bool {
 
 impl PythonicCalls<'_> {
     fn lines(&self) -> bool {
-        self.0.pythonic.clone().unwrap_or_default().container == Container::Lines
+        self.syn.container == Container::Lines
     }
 }
 
 impl CallConstraint for PythonicCalls<'_> {
     fn dialect_name(&self) -> &str {
-        &self.0.name
+        self.d.name
     }
 
     /// Names are (dotted) Python identifiers and keys identifiers: anything else cannot
@@ -80,14 +86,14 @@ impl CallConstraint for PythonicCalls<'_> {
             )?;
             tags.push(st::tag(&format!("{}(", f.name), content, ")"));
         }
-        let d = self.0;
-        let close = d.close.as_deref().unwrap_or("");
+        let d = self.d;
+        let close = d.close.unwrap_or("");
         let calls = if self.lines() && d.open.is_empty() {
             // Bare lines (no block tags): one call per line.
             st::repeat(tags, "\n", many)
         } else if self.lines() {
             st::sequence(vec![
-                st::const_string(&d.open),
+                st::const_string(d.open),
                 st::regex(st::WS_REGEX),
                 st::repeat(tags, "\n", many),
                 st::regex(st::WS_REGEX),
@@ -103,7 +109,7 @@ impl CallConstraint for PythonicCalls<'_> {
                 list
             } else {
                 st::sequence(vec![
-                    st::const_string(&d.open),
+                    st::const_string(d.open),
                     list,
                     st::const_string(close),
                 ])
@@ -128,8 +134,8 @@ impl CallConstraint for PythonicCalls<'_> {
             ")",
             &mut |l, n, sub| Ok(l.rule(n, &lark::json_schema(sub))),
         )?;
-        let d = self.0;
-        let close = d.close.as_deref().unwrap_or("");
+        let d = self.d;
+        let close = d.close.unwrap_or("");
         let body = if self.lines() && d.open.is_empty() {
             // Bare lines: the parser reads the next call only on the next line.
             if many {
@@ -138,7 +144,7 @@ impl CallConstraint for PythonicCalls<'_> {
                 call.clone()
             }
         } else if self.lines() {
-            let open = l.lit(&d.open);
+            let open = l.lit(d.open);
             let close = l.lit(close);
             lark_calls(&open, &call, &close, many)
         } else {
@@ -148,7 +154,7 @@ impl CallConstraint for PythonicCalls<'_> {
                 call.clone()
             };
             let list = format!("\"[\" {inner} \"]\"");
-            let open = l.lit(&d.open);
+            let open = l.lit(d.open);
             let close = l.lit(close);
             let tagged = format!("{open} WS? {list} WS? {close}");
             if d.bare_start {

@@ -28,6 +28,7 @@ pub(crate) mod value;
 
 use std::sync::Arc;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::calls::CallEmitter;
@@ -40,7 +41,7 @@ use value::{is_ident, is_ident_start, param_names, ArgsReader, Read};
 pub const MAX_NAME: usize = 256;
 
 /// How the calls of one block are laid out.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Container {
     /// `[call, call, ...]`: one payload.
@@ -51,7 +52,7 @@ pub enum Container {
 }
 
 /// The pythonic family's fields of a dialect declaration (`"pythonic": {...}`).
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PythonicSyntax {
     #[serde(default)]

@@ -16,12 +16,12 @@ use serde_json::{json, Value};
 use super::{ValueWhitespace, XmlSyntax};
 use crate::constraint_kit::lark::{self, Lark, KEY_NAME};
 use crate::constraint_kit::structural as st;
+use crate::constraint_kit::CallTags;
 use crate::constraint_kit::{
     lark_after_reasoning, lark_calls, pytext, schema, st_blocks, st_section,
 };
 use crate::constraint_kit::{CallConstraint, Forbidden, Function, ReasoningSection};
 use crate::error::{Error, Result};
-use crate::registry::ToolDialect;
 
 /// The markup fields xgrammar's styles fix: function open, name end, function close,
 /// parameter open, parameter name end, value open, value close.
@@ -96,22 +96,17 @@ fn style(x: &XmlSyntax) -> Option<&'static str> {
 
 /// See the module docs.
 pub(crate) struct XmlCalls<'a> {
-    d: &'a ToolDialect,
+    d: CallTags<'a>,
     x: &'a XmlSyntax,
 }
 
 impl<'a> XmlCalls<'a> {
-    pub(crate) fn new(d: &'a ToolDialect) -> Self {
-        XmlCalls {
-            d,
-            x: d.xml
-                .as_ref()
-                .expect("xml dialects carry their syntax (validated at registration)"),
-        }
+    pub(crate) fn new(x: &'a XmlSyntax, d: CallTags<'a>) -> Self {
+        XmlCalls { d, x }
     }
 
     fn close(&self) -> &str {
-        self.d.close.as_deref().unwrap_or("")
+        self.d.close.unwrap_or("")
     }
 
     /// The function's open markup with its name as text: `<function=F>`, `"F">` after
@@ -294,7 +289,7 @@ impl XmlCalls<'_> {
         reasoning: Option<&ReasoningSection>,
     ) -> Result<Value> {
         let x = self.x;
-        let (open, close) = (self.d.open.as_str(), self.close());
+        let (open, close) = (self.d.open, self.close());
         let fclose = given(x.function_close.as_deref());
         let mut tags = Vec::new();
         for f in fns {
@@ -356,7 +351,7 @@ fn given(text: Option<&str>) -> Option<&str> {
 
 impl CallConstraint for XmlCalls<'_> {
     fn dialect_name(&self) -> &str {
-        &self.d.name
+        self.d.name
     }
 
     /// A name ends at the name end (or, for a whitespace name end, at any whitespace),
@@ -542,7 +537,7 @@ impl CallConstraint for XmlCalls<'_> {
             };
             let mut body = Vec::new();
             if !x.one_block {
-                body.extend([l.lit(&self.d.open), "WS?".into()]);
+                body.extend([l.lit(self.d.open), "WS?".into()]);
             }
             body.push(head);
             body.push(lark::params(l, &format!("p_{i}"), &f.params, &mut param)?);
@@ -556,7 +551,7 @@ impl CallConstraint for XmlCalls<'_> {
         }
         let call = l.rule("call", &calls.join(" | "));
         let calls = if x.one_block {
-            let (open, close) = (l.lit(&self.d.open), l.lit(self.close()));
+            let (open, close) = (l.lit(self.d.open), l.lit(self.close()));
             lark_calls(&open, &call, &close, many)
         } else {
             lark_calls("", &call, "", many)

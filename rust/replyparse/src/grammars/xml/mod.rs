@@ -66,8 +66,10 @@ pub(crate) mod nested;
 
 use std::sync::Arc;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::syntax::FieldError;
 use crate::calls::CallEmitter;
 use crate::delta::DeltaSink;
 use crate::grammars::payload::PayloadGrammar;
@@ -78,7 +80,7 @@ use crate::scan::lex::{head, partial, ws_len, Head};
 use crate::scan::prefix::TagSet;
 
 /// How whitespace around a value is read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ValueWhitespace {
     /// Every byte between the tags is the value (GLM-4.7, Solar Open2, MiMo V2).
@@ -92,7 +94,7 @@ pub enum ValueWhitespace {
 }
 
 /// A call whose arguments are one JSON object written in an element of its own.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct JsonBody {
     /// The element's open text (`<|open|>json`); its attribute text, if any, ends where
@@ -103,7 +105,7 @@ pub struct JsonBody {
 }
 
 /// Values written as child elements of the parameter's element (MiniMax M3).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NestedValues {
     /// The element name of array items (`item`).
@@ -116,7 +118,7 @@ fn default_item() -> String {
 }
 
 /// The markup of one XML-like dialect (see the module docs).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct XmlSyntax {
     /// Text before the function name or attributes (`<function=`, `<invoke`); empty when
@@ -208,8 +210,9 @@ impl XmlSyntax {
         self.value_close.replace(KEY_PLACEHOLDER, key)
     }
 
-    /// What a declaration cannot mean, as a message (checked at registration).
-    pub fn problem(&self) -> Option<String> {
+    /// Checks the markup: the function name end, parameter open, parameter name end
+    /// and value close are non-empty, and the fields agree with each other.
+    pub fn validate(&self) -> Result<(), FieldError> {
         for (field, v) in [
             ("function_name_end", &self.function_name_end),
             ("param_open", &self.param_open),
@@ -217,7 +220,7 @@ impl XmlSyntax {
             ("value_close", &self.value_close),
         ] {
             if v.is_empty() {
-                return Some(format!("xml.{field} is empty"));
+                return Err(FieldError::new(field, "is empty"));
             }
         }
         if self.trim_value_newline
@@ -225,36 +228,56 @@ impl XmlSyntax {
                 .value_whitespace
                 .is_some_and(|w| w != ValueWhitespace::Newline)
         {
-            return Some("xml.trim_value_newline contradicts xml.value_whitespace".into());
+            return Err(FieldError::new(
+                "trim_value_newline",
+                "contradicts value_whitespace",
+            ));
         }
-        for a in [&self.name_attr, &self.key_attr, &self.type_attr] {
+        for (field, a) in [
+            ("name_attr", &self.name_attr),
+            ("key_attr", &self.key_attr),
+            ("type_attr", &self.type_attr),
+        ] {
             if a.as_deref()
                 .is_some_and(|a| a.is_empty() || a.contains(['=', ' ']))
             {
-                return Some("xml attribute names are non-empty words".into());
+                return Err(FieldError::new(
+                    field,
+                    "attribute names are non-empty words",
+                ));
             }
         }
+        self.validate_elements()
+    }
+
+    /// The checks of per-key value closes, nested values, skipped markup and the JSON
+    /// body.
+    fn validate_elements(&self) -> Result<(), FieldError> {
         if self.element_keys() && self.key_attr.is_some() {
-            return Some("xml.value_close names the key ({key}): no key_attr then".into());
+            let problem = "value_close names the key ({key}): no key_attr then";
+            return Err(FieldError::new("key_attr", problem));
         }
         if self.value_close == KEY_PLACEHOLDER {
-            return Some("xml.value_close needs markup around {key}".into());
+            return Err(FieldError::new("value_close", "needs markup around {key}"));
         }
         if self.nested.is_some() && !self.element_keys() {
-            return Some("xml.nested needs elements named by their key ({key})".into());
+            let problem = "needs elements named by their key ({key} in value_close)";
+            return Err(FieldError::new("nested", problem));
         }
         if self.nested.as_ref().is_some_and(|n| n.item.is_empty()) {
-            return Some("xml.nested.item is empty".into());
+            return Err(FieldError::new("nested.item", "is empty"));
         }
-        if self.skip.iter().any(String::is_empty) {
-            return Some("xml.skip entries are non-empty".into());
+        if let Some(k) = self.skip.iter().position(String::is_empty) {
+            return Err(FieldError::new(format!("skip[{k}]"), "is empty"));
         }
         if let Some(j) = &self.json_body {
-            if j.open.is_empty() || j.close.is_empty() {
-                return Some("xml.json_body tags are non-empty".into());
+            for (field, v) in [("json_body.open", &j.open), ("json_body.close", &j.close)] {
+                if v.is_empty() {
+                    return Err(FieldError::new(field, "is empty"));
+                }
             }
         }
-        None
+        Ok(())
     }
 }
 
