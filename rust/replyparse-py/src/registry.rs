@@ -28,6 +28,43 @@ pub(crate) fn builtin_dialects_json() -> &'static str {
     engine::registry::BUILTIN_DIALECTS_JSON
 }
 
+/// The JSON Schema of the engine's declarations (`{"tool_dialect": ...,
+/// "reasoning_dialect": ...}`), which the Python declaration models are checked against.
+#[pyfunction]
+pub(crate) fn declaration_schema_json() -> PyResult<String> {
+    serde_json::to_string(&engine::dialect::declaration_schema())
+        .map_err(|e| InternalError::new_err(e.to_string()))
+}
+
+/// A tool dialect declaration in the former shape (family + per-family field) rewritten
+/// in the current one (`syntax`), as JSON; the current shape comes back unchanged.
+#[pyfunction]
+pub(crate) fn upgrade_tool_dialect_json(declaration_json: &str) -> PyResult<String> {
+    let value: serde_json::Value = serde_json::from_str(declaration_json).map_err(|e| {
+        to_py_err(engine::Error::InvalidDialect(format!(
+            "not a JSON declaration: {e}"
+        )))
+    })?;
+    let value = engine::ToolDialect::upgrade_json(value).map_err(to_py_err)?;
+    serde_json::to_string(&value).map_err(|e| InternalError::new_err(e.to_string()))
+}
+
+/// A tool dialect declaration as the engine reads and writes it back (its defaults
+/// filled in, unchanged fields left out), for checking that the Python models agree.
+#[pyfunction]
+pub(crate) fn normalized_tool_dialect_json(declaration_json: &str) -> PyResult<String> {
+    let d = engine::ToolDialect::from_json(declaration_json).map_err(to_py_err)?;
+    serde_json::to_string(&d).map_err(|e| InternalError::new_err(e.to_string()))
+}
+
+/// A reasoning dialect declaration as the engine reads and writes it back, as
+/// [`normalized_tool_dialect_json`].
+#[pyfunction]
+pub(crate) fn normalized_reasoning_dialect_json(declaration_json: &str) -> PyResult<String> {
+    let d = engine::ReasoningDialect::from_json(declaration_json).map_err(to_py_err)?;
+    serde_json::to_string(&d).map_err(|e| InternalError::new_err(e.to_string()))
+}
+
 /// Registered tool dialects as JSON (one object per dialect).
 #[pyfunction]
 pub(crate) fn tool_dialects_json() -> PyResult<String> {

@@ -3,6 +3,8 @@
 //! [`crate::registry`] holds the registered ones by name.
 
 mod former;
+#[cfg(test)]
+mod tests;
 mod validate;
 
 use std::borrow::Cow;
@@ -216,11 +218,12 @@ pub struct DropMarkup {
 pub const DROP_MARKUP_MAX: usize = 128;
 
 /// When a response starts inside reasoning.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum StartMode {
     /// In reasoning unless thinking is switched off (Qwen3, R1 style templates that
     /// open `<think>` in the prompt).
+    #[default]
     UnlessDisabled,
     /// In reasoning only when thinking is switched on (DeepSeek V3.x).
     WhenEnabled,
@@ -241,6 +244,8 @@ pub struct ReasoningDialect {
     pub aliases: Vec<String>,
     pub open: String,
     pub close: String,
+    /// When a response starts inside reasoning (`unless_disabled` when left out).
+    #[serde(default)]
     pub starts_in_reasoning: StartMode,
     /// Other spellings of the open tag (Granite's "Here is my thought process:" beside
     /// "Here's ...", Gemma 4's channel with and without its `thought` label).
@@ -336,4 +341,15 @@ pub struct ResponseDialect {
     pub name: String,
     #[serde(default)]
     pub aliases: Vec<String>,
+}
+
+/// The JSON Schema of the declarations: `{"tool_dialect": ..., "reasoning_dialect":
+/// ...}`, each a draft 2020-12 schema of the current shape (what [`ToolDialect`] and
+/// [`ReasoningDialect`] serialize to and read). The Python package's declaration models
+/// are checked against it.
+pub fn declaration_schema() -> serde_json::Value {
+    serde_json::json!({
+        "tool_dialect": schemars::schema_for!(ToolDialect),
+        "reasoning_dialect": schemars::schema_for!(ReasoningDialect),
+    })
 }
