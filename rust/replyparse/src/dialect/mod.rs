@@ -3,8 +3,6 @@
 //! [`crate::registry`] holds the registered ones by name.
 
 mod former;
-#[cfg(test)]
-mod tests;
 mod validate;
 
 use std::borrow::Cow;

@@ -119,17 +119,24 @@ struct TokenCounter {
     count: usize,
 }
 
-/// The composed (`default`) parser: see the module docs.
+/// The composed (`default`) parser: see the module docs. What it was built with
+/// ([`Rules`]) is kept apart from what one response changes ([`State`]); the tool
+/// parser holds both for its block.
 #[derive(Debug)]
 pub(super) struct Composed {
-    reasoning: Option<Arc<ReasoningDialect>>,
+    rules: Rules,
     tool: Option<ToolParser>,
+    state: State,
+}
+
+/// What a composed parser is built with, set once from the declarations and the
+/// request: the armed tags of each mode and the dialects' rules.
+#[derive(Debug)]
+struct Rules {
+    /// The reasoning dialect, if any.
+    reasoning: Option<Arc<ReasoningDialect>>,
     /// Every spelling of every kind's open tag (for the newlines between two blocks).
     tool_opens: Vec<String>,
-    /// The tag (index in the armed set the block was opened from) that opened the
-    /// current tool block: an abandoned block gives back that spelling. `usize::MAX`
-    /// for a bare block, which has none.
-    opened_by: usize,
     /// The end of each `DropUntil` rule.
     drop_ends: Vec<String>,
     /// The dialect's payload may stand bare at the start of the content.
@@ -137,29 +144,48 @@ pub(super) struct Composed {
     /// The bare payload has no marker (pythonic lines): a line that begins a call of a
     /// request tool starts it, and another such line may follow it.
     bare_lines: bool,
+    /// The tags armed outside reasoning.
+    plain: Armed,
+    /// `plain` without the reasoning open tags, once a `once` dialect's reasoning closed.
+    plain_after: Armed,
+    /// The tags armed inside reasoning.
+    in_reasoning: Armed,
+    /// One reasoning section only (see [`ReasoningDialect::once`]).
+    once: bool,
+    /// A tool block ends the reasoning (see [`ReasoningDialect::tool_ends_reasoning`]).
+    tool_ends_reasoning: bool,
+    /// One newline on each side of the reasoning close tag is protocol.
+    close_newlines: bool,
+    /// `enable_thinking=False`: what the model puts in reasoning is shown as content.
+    reasoning_as_content: bool,
+}
+
+/// What one response changes: the mode (plain, reasoning or tool, as in the module
+/// diagram), the one buffer, and the facts about what was seen that the rules read.
+#[derive(Debug)]
+struct State {
+    /// The tag (index in the armed set the block was opened from) that opened the
+    /// current tool block: an abandoned block gives back that spelling. `usize::MAX`
+    /// for a bare block, which has none.
+    opened_by: usize,
     /// A bare line's call just closed: the next line may be another call.
     bare_next: bool,
     /// At the start of the content channel (of the output, or right after reasoning):
     /// nothing shown as content yet.
     content_start: bool,
-    plain: Armed,
-    /// `plain` without the reasoning open tags, once a `once` dialect's reasoning closed.
-    plain_after: Armed,
     /// The armed set the current tool block's open tag was found in.
     opened_in: ArmedSet,
     /// The reasoning closed (at least once).
     closed_once: bool,
-    once: bool,
-    tool_ends_reasoning: bool,
-    close_newlines: bool,
     /// A newline right after the close tag is protocol: dropped when it comes.
     eat_newline: bool,
     /// Text put before the output (an inline reasoning dialect), until it is written.
     inline_prefix: Option<String>,
     /// Nothing has been emitted or consumed yet (a stray leading close tag is dropped).
     nothing_yet: bool,
-    in_reasoning: Armed,
+    /// Plain, reasoning or tool: the three modes of the module diagram.
     mode: Mode,
+    /// The one buffer (see the module docs).
     pending: String,
     /// A tool block just closed: leading newlines are separators if the next tool
     /// open tag follows them.
@@ -167,10 +193,11 @@ pub(super) struct Composed {
     /// Reasoning began implicitly and nothing has been emitted: a leading open tag is
     /// dropped.
     leading_open: bool,
-    /// `enable_thinking=False`: what the model puts in reasoning is shown as content.
-    reasoning_as_content: bool,
+    /// The final chunk was fed.
     finished: bool,
+    /// The reasoning token count, when the tag ids are known.
     tokens: Option<TokenCounter>,
+    /// The input ended inside a tool block.
     ended_in_tool_block: bool,
 }
 
@@ -328,31 +355,19 @@ impl Composed {
             .as_ref()
             .is_some_and(|r| r.starts_in_reasoning(enable_thinking));
         let r = reasoning.as_deref();
-        Composed {
-            tool,
-            tool_opens,
+        let state = State {
             opened_by: 0,
-            drop_ends,
-            bare_start,
-            bare_lines,
             bare_next: false,
             content_start: !starts,
-            plain,
-            plain_after,
             opened_in: ArmedSet::Plain,
             closed_once: false,
-            once: r.is_some_and(|r| r.once),
-            tool_ends_reasoning: r.is_some_and(|r| r.tool_ends_reasoning),
-            close_newlines: r.is_some_and(|r| r.close_newlines),
             eat_newline: false,
             inline_prefix: r.and_then(|r| r.inline_prefix.clone()),
             nothing_yet: true,
-            in_reasoning,
             mode: if starts { Mode::Reasoning } else { Mode::Plain },
             pending: String::new(),
             after_block: false,
             leading_open: starts,
-            reasoning_as_content: enable_thinking == Some(false),
             finished: false,
             tokens: reasoning_tag_ids.map(|(open, close)| TokenCounter {
                 open,
@@ -361,7 +376,24 @@ impl Composed {
                 count: 0,
             }),
             ended_in_tool_block: false,
-            reasoning,
+        };
+        Composed {
+            rules: Rules {
+                tool_opens,
+                drop_ends,
+                bare_start,
+                bare_lines,
+                plain,
+                plain_after,
+                in_reasoning,
+                once: r.is_some_and(|r| r.once),
+                tool_ends_reasoning: r.is_some_and(|r| r.tool_ends_reasoning),
+                close_newlines: r.is_some_and(|r| r.close_newlines),
+                reasoning_as_content: enable_thinking == Some(false),
+                reasoning,
+            },
+            tool,
+            state,
         }
     }
 
@@ -375,10 +407,10 @@ impl Composed {
         final_: bool,
         out: &mut Vec<StreamItem>,
     ) -> Result<()> {
-        if self.finished {
+        if self.state.finished {
             return Err(Error::AlreadyFinished);
         }
-        if let (Some(tc), Some(ids)) = (self.tokens.as_mut(), token_ids) {
+        if let (Some(tc), Some(ids)) = (self.state.tokens.as_mut(), token_ids) {
             for &id in ids {
                 if id == tc.open {
                     tc.inside = true;
@@ -391,25 +423,25 @@ impl Composed {
         }
         let sink = &mut DeltaSink::new(out);
         if !text.is_empty() || final_ {
-            if let Some(prefix) = self.inline_prefix.take() {
+            if let Some(prefix) = self.state.inline_prefix.take() {
                 sink.text(Channel::Content, &prefix);
             }
         }
-        if self.pending.is_empty() {
+        if self.state.pending.is_empty() {
             // Nothing held (the usual case): parse the chunk where it is and keep only
             // what it leaves unconsumed, instead of copying all of it into `pending`.
             let used = self.run(text, sink, final_);
-            self.pending.push_str(&text[used..]);
+            self.state.pending.push_str(&text[used..]);
         } else {
-            let mut pending = std::mem::take(&mut self.pending);
+            let mut pending = std::mem::take(&mut self.state.pending);
             pending.push_str(text);
             let used = self.run(&pending, sink, final_);
             pending.drain(..used);
-            self.pending = pending;
+            self.state.pending = pending;
         }
         if final_ {
-            self.finished = true;
-            self.pending.clear();
+            self.state.finished = true;
+            self.state.pending.clear();
         }
         Ok(())
     }
@@ -419,7 +451,7 @@ impl Composed {
     fn run(&mut self, input: &str, sink: &mut DeltaSink, final_: bool) -> usize {
         let mut pos = 0;
         loop {
-            match self.mode {
+            match self.state.mode {
                 Mode::Tool { from_reasoning } => {
                     let tool = self.tool.as_mut().expect("tool mode implies a tool parser");
                     let used = tool.feed_tool_block(&input[pos..], sink, final_);
@@ -428,46 +460,47 @@ impl Composed {
                         break;
                     }
                     let abandoned = tool.abandoned();
-                    self.ended_in_tool_block |= tool.truncated();
+                    self.state.ended_in_tool_block |= tool.truncated();
                     if abandoned {
-                        let ch = text_channel(from_reasoning, self.reasoning_as_content);
+                        let ch = text_channel(from_reasoning, self.rules.reasoning_as_content);
                         // The block's own spelling of the open tag goes back (a bare
                         // block has none), then what the block gives back.
-                        let armed = match self.opened_in {
-                            ArmedSet::Plain => &self.plain,
-                            ArmedSet::PlainAfter => &self.plain_after,
-                            ArmedSet::Reasoning => &self.in_reasoning,
+                        let armed = match self.state.opened_in {
+                            ArmedSet::Plain => &self.rules.plain,
+                            ArmedSet::PlainAfter => &self.rules.plain_after,
+                            ArmedSet::Reasoning => &self.rules.in_reasoning,
                         };
-                        if self.opened_by != usize::MAX {
-                            sink.text(ch, armed.tags.text(self.opened_by));
+                        if self.state.opened_by != usize::MAX {
+                            sink.text(ch, armed.tags.text(self.state.opened_by));
                         }
                         sink.text(ch, tool.given_back());
                     }
                     // A call ends the reasoning where the dialect's reference parser
                     // says so ("implicit end"); otherwise the block returns to where it
                     // was entered from.
-                    let ended = from_reasoning && !abandoned && self.tool_ends_reasoning;
-                    self.mode = if from_reasoning && !ended {
+                    let ended = from_reasoning && !abandoned && self.rules.tool_ends_reasoning;
+                    self.state.mode = if from_reasoning && !ended {
                         Mode::Reasoning
                     } else {
                         Mode::Plain
                     };
                     if ended {
-                        self.closed_once = true;
+                        self.state.closed_once = true;
                     }
-                    self.after_block = !abandoned;
-                    self.bare_next = self.bare_lines && !abandoned && self.opened_by == usize::MAX;
+                    self.state.after_block = !abandoned;
+                    self.state.bare_next =
+                        self.rules.bare_lines && !abandoned && self.state.opened_by == usize::MAX;
                 }
                 Mode::Plain | Mode::Reasoning => {
-                    let reasoning = self.mode == Mode::Reasoning;
+                    let reasoning = self.state.mode == Mode::Reasoning;
                     let text = &input[pos..];
-                    if self.leading_open {
+                    if self.state.leading_open {
                         // Reasoning began implicitly: an open tag the model writes anyway,
                         // after nothing but whitespace, is the protocol's tag (Kimi K2
                         // Thinking writes "\n<think>"), so it and that whitespace go; so
                         // does a start label (Gemma 4's `thought\n`).
                         let after = text.trim_start_matches([' ', '\t', '\n', '\r']);
-                        let r = self.reasoning.as_ref();
+                        let r = self.rules.reasoning.as_ref();
                         let opens = || {
                             r.into_iter().flat_map(|r| {
                                 r.open_tags()
@@ -478,7 +511,7 @@ impl Composed {
                         {
                             break;
                         }
-                        self.leading_open = false;
+                        self.state.leading_open = false;
                         // The longest spelling that matches.
                         if let Some(o) = opens()
                             .filter(|o| !o.is_empty() && after.starts_with(o))
@@ -488,17 +521,17 @@ impl Composed {
                             continue;
                         }
                     }
-                    if self.eat_newline && !reasoning {
+                    if self.state.eat_newline && !reasoning {
                         if text.is_empty() && !final_ {
                             break;
                         }
-                        self.eat_newline = false;
+                        self.state.eat_newline = false;
                         if text.starts_with('\n') {
                             pos += 1;
                             continue;
                         }
                     }
-                    if self.bare_next && !reasoning {
+                    if self.state.bare_next && !reasoning {
                         let ws =
                             text.len() - text.trim_start_matches([' ', '\t', '\n', '\r']).len();
                         let lead = &text[ws..];
@@ -517,27 +550,27 @@ impl Composed {
                                 // The whitespace between two calls is the layout's.
                                 pos += ws;
                                 tool.start_bare_block();
-                                self.opened_by = usize::MAX;
-                                self.after_block = false;
-                                self.mode = Mode::Tool {
+                                self.state.opened_by = usize::MAX;
+                                self.state.after_block = false;
+                                self.state.mode = Mode::Tool {
                                     from_reasoning: false,
                                 };
                                 continue;
                             }
                             // The block ended: this line and the rest are content.
-                            Some(false) => self.bare_next = false,
+                            Some(false) => self.state.bare_next = false,
                         }
                     }
-                    if self.after_block {
+                    if self.state.after_block {
                         match self.separator(text, final_) {
                             Separator::Hold => break,
                             Separator::Drop(n) => pos += n,
                             Separator::Text => {}
                         }
-                        self.after_block = false;
+                        self.state.after_block = false;
                         continue;
                     }
-                    if self.content_start && !reasoning {
+                    if self.state.content_start && !reasoning {
                         match self.bare_payload(text, final_) {
                             Bare::Hold => break,
                             Bare::Start => {
@@ -549,53 +582,54 @@ impl Composed {
                                 pos += ws;
                                 let tool = self.tool.as_mut().expect("bare start is armed");
                                 tool.start_bare_block();
-                                self.opened_by = usize::MAX;
-                                self.content_start = false;
-                                self.mode = Mode::Tool {
+                                self.state.opened_by = usize::MAX;
+                                self.state.content_start = false;
+                                self.state.mode = Mode::Tool {
                                     from_reasoning: false,
                                 };
                                 continue;
                             }
-                            Bare::No => self.content_start = false,
+                            Bare::No => self.state.content_start = false,
                         }
                     }
                     let which = if reasoning {
                         ArmedSet::Reasoning
-                    } else if self.once && self.closed_once {
+                    } else if self.rules.once && self.state.closed_once {
                         ArmedSet::PlainAfter
                     } else {
                         ArmedSet::Plain
                     };
                     let armed = match which {
-                        ArmedSet::Plain => &self.plain,
-                        ArmedSet::PlainAfter => &self.plain_after,
-                        ArmedSet::Reasoning => &self.in_reasoning,
+                        ArmedSet::Plain => &self.rules.plain,
+                        ArmedSet::PlainAfter => &self.rules.plain_after,
+                        ArmedSet::Reasoning => &self.rules.in_reasoning,
                     };
-                    let ch = text_channel(reasoning, self.reasoning_as_content);
+                    let ch = text_channel(reasoning, self.rules.reasoning_as_content);
                     match armed.tags.find_or_held(text, final_) {
                         Ok(m) => {
                             let role = armed.roles[m.tag];
                             // The protocol newline before a close tag (Step-3.5) goes.
                             let before = &text[..m.start];
-                            let before = if role == Role::ReasoningClose && self.close_newlines {
-                                before.strip_suffix('\n').unwrap_or(before)
-                            } else {
-                                before
-                            };
+                            let before =
+                                if role == Role::ReasoningClose && self.rules.close_newlines {
+                                    before.strip_suffix('\n').unwrap_or(before)
+                                } else {
+                                    before
+                                };
                             sink.text(ch, before);
                             if m.start > 0 && !reasoning {
-                                self.content_start = false;
+                                self.state.content_start = false;
                             }
-                            let first = self.nothing_yet && before.trim().is_empty();
-                            self.nothing_yet = false;
+                            let first = self.state.nothing_yet && before.trim().is_empty();
+                            self.state.nothing_yet = false;
                             pos += m.end;
                             match role {
-                                Role::ReasoningOpen => self.mode = Mode::Reasoning,
+                                Role::ReasoningOpen => self.state.mode = Mode::Reasoning,
                                 Role::ReasoningClose => {
-                                    self.mode = Mode::Plain;
-                                    self.content_start = true;
-                                    self.closed_once = true;
-                                    self.eat_newline = self.close_newlines;
+                                    self.state.mode = Mode::Plain;
+                                    self.state.content_start = true;
+                                    self.state.closed_once = true;
+                                    self.state.eat_newline = self.rules.close_newlines;
                                 }
                                 Role::StrayClose => {
                                     if !first {
@@ -603,19 +637,22 @@ impl Composed {
                                     }
                                 }
                                 Role::ToolOpen(kind) => {
-                                    self.opened_in = which;
-                                    self.opened_by = m.tag;
-                                    self.content_start = false;
+                                    self.state.opened_in = which;
+                                    self.state.opened_by = m.tag;
+                                    self.state.content_start = false;
                                     self.tool.as_mut().expect("armed").start_block_of(kind);
-                                    self.mode = Mode::Tool {
+                                    self.state.mode = Mode::Tool {
                                         from_reasoning: reasoning,
                                     };
                                 }
-                                Role::WrapperOpen => self.mode = Mode::Plain,
+                                Role::WrapperOpen => self.state.mode = Mode::Plain,
                                 Role::Drop => {}
                                 Role::DropUntil(rule) => {
-                                    match drop_until(&text[m.end..], &self.drop_ends[rule], final_)
-                                    {
+                                    match drop_until(
+                                        &text[m.end..],
+                                        &self.rules.drop_ends[rule],
+                                        final_,
+                                    ) {
                                         Some(DropEnd::At(n)) => pos += n,
                                         Some(DropEnd::Hold) => {
                                             pos -= m.end - m.start;
@@ -630,7 +667,7 @@ impl Composed {
                         Err(mut keep) => {
                             // A trailing newline may be the protocol one before a close.
                             if reasoning
-                                && self.close_newlines
+                                && self.rules.close_newlines
                                 && !final_
                                 && text[..text.len() - keep].ends_with('\n')
                             {
@@ -638,9 +675,9 @@ impl Composed {
                             }
                             sink.text(ch, &text[..text.len() - keep]);
                             if text.len() > keep {
-                                self.nothing_yet = false;
+                                self.state.nothing_yet = false;
                                 if !reasoning {
-                                    self.content_start = false;
+                                    self.state.content_start = false;
                                 }
                             }
                             pos += text.len() - keep;
@@ -657,7 +694,7 @@ impl Composed {
     /// whitespace, the grammar's payload marker (`{`, `[`). Whitespace alone is held
     /// until what follows it is known.
     fn bare_payload(&self, text: &str, final_: bool) -> Bare {
-        if !self.bare_start {
+        if !self.rules.bare_start {
             return Bare::No;
         }
         let marker = self
@@ -667,13 +704,13 @@ impl Composed {
             .unwrap_or("");
         let lead = text.trim_start_matches([' ', '\t', '\n', '\r']);
         // An armed tag here (xLAM's `[TOOL_CALLS]` starts like its array) is the tag's.
-        match self.plain.tags.find_or_held(lead, final_) {
+        match self.rules.plain.tags.find_or_held(lead, final_) {
             Ok(m) if m.start == 0 => return Bare::No,
             Err(keep) if keep == lead.len() && keep > 0 && !final_ => return Bare::Hold,
             _ => {}
         }
         if marker.is_empty() {
-            if !self.bare_lines {
+            if !self.rules.bare_lines {
                 return Bare::No;
             }
             let tool = self.tool.as_ref().expect("bare start is armed");
@@ -703,12 +740,12 @@ impl Composed {
             return Separator::Hold;
         }
         let nl = text.bytes().take_while(|&b| b == b'\n').count();
-        if nl == 0 || nl > MAX_SEPARATOR_NEWLINES || self.tool_opens.is_empty() {
+        if nl == 0 || nl > MAX_SEPARATOR_NEWLINES || self.rules.tool_opens.is_empty() {
             return Separator::Text;
         }
         // Any kind of block's open tag after the newlines makes them separators.
         let mut hold = false;
-        for open in &self.tool_opens {
+        for open in &self.rules.tool_opens {
             let tag_nl = open.bytes().take_while(|&b| b == b'\n').count();
             if nl < tag_nl {
                 // Fewer newlines than the tag's own: while only newlines arrived, more
@@ -733,7 +770,7 @@ impl Composed {
     /// Reasoning tokens counted from token ids (tool tokens inside reasoning included),
     /// when the tag ids were given.
     pub fn reasoning_tokens(&self) -> Option<usize> {
-        self.tokens.as_ref().map(|t| t.count)
+        self.state.tokens.as_ref().map(|t| t.count)
     }
 
     /// Calls and block text that did not reach the client, in order.
@@ -748,25 +785,25 @@ impl Composed {
 
     /// The final chunk arrived while a tool block was still open (truncated output).
     pub fn ended_in_tool_block(&self) -> bool {
-        self.ended_in_tool_block
+        self.state.ended_in_tool_block
     }
 
     /// Bytes currently held back (a tag prefix, or unconsumed tool-block text).
     pub fn pending_len(&self) -> usize {
-        self.pending.len()
+        self.state.pending.len()
     }
 
     pub(super) fn buffered_bytes(&self) -> usize {
-        self.pending.len() + self.tool.as_ref().map_or(0, |t| t.buffered_bytes())
+        self.state.pending.len() + self.tool.as_ref().map_or(0, |t| t.buffered_bytes())
     }
 
     /// Refuses further chunks after an error the caller must see (buffer limit).
     pub(super) fn finish_after_error(&mut self) {
-        self.finished = true;
+        self.state.finished = true;
     }
 
     pub fn is_finished(&self) -> bool {
-        self.finished
+        self.state.finished
     }
 }
 

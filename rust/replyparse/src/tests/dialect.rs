@@ -3,7 +3,7 @@
 
 use serde_json::{json, Map, Value};
 
-use super::*;
+use crate::dialect::{declaration_schema, Family, Syntax, ToolDialect};
 use crate::error::Error;
 use crate::registry;
 
