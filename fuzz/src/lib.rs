@@ -734,7 +734,7 @@ pub fn check_response(data: &[u8]) {
 }
 
 /// Harmony's structural tags and their o200k_harmony ids.
-pub use replyparse::grammars::harmony::SPECIAL_TOKENS as HARMONY_TAGS;
+pub use replyparse::response::harmony::SPECIAL_TOKENS as HARMONY_TAGS;
 
 /// An ordinary token id used for one character of text in the id mode.
 const ORDINARY_ID: u32 = 1000;

@@ -5,10 +5,18 @@ the per-chunk path."""
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationError,
+    model_validator,
+)
 from pydantic_core import PydanticSerializationError
 
 from . import _native
@@ -110,33 +118,129 @@ def tool_choice_json(choice: Any) -> str | None:
     return json.dumps(parsed)
 
 
-class XmlJsonBody(BaseModel):
+# ---------------------------------------------------------------------------------------
+# Dialect declarations
+#
+# These models mirror the engine's declarations (`rust/replyparse/src/dialect` and each
+# family's syntax in `grammars/`); tests/test_dialect_schema.py checks them against the
+# JSON Schema the engine exports (`_native.declaration_schema_json()`): field names,
+# types, defaults and required fields. Every invalid declaration raises
+# `InvalidDialectError` naming the field's path, here as in the engine.
+# ---------------------------------------------------------------------------------------
+
+_FAMILIES = ("json_envelope", "xml", "dsml", "header", "kimi", "pythonic", "gemma")
+
+
+def _field_path(loc: tuple[Any, ...]) -> str:
+    """A pydantic error location as a field path (`syntax.value_close`, `forms[0].when`);
+    the tag pydantic puts after a tagged union (`syntax.xml.value_close`) is left out."""
+    out = ""
+    prev: Any = None
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif not (prev in ("syntax",) and part in _FAMILIES):
+            out += f".{part}" if out else str(part)
+        prev = part
+    return out
+
+
+def _dialect_error(e: ValidationError, data: Any) -> Exception:
+    """A pydantic validation error as the engine's `InvalidDialectError`, each problem
+    with its field's path."""
+    for err in e.errors():
+        cause = (err.get("ctx") or {}).get("error")
+        if isinstance(cause, _native.InvalidDialectError):
+            return cause  # the engine's own message (a former-shape declaration)
+    name = data.get("name") if isinstance(data, dict) else None
+    problems = "; ".join(
+        f"{_field_path(tuple(err['loc']))}: {err['msg']}" if err["loc"] else err["msg"]
+        for err in e.errors()
+    )
+    return _native.InvalidDialectError(
+        f"invalid dialect declaration: {name or e.title}: {problems}"
+    )
+
+
+_NESTING = threading.local()
+
+
+class _Declaration(BaseModel):
+    """A part of a dialect declaration: extra fields are errors, and every error is an
+    `InvalidDialectError` naming the field. (pydantic calls a model's own `__init__` for
+    nested parts too: only the outermost one converts, so the path stays whole.)"""
+
+    model_config = ConfigDict(extra="forbid")
+
+    def __init__(self, **data: Any) -> None:
+        depth = getattr(_NESTING, "depth", 0)
+        _NESTING.depth = depth + 1
+        try:
+            super().__init__(**data)
+        except ValidationError as e:
+            if depth:
+                raise
+            raise _dialect_error(e, data) from None
+        finally:
+            _NESTING.depth = depth
+
+    @classmethod
+    def model_validate(cls, obj: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return super().model_validate(obj, *args, **kwargs)
+        except ValidationError as e:
+            raise _dialect_error(e, obj) from None
+
+    @classmethod
+    def model_validate_json(cls, json_data: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return super().model_validate_json(json_data, *args, **kwargs)
+        except ValidationError as e:
+            raise _dialect_error(e, None) from None
+
+
+class XmlJsonBody(_Declaration):
     """An `xml` dialect's JSON-object body element: arguments written as one JSON object
     (Kimi K3's `<|open|>json type="object"<|sep|>{...}<|close|>json<|sep|>`)."""
 
-    model_config = ConfigDict(extra="forbid")
     open: str = Field(min_length=1)
     close: str = Field(min_length=1)
 
 
-class XmlNested(BaseModel):
+class XmlNested(_Declaration):
     """Values written as child elements (MiniMax M3): `item` names array items."""
 
-    model_config = ConfigDict(extra="forbid")
     item: str = Field(default="item", min_length=1)
 
 
-class XmlSyntax(BaseModel):
-    """The markup of an `xml` family dialect (see the engine's `grammars/xml`): function
-    open text and name end, optional function close, parameter open and name end,
-    optional value open, value close (`{key}` for elements named by their key), the
-    attributes holding the name, key and the value's own type, whether attribute values
-    escape entities, how whitespace around a value is read (`keep`, `newline`: one
-    newline after / before is protocol, `trim`; `trim_value_newline` is the former
-    spelling of `newline`), CDATA values, markup skipped between parameters, a JSON-object
-    body element and nested element values."""
+class EnvelopeSyntax(_Declaration):
+    """The syntax of a `json_envelope` dialect (see the engine's `grammars/envelope`): the
+    keys of the name and the arguments, more keys read as those, the key of the model's
+    call id, name-as-key objects (`{"NAME": {...}}`), and what a payload holds
+    (`object`, `array`, or a `sequence` of objects joined by `separator`)."""
 
-    model_config = ConfigDict(extra="forbid")
+    family: Literal["json_envelope"] = "json_envelope"
+    name_field: str = "name"
+    argument_field: str = "arguments"
+    name_keys: list[str] = []
+    argument_keys: list[str] = []
+    id_key: str | None = None
+    name_as_key: bool = False
+    container: Literal["object", "array", "sequence"] = "object"
+    separator: str | None = None
+
+
+class XmlSyntax(_Declaration):
+    """The syntax of an `xml` dialect (see the engine's `grammars/xml`): function open
+    text and name end, optional function close, parameter open and name end, optional
+    value open, value close (`{key}` for elements named by their key), the attributes
+    holding the name, key and the value's own type, whether attribute values escape
+    entities, how whitespace around a value is read (`keep`, `newline`: one newline
+    after / before is protocol, `trim`; `trim_value_newline` is the former spelling of
+    `newline`), CDATA values, markup skipped between parameters, a JSON-object body
+    element and nested element values."""
+
+    family: Literal["xml"] = "xml"
     function_open: str = ""
     function_name_end: str = Field(min_length=1)
     function_close: str | None = None
@@ -158,64 +262,23 @@ class XmlSyntax(BaseModel):
     one_block: bool = False
 
 
-class DsmlSyntax(BaseModel):
-    """The markup of a `dsml` family dialect (see the engine's `dsml.rs`): tags are
+class DsmlSyntax(_Declaration):
+    """The syntax of a `dsml` dialect (see the engine's `dsml.rs`): tags are
     `<{token}{invoke}`, `</{token}{invoke}>`, `<{token}{parameter}`, `</{token}{parameter}>`."""
 
-    model_config = ConfigDict(extra="forbid")
+    family: Literal["dsml"] = "dsml"
     token: str = Field(default="\uff5cDSML\uff5c", min_length=1)
     invoke: str = Field(default="invoke", min_length=1)
     parameter: str = Field(default="parameter", min_length=1)
 
 
-class EnvelopeSyntax(BaseModel):
-    """The `json_envelope` family's further fields (see the engine's `grammars/envelope`):
-    more name / argument keys, the key of the model's call id, name-as-key objects
-    (`{"NAME": {...}}`), and what a payload holds (`object`, `array`, or a `sequence` of
-    objects joined by `separator`)."""
-
-    model_config = ConfigDict(extra="forbid")
-    name_keys: list[str] = []
-    argument_keys: list[str] = []
-    id_key: str | None = None
-    name_as_key: bool = False
-    container: Literal["object", "array", "sequence"] = "object"
-    separator: str | None = None
-
-
-class BlockTags(BaseModel):
-    """One more kind of tool block: its open tag, its close tag (None: the block ends
-    with its payload), and whether it is a call only if it emits one (`tentative`)."""
-
-    model_config = ConfigDict(extra="forbid")
-    open: str = Field(min_length=1)
-    close: str | None = None
-    tentative: bool = False
-
-
-class WrapperTags(BaseModel):
-    """Tags that wrap content as protocol (dropped; the open tag ends reasoning)."""
-
-    model_config = ConfigDict(extra="forbid")
-    open: str = Field(min_length=1)
-    close: str = Field(min_length=1)
-
-
-class DropMarkup(BaseModel):
-    """Markup removed from the text: a fixed `tag`, or a `prefix` through its `end`."""
-
-    model_config = ConfigDict(extra="forbid")
-    tag: str | None = None
-    prefix: str | None = None
-    end: str | None = None
-
-
-class HeaderSyntax(BaseModel):
-    """The `header` family's markers (see the engine's `grammars/header`): per call
+class HeaderSyntax(_Declaration):
+    """The syntax of a `header` dialect (see the engine's `grammars/header`): per call
     `[call_begin] HEADER [id_marker ID] args_marker JSON [args_suffix] [call_end]`; a
-    typed header `TYPE type_sep NAME`; `name_from_id` for `functions.NAME:N` ids."""
+    typed header `TYPE type_sep NAME`; `name_from_id` for `functions.NAME:N` ids.
+    (`kimi` is the family's former name.)"""
 
-    model_config = ConfigDict(extra="forbid")
+    family: Literal["header", "kimi"] = "header"
     call_begin: str | None = None
     type_sep: str | None = None
     id_marker: str | None = None
@@ -226,55 +289,127 @@ class HeaderSyntax(BaseModel):
     name_from_id: bool = False
 
 
-class PythonicSyntax(BaseModel):
-    """The `pythonic` family's layout (see the engine's `grammars/pythonic`): a `list`
-    `[f(a=1), g()]` per block, or `lines`, one call per line."""
+class PythonicSyntax(_Declaration):
+    """The syntax of a `pythonic` dialect (see the engine's `grammars/pythonic`): a
+    `list` `[f(a=1), g()]` per block, or `lines`, one call per line."""
 
-    model_config = ConfigDict(extra="forbid")
+    family: Literal["pythonic"] = "pythonic"
     container: Literal["list", "lines"] = "list"
 
 
-class GemmaSyntax(BaseModel):
-    """The `gemma` family's fields (see the engine's `grammars/gemma`): the string quote
-    token (`<|"|>`, `<escape>`) and how values are written: `literal` (Gemma 4: strings
-    quoted, other scalars bare) or `json_in_quote` (FunctionGemma: every value quoted,
-    JSON-decoded inside)."""
+class GemmaSyntax(_Declaration):
+    """The syntax of a `gemma` dialect (see the engine's `grammars/gemma`): the string
+    quote token (`<|"|>`, `<escape>`) and how values are written: `literal` (Gemma 4:
+    strings quoted, other scalars bare) or `json_in_quote` (FunctionGemma: every value
+    quoted, JSON-decoded inside)."""
 
-    model_config = ConfigDict(extra="forbid")
+    family: Literal["gemma"] = "gemma"
     quote: str = Field(min_length=1)
     values: Literal["literal", "json_in_quote"] = "literal"
 
 
 Family = Literal["json_envelope", "xml", "dsml", "header", "kimi", "pythonic", "gemma"]
 
+Syntax = Annotated[
+    EnvelopeSyntax | XmlSyntax | DsmlSyntax | HeaderSyntax | PythonicSyntax | GemmaSyntax,
+    Field(discriminator="family"),
+]
+"""A dialect's payload syntax: one of the family syntaxes, told apart by `family`."""
 
-class FormDecl(BaseModel):
-    """Another payload form of a dialect, selected by the payload's first bytes."""
+# The former shape's keys: a family at the top level, its fields under a key named after
+# it, the envelope's keys at the top level (see the engine's `dialect/former.rs`, which
+# converts it).
+_FORMER_KEYS = frozenset(
+    ("family", "name_field", "argument_field", "envelope", "xml", "dsml", "header")
+    + ("pythonic", "gemma")
+)
 
-    model_config = ConfigDict(extra="forbid")
+
+def _json_ready(obj: Any) -> Any:
+    if isinstance(obj, BaseModel):
+        return obj.model_dump(mode="json")
+    if isinstance(obj, dict):
+        return {k: _json_ready(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_json_ready(v) for v in obj]
+    return obj
+
+
+def _is_former(data: dict[str, Any]) -> bool:
+    forms = data.get("forms")
+    former_form = isinstance(forms, list) and any(
+        isinstance(f, dict) and "family" in f and "syntax" not in f for f in forms
+    )
+    return former_form or any(k in data for k in _FORMER_KEYS)
+
+
+def _upgrade(data: Any) -> Any:
+    """A declaration in the former keyword shape, converted by the engine (the one place
+    that knows the former shape)."""
+    if not isinstance(data, dict) or not _is_former(data):
+        return data
+    try:
+        text = json.dumps(_json_ready(data))
+    except (TypeError, ValueError) as e:
+        raise _native.InvalidDialectError(f"invalid dialect declaration: {e}") from None
+    return json.loads(_native.upgrade_tool_dialect_json(text))
+
+
+class FormDecl(_Declaration):
+    """Another payload form of a dialect: the payload's first bytes that select it, and
+    its syntax (the dialect's tags apply)."""
+
     when: str = Field(min_length=1)
-    family: Family
-    name_field: str | None = None
-    argument_field: str | None = None
-    envelope: EnvelopeSyntax | None = None
-    xml: XmlSyntax | None = None
-    dsml: DsmlSyntax | None = None
-    header: HeaderSyntax | None = None
-    pythonic: PythonicSyntax | None = None
+    syntax: Syntax
+
+    @model_validator(mode="before")
+    @classmethod
+    def _former_shape(cls, data: Any) -> Any:
+        if not (isinstance(data, dict) and "family" in data and "syntax" not in data):
+            return data
+        wrapped = _upgrade({"name": "form", "open": "", "forms": [data]})
+        return wrapped["forms"][0]
 
 
-class ToolDialect(BaseModel):
-    """A tool-call dialect of an existing grammar family, declared as data.
+class BlockTags(_Declaration):
+    """One more kind of tool block: its open tag, its close tag (None: the block ends
+    with its payload), and whether it is a call only if it emits one (`tentative`)."""
 
-    `open_prefixes` / `close_prefixes` are the token-boundary proper prefixes of the tags
-    (as tuples, longest first); the engine holds every proper prefix anyway, so
-    parsing is correct under any chunking whatever they say.
+    open: str = Field(min_length=1)
+    close: str | None = None
+    tentative: bool = False
+
+
+class WrapperTags(_Declaration):
+    """Tags that wrap content as protocol (dropped; the open tag ends reasoning)."""
+
+    open: str = Field(min_length=1)
+    close: str = Field(min_length=1)
+
+
+class DropMarkup(_Declaration):
+    """Markup removed from the text: a fixed `tag`, or a `prefix` through its `end`."""
+
+    tag: str | None = None
+    prefix: str | None = None
+    end: str | None = None
+
+
+class ToolDialect(_Declaration):
+    """A tool-call dialect of an existing grammar family, declared as data: its tags and
+    its payload `syntax` (one of the family syntaxes, `family` saying which).
+
+    The former keyword shape (`family="xml", xml=XmlSyntax(...)`, `argument_field=...`
+    at the top level) is still accepted and converted; `family`, `name_field`,
+    `argument_field` and the per-family attributes (`xml`, `envelope`, ...) read the
+    syntax back. `open_prefixes` / `close_prefixes` are the token-boundary proper
+    prefixes of the tags (as tuples, longest first); the engine holds every
+    proper prefix anyway, so parsing is correct under any chunking whatever they say.
     """
 
-    model_config = ConfigDict(extra="forbid")
     name: str = Field(min_length=1)
     aliases: list[str] = []
-    family: Family = "json_envelope"
+    syntax: Syntax = EnvelopeSyntax()
     # Empty only for a marker-less dialect (`bare_start` pythonic lines); the engine
     # refuses an empty open tag otherwise.
     open: str
@@ -282,48 +417,93 @@ class ToolDialect(BaseModel):
     # Other spellings of the open / close tag (Kimi's singular section tags).
     open_aliases: list[str] = []
     close_aliases: list[str] = []
-    name_field: str = "name"
-    argument_field: str = "arguments"
     open_prefixes: list[str] = []
     close_prefixes: list[str] = []
     verified_with: list[str] = []
-    xml: XmlSyntax | None = None
-    dsml: DsmlSyntax | None = None
+    # More kinds of block with their own tags; the first kind is a call only if it emits
+    # one; a bare payload at the start of the content.
+    blocks: list[BlockTags] = []
+    tentative: bool = False
+    bare_start: bool = False
+    content_wrappers: list[WrapperTags] = []
+    drop_markup: list[DropMarkup] = []
+    forms: list[FormDecl] = []
     # The marker pieces that are single special tokens (None: every `<|...|>` piece);
     # markers are also accepted with one space beside them, as engines decode them.
     special_tokens: list[str] | None = None
-    envelope: EnvelopeSyntax | None = None
-    header: HeaderSyntax | None = None
-    pythonic: PythonicSyntax | None = None
-    gemma: GemmaSyntax | None = None
-    forms: list[FormDecl] = []
-    # More kinds of block with their own tags; a bare payload at the start of the content;
-    # the first kind is a call only if it emits one.
-    blocks: list[BlockTags] = []
-    bare_start: bool = False
-    tentative: bool = False
-    content_wrappers: list[WrapperTags] = []
-    drop_markup: list[DropMarkup] = []
+
+    @model_validator(mode="before")
+    @classmethod
+    def _former_shape(cls, data: Any) -> Any:
+        return _upgrade(data)
+
+    @property
+    def family(self) -> str:
+        """The syntax's family (`json_envelope`, `xml`, ...)."""
+        return "header" if self.syntax.family == "kimi" else self.syntax.family
+
+    @property
+    def name_field(self) -> str:
+        """The JSON envelope's name key (`name` for other families)."""
+        s = self.syntax
+        return s.name_field if isinstance(s, EnvelopeSyntax) else "name"
+
+    @property
+    def argument_field(self) -> str:
+        """The JSON envelope's arguments key (`arguments` for other families)."""
+        s = self.syntax
+        return s.argument_field if isinstance(s, EnvelopeSyntax) else "arguments"
+
+    def _syntax_of(self, kind: type[_Declaration]) -> Any:
+        return self.syntax if isinstance(self.syntax, kind) else None
+
+    @property
+    def envelope(self) -> EnvelopeSyntax | None:
+        """The syntax, when the family is `json_envelope`."""
+        return self._syntax_of(EnvelopeSyntax)
+
+    @property
+    def xml(self) -> XmlSyntax | None:
+        """The syntax, when the family is `xml`."""
+        return self._syntax_of(XmlSyntax)
+
+    @property
+    def dsml(self) -> DsmlSyntax | None:
+        """The syntax, when the family is `dsml`."""
+        return self._syntax_of(DsmlSyntax)
+
+    @property
+    def header(self) -> HeaderSyntax | None:
+        """The syntax, when the family is `header`."""
+        return self._syntax_of(HeaderSyntax)
+
+    @property
+    def pythonic(self) -> PythonicSyntax | None:
+        """The syntax, when the family is `pythonic`."""
+        return self._syntax_of(PythonicSyntax)
+
+    @property
+    def gemma(self) -> GemmaSyntax | None:
+        """The syntax, when the family is `gemma`."""
+        return self._syntax_of(GemmaSyntax)
 
 
-class FlagRule(BaseModel):
+class FlagRule(_Declaration):
     """One request flag a chat template reads to switch thinking (see the engine's
     `thinking.rs`): `key` in `chat_template_kwargs` (`reasoning_effort` is also the
     request's own field); `on` lists the values meaning "thinking on", or `off` the
     values meaning off; with neither, the value is read by Jinja truthiness."""
 
-    model_config = ConfigDict(extra="forbid")
     key: str = Field(min_length=1)
     on: list[Any] = []
     off: list[Any] = []
 
 
-class ReasoningDialect(BaseModel):
+class ReasoningDialect(_Declaration):
     """Reasoning tags and the rule for starting a response inside reasoning:
     `starts_in_reasoning` says what thinking on / off / unsaid means, `thinking_flags`
     which request flags say it (in order; empty: `enable_thinking`)."""
 
-    model_config = ConfigDict(extra="forbid")
     name: str = Field(min_length=1)
     aliases: list[str] = []
     open: str = Field(min_length=1)

@@ -414,7 +414,7 @@ def _list(args: argparse.Namespace) -> int:
     for d in tools:
         aliases = f" (aliases: {', '.join(d['aliases'])})" if d["aliases"] else ""
         close = d["close"] if d["close"] is not None else "(none)"
-        print(f"  {d['name']}{aliases}: {d['family']} {d['open']!r} / {close!r}")
+        print(f"  {d['name']}{aliases}: {d['syntax']['family']} {d['open']!r} / {close!r}")
     print("reasoning parsers:")
     for d in reasoning:
         aliases = f" (aliases: {', '.join(d['aliases'])})" if d["aliases"] else ""

@@ -118,8 +118,10 @@ def dialect_tags(dialect: dict) -> dict[str, str]:
     tags = {"open": dialect["open"]}
     if dialect.get("close"):
         tags["close"] = dialect["close"]
-    for key, value in (dialect.get("xml") or {}).items():
-        if isinstance(value, str) and len(value) > 1:
+    syntax = dialect.get("syntax") or {}
+    xml = syntax if syntax.get("family") == "xml" else {}
+    for key, value in xml.items():
+        if key != "family" and isinstance(value, str) and len(value) > 1:
             tags[f"xml.{key}"] = value
     return tags
 

@@ -151,7 +151,7 @@ fn config(
 /// The request's `chat_template_kwargs` and `reasoning_effort`, as the parser got them.
 type Flags<'a, 'py> = (Option<&'a Bound<'py, PyDict>>, Option<String>);
 
-/// `ParserConfig::constraint` as `(structural_tag dict, lark_grammar)`, or None.
+/// `ToolConstraint::for_config` as `(structural_tag dict, lark_grammar)`, or None.
 #[pyfunction]
 #[pyo3(signature = (
     tool_parser, reasoning_parser, response_parser, tools, tool_choice_json, enable_thinking,
@@ -183,7 +183,8 @@ fn parser_constraint<'py>(
         (chat_template_kwargs, reasoning_effort),
     )?;
     let special = special(special_kind, special_set)?;
-    let Some(out) = run(|| c.constraint(parallel_tool_calls, &special))? else {
+    let Some(out) = run(|| engine::ToolConstraint::for_config(&c, parallel_tool_calls, &special))?
+    else {
         return Ok(None);
     };
     let st = value_to_py(py, &out.structural_tag)?;
@@ -193,7 +194,7 @@ fn parser_constraint<'py>(
     )?))
 }
 
-/// `ParserConfig::constraint_tag_like_pieces`, or None.
+/// `ToolConstraint::tag_like_pieces_for_config`, or None.
 #[pyfunction]
 #[pyo3(signature = (
     tool_parser, reasoning_parser, response_parser, tools, tool_choice_json, enable_thinking,
@@ -220,5 +221,5 @@ fn parser_constraint_tag_like_pieces(
         enable_thinking,
         (chat_template_kwargs, reasoning_effort),
     )?;
-    run(|| c.constraint_tag_like_pieces(parallel_tool_calls))
+    run(|| engine::ToolConstraint::tag_like_pieces_for_config(&c, parallel_tool_calls))
 }

@@ -72,8 +72,11 @@ pub(crate) fn to_py_err(e: engine::Error) -> PyErr {
 /// that name the closest rows' parsers. The exception also carries `model` and
 /// `closest` (the row names), for callers that advise in their own terms (the command
 /// line speaks of flags).
-fn unknown_model(model: &str, candidates: &[String]) -> PyErr {
-    let rows = engine::models::describe_rows(candidates, |k, v| format!("{k}={v:?}"));
+fn unknown_model(model: &str, candidates: &[engine::error::ModelCandidate]) -> PyErr {
+    let rows: Vec<String> = candidates
+        .iter()
+        .map(|c| c.describe(|k, v| format!("{k}={v:?}")))
+        .collect();
     let msg = format!(
         "{}. Name the parsers as keyword arguments (tool_parser=, reasoning_parser=, \
          response_parser=), pass chat_template= or model_type=, or default=True for the \
@@ -85,7 +88,8 @@ fn unknown_model(model: &str, candidates: &[String]) -> PyErr {
         let v = err.value(py);
         // Plain attributes on the instance: a failure here only loses the extras.
         let _ = v.setattr("model", model);
-        let _ = v.setattr("closest", candidates.to_vec());
+        let names: Vec<&str> = candidates.iter().map(|c| c.row.as_str()).collect();
+        let _ = v.setattr("closest", names);
     });
     err
 }

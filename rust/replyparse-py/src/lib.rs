@@ -40,9 +40,10 @@ use crate::objects::{
 };
 use crate::parsers::{NativeResponseParser, NativeToolParser};
 use crate::registry::{
-    builtin_dialects_json, model_table_json, parsers_for_model_json, reasoning_dialects_json,
-    reasoning_parsers, register_reasoning_dialect, register_tool_dialect, response_parsers,
-    tool_dialects_json, tool_parsers,
+    builtin_dialects_json, declaration_schema_json, model_table_json,
+    normalized_reasoning_dialect_json, normalized_tool_dialect_json, parsers_for_model_json,
+    reasoning_dialects_json, reasoning_parsers, register_reasoning_dialect, register_tool_dialect,
+    response_parsers, tool_dialects_json, tool_parsers, upgrade_tool_dialect_json,
 };
 use crate::serve::{anthropic_tool_input, serve_many, NativeServeStream};
 use crate::testing::{_noop_chunk, _panic_in_engine_for_tests, _panic_in_parser_for_tests};
@@ -83,6 +84,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(reasoning_parsers, m)?)?;
     m.add_function(wrap_pyfunction!(response_parsers, m)?)?;
     m.add_function(wrap_pyfunction!(builtin_dialects_json, m)?)?;
+    m.add_function(wrap_pyfunction!(declaration_schema_json, m)?)?;
+    m.add_function(wrap_pyfunction!(upgrade_tool_dialect_json, m)?)?;
+    m.add_function(wrap_pyfunction!(normalized_tool_dialect_json, m)?)?;
+    m.add_function(wrap_pyfunction!(normalized_reasoning_dialect_json, m)?)?;
     m.add_function(wrap_pyfunction!(tool_dialects_json, m)?)?;
     m.add_function(wrap_pyfunction!(reasoning_dialects_json, m)?)?;
     m.add_function(wrap_pyfunction!(register_tool_dialect, m)?)?;

@@ -176,7 +176,9 @@ impl NativeResponseParser {
             reasoning_tag_ids,
             max_buffered_bytes,
         };
-        config.tools = tools_arg(tools, || config.uses_tool_schemas().map_err(to_py_err))?;
+        config.tools = tools_arg(tools, || {
+            engine::ResponseParser::uses_tool_schemas(&config).map_err(to_py_err)
+        })?;
         let parser = guarded(|| engine::ResponseParser::new(&config))?.map_err(to_py_err)?;
         Ok(Self {
             inner: Mutex::new(Slot::new(parser)),
@@ -295,7 +297,7 @@ impl NativeToolParser {
         tool_choice_json: Option<&str>,
     ) -> PyResult<Self> {
         let dialect = engine::registry::tool_dialect(tool_parser).map_err(to_py_err)?;
-        let uses_schemas = dialect.family.uses_schemas();
+        let uses_schemas = dialect.family().uses_schemas();
         let mut p = match tools_arg(tools, || Ok(uses_schemas))? {
             None => engine::ToolParser::new(dialect, engine::AllowedNames::Any),
             Some(tools) => {

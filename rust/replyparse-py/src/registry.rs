@@ -5,7 +5,7 @@ use pyo3::prelude::*;
 
 use replyparse as engine;
 
-use crate::errors::{guarded, to_py_err, InternalError, InvalidDialectError};
+use crate::errors::{guarded, to_py_err, InternalError};
 
 #[pyfunction]
 pub(crate) fn tool_parsers() -> Vec<String> {
@@ -26,6 +26,43 @@ pub(crate) fn response_parsers() -> Vec<String> {
 #[pyfunction]
 pub(crate) fn builtin_dialects_json() -> &'static str {
     engine::registry::BUILTIN_DIALECTS_JSON
+}
+
+/// The JSON Schema of the engine's declarations (`{"tool_dialect": ...,
+/// "reasoning_dialect": ...}`), which the Python declaration models are checked against.
+#[pyfunction]
+pub(crate) fn declaration_schema_json() -> PyResult<String> {
+    serde_json::to_string(&engine::dialect::declaration_schema())
+        .map_err(|e| InternalError::new_err(e.to_string()))
+}
+
+/// A tool dialect declaration in the former shape (family + per-family field) rewritten
+/// in the current one (`syntax`), as JSON; the current shape comes back unchanged.
+#[pyfunction]
+pub(crate) fn upgrade_tool_dialect_json(declaration_json: &str) -> PyResult<String> {
+    let value: serde_json::Value = serde_json::from_str(declaration_json).map_err(|e| {
+        to_py_err(engine::Error::InvalidDialect(format!(
+            "not a JSON declaration: {e}"
+        )))
+    })?;
+    let value = engine::ToolDialect::upgrade_json(value).map_err(to_py_err)?;
+    serde_json::to_string(&value).map_err(|e| InternalError::new_err(e.to_string()))
+}
+
+/// A tool dialect declaration as the engine reads and writes it back (its defaults
+/// filled in, unchanged fields left out), for checking that the Python models agree.
+#[pyfunction]
+pub(crate) fn normalized_tool_dialect_json(declaration_json: &str) -> PyResult<String> {
+    let d = engine::ToolDialect::from_json(declaration_json).map_err(to_py_err)?;
+    serde_json::to_string(&d).map_err(|e| InternalError::new_err(e.to_string()))
+}
+
+/// A reasoning dialect declaration as the engine reads and writes it back, as
+/// [`normalized_tool_dialect_json`].
+#[pyfunction]
+pub(crate) fn normalized_reasoning_dialect_json(declaration_json: &str) -> PyResult<String> {
+    let d = engine::ReasoningDialect::from_json(declaration_json).map_err(to_py_err)?;
+    serde_json::to_string(&d).map_err(|e| InternalError::new_err(e.to_string()))
 }
 
 /// Registered tool dialects as JSON (one object per dialect).
@@ -52,8 +89,7 @@ pub(crate) fn reasoning_dialects_json() -> PyResult<String> {
 #[pyfunction]
 #[pyo3(signature = (declaration_json, replace=false))]
 pub(crate) fn register_tool_dialect(declaration_json: &str, replace: bool) -> PyResult<()> {
-    let d: engine::ToolDialect = serde_json::from_str(declaration_json)
-        .map_err(|e| InvalidDialectError::new_err(format!("invalid tool dialect: {e}")))?;
+    let d = engine::ToolDialect::from_json(declaration_json).map_err(to_py_err)?;
     engine::registry::register_tool_dialect(d, replace).map_err(to_py_err)
 }
 
@@ -61,8 +97,7 @@ pub(crate) fn register_tool_dialect(declaration_json: &str, replace: bool) -> Py
 #[pyfunction]
 #[pyo3(signature = (declaration_json, replace=false))]
 pub(crate) fn register_reasoning_dialect(declaration_json: &str, replace: bool) -> PyResult<()> {
-    let d: engine::ReasoningDialect = serde_json::from_str(declaration_json)
-        .map_err(|e| InvalidDialectError::new_err(format!("invalid reasoning dialect: {e}")))?;
+    let d = engine::ReasoningDialect::from_json(declaration_json).map_err(to_py_err)?;
     engine::registry::register_reasoning_dialect(d, replace).map_err(to_py_err)
 }
 

@@ -4,7 +4,7 @@
 //! are registered as the table says.
 
 use replyparse::models::{model_table, MODEL_TABLE_JSON};
-use replyparse::{parsers_for_model, registry, Error, ParserConfig};
+use replyparse::{parsers_for_model, registry, Error};
 use serde_json::Value;
 
 /// A name as this build registers it: the canonical name, or `None` when the dialect is
@@ -245,7 +245,8 @@ fn unknown_models_fail_naming_candidates_and_the_config_builds() {
         other => panic!("{other:?}"),
     }
     let (config, choice) =
-        ParserConfig::for_model("deepseek-ai/DeepSeek-V3.1", Some("deepseek_v3"), None).unwrap();
+        replyparse::config_for_model("deepseek-ai/DeepSeek-V3.1", Some("deepseek_v3"), None)
+            .unwrap();
     assert_eq!(choice.tool_parser.as_deref(), Some("deepseek_v31"));
     assert!(choice.reason.contains("model_type"), "{}", choice.reason);
     replyparse::ResponseParser::new(&config).unwrap();

@@ -31,7 +31,7 @@ pub enum Error {
     /// A model the model table has no row for; `candidates` are the closest rows.
     UnknownModel {
         model: String,
-        candidates: Vec<String>,
+        candidates: Vec<ModelCandidate>,
     },
     /// A dialect declaration that cannot work (empty open tag, clashing name, ...).
     InvalidDialect(String),
@@ -59,7 +59,10 @@ impl fmt::Display for Error {
                 write!(f, "; valid names: {}", valid.join(", "))
             }
             Error::UnknownModel { model, candidates } => {
-                let rows = crate::models::describe_rows(candidates, |k, v| format!("{k} {v:?}"));
+                let rows: Vec<String> = candidates
+                    .iter()
+                    .map(|c| c.describe(|k, v| format!("{k} {v:?}")))
+                    .collect();
                 write!(f, "{}", unknown_model_head(model, &rows))?;
                 write!(
                     f,
@@ -92,9 +95,37 @@ impl fmt::Display for Error {
     }
 }
 
+/// A model-table row offered when a model is unknown: the row's name and the parsers it
+/// names, carried as data so that every caller can word the advice its own way.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelCandidate {
+    /// The row's name (`Qwen3-Coder`).
+    pub row: String,
+    /// The parsers the row names, as `(setting, name)`: `tool_parser`,
+    /// `reasoning_parser` or `response_parser`, and a registry name.
+    pub parsers: Vec<(&'static str, String)>,
+    /// Why the row cannot be chosen, when it answers but this build cannot serve it.
+    pub note: Option<String>,
+}
+
+impl ModelCandidate {
+    /// The row with its parsers written by `setting(kind, name)`:
+    /// `Qwen3-Coder (tool_parser "qwen3coder")` in Rust terms, `tool_parser="qwen3coder"`
+    /// in Python's, `--tool-parser qwen3coder` on the command line.
+    pub fn describe(&self, setting: impl Fn(&str, &str) -> String) -> String {
+        let mut parts: Vec<String> = self.parsers.iter().map(|(k, v)| setting(k, v)).collect();
+        parts.extend(self.note.clone());
+        if parts.is_empty() {
+            self.row.clone()
+        } else {
+            format!("{} ({})", self.row, parts.join(", "))
+        }
+    }
+}
+
 /// The first part of the unknown-model message, which every caller shares (each adds
 /// the advice that fits it: Rust configuration, Python keywords, command-line flags);
-/// `candidates` as [`crate::models::describe_rows`] writes them.
+/// `candidates` as [`ModelCandidate::describe`] writes them.
 pub fn unknown_model_head(model: &str, candidates: &[String]) -> String {
     let mut s = format!("no model table row matches model {model:?}");
     if !candidates.is_empty() {

@@ -41,8 +41,11 @@
 
 pub mod calls;
 pub mod chat_template;
+pub mod config;
 pub mod constraint;
+pub(crate) mod constraint_kit;
 pub mod delta;
+pub mod dialect;
 pub mod error;
 pub mod grammars;
 pub mod models;
@@ -59,21 +62,23 @@ pub mod tool;
 pub use serve::{runner, wire};
 
 #[cfg(test)]
-mod testutil;
+mod tests;
 
 pub use calls::{AllowedNames, RejectReason, RejectedCall};
+pub use config::ParserConfig;
 pub use constraint::{ConstraintOptions, SpecialTokens, ToolConstraint};
 pub use delta::{
     Channel, DeltaFunctionCall, DeltaMessage, DeltaSink, DeltaToolCall, DeltaToolCalls,
     FunctionCall, ParsedResponse, ResponseAccumulator, Role, StreamItem, ToolCall,
 };
 pub use error::{Error, ParserKind, Result};
-pub use models::{parsers_for_model, ModelRow, ParserChoice};
+pub use grammars::PayloadGrammar;
+pub use models::{config_for_model, parsers_for_model, ModelRow, ParserChoice};
 pub use registry::{Family, ReasoningDialect, StartMode, ToolDialect};
 pub use request::{ToolChoice, ToolPolicy, ToolSpec};
-pub use response::{ParserConfig, ResponseParser};
+pub use response::ResponseParser;
 pub use runner::{RunnerDelta, RunnerOptions, StreamRunner, Usage};
 pub use serve::{EngineStep, ServeOptions, ServeStream, StreamEnd};
 pub use thinking::{FlagRule, ThinkingFlags};
-pub use tool::{PayloadGrammar, ToolParser};
+pub use tool::ToolParser;
 pub use wire::{Encoder, Protocol, StreamMeta};

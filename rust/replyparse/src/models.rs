@@ -48,9 +48,9 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Error, ParserKind, Result};
+use crate::config::ParserConfig;
+use crate::error::{Error, ModelCandidate, ParserKind, Result};
 use crate::registry;
-use crate::response::ParserConfig;
 
 /// The table as shipped (JSON text).
 pub const MODEL_TABLE_JSON: &str = include_str!("../models.json");
@@ -344,7 +344,7 @@ fn answer_bytes(answer: &Result<ParserChoice>) -> usize {
     match answer {
         Ok(c) => c.reason.len() + c.row.as_ref().map_or(0, String::len) + 64,
         Err(Error::UnknownModel { model, candidates }) => {
-            model.len() + candidates.iter().map(String::len).sum::<usize>() + 64
+            model.len() + candidates.iter().map(|c| c.row.len() + 64).sum::<usize>() + 64
         }
         Err(_) => 64,
     }
@@ -509,11 +509,14 @@ fn choose(
         // through to a row that answers less well.
         return Err(Error::UnknownModel {
             model: model.to_owned(),
-            candidates: vec![format!(
-                "{} (needs {}, not registered in this build)",
-                r.row.name,
-                r.missing.join(", ")
-            )],
+            candidates: vec![ModelCandidate {
+                row: r.row.name.clone(),
+                parsers: Vec::new(),
+                note: Some(format!(
+                    "needs {}, not registered in this build",
+                    r.missing.join(", ")
+                )),
+            }],
         });
     }
     let mut why = Vec::new();
@@ -564,11 +567,11 @@ fn choose(
 /// The rows closest to the id by name: the longest run of letters and digits the id's
 /// last part shares with a row's id patterns (at least four: a family's name, not a
 /// word such as `model`), best first, then in table order; at most three.
-fn closest(rows: &[Resolved], id: &str) -> Vec<String> {
+fn closest(rows: &[Resolved], id: &str) -> Vec<ModelCandidate> {
     // Letters and digits only: separators say nothing about the family.
     let squash = |s: &str| -> String { s.chars().filter(char::is_ascii_alphanumeric).collect() };
     let tail = squash(id.rsplit('/').next().unwrap_or(id));
-    let mut scored: Vec<(usize, usize, &str)> = rows
+    let mut scored: Vec<(usize, usize, &ModelRow)> = rows
         .iter()
         .enumerate()
         .filter(|(_, r)| r.active())
@@ -579,40 +582,32 @@ fn closest(rows: &[Resolved], id: &str) -> Vec<String> {
                 .flat_map(|p| p.parts.iter().map(|part| squash(part)))
                 .map(|part| common_run(&tail, &part))
                 .max()?;
-            (s >= 4).then_some((s, i, r.row.name.as_str()))
+            (s >= 4).then_some((s, i, &r.row))
         })
         .collect();
     scored.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
     scored
         .into_iter()
         .take(3)
-        .map(|(_, _, n)| n.to_owned())
+        .map(|(_, _, row)| candidate(row))
         .collect()
 }
 
-/// Model table rows named by an [`Error::UnknownModel`], each with its parsers
-/// written by `setting(kind, name)` (`kind` is `tool_parser`, `reasoning_parser` or
-/// `response_parser`): `Qwen3-Coder (tool_parser "qwen3coder")` in Rust terms,
-/// `tool_parser="qwen3coder"` in Python's, `--tool-parser qwen3coder` on the command
-/// line. A candidate that is not a row name is kept as it is.
-pub fn describe_rows(candidates: &[String], setting: impl Fn(&str, &str) -> String) -> Vec<String> {
-    candidates
-        .iter()
-        .map(|c| match model_table().iter().find(|r| &r.name == c) {
-            None => c.clone(),
-            Some(r) => {
-                let parts: Vec<String> = [
-                    ("tool_parser", &r.tool_parser),
-                    ("reasoning_parser", &r.reasoning_parser),
-                    ("response_parser", &r.response_parser),
-                ]
-                .into_iter()
-                .filter_map(|(k, v)| v.as_deref().map(|v| setting(k, v)))
-                .collect();
-                format!("{} ({})", r.name, parts.join(", "))
-            }
-        })
-        .collect()
+/// A row as an unknown model's candidate: its name and the parsers it names.
+fn candidate(r: &ModelRow) -> ModelCandidate {
+    let parsers = [
+        ("tool_parser", &r.tool_parser),
+        ("reasoning_parser", &r.reasoning_parser),
+        ("response_parser", &r.response_parser),
+    ]
+    .into_iter()
+    .filter_map(|(k, v)| v.clone().map(|v| (k, v)))
+    .collect();
+    ModelCandidate {
+        row: r.name.clone(),
+        parsers,
+        note: None,
+    }
 }
 
 /// Length of the longest common substring (bytes; ids are ASCII in practice).
@@ -633,17 +628,15 @@ fn common_run(a: &str, b: &str) -> usize {
     best
 }
 
-impl ParserConfig {
-    /// The configuration for a model (see [`parsers_for_model`]), with the choice and
-    /// its reason. Request fields (tools, flags) are left for the caller to set.
-    pub fn for_model(
-        model: &str,
-        model_type: Option<&str>,
-        chat_template: Option<&str>,
-    ) -> Result<(ParserConfig, ParserChoice)> {
-        let choice = parsers_for_model(model, model_type, chat_template)?;
-        Ok((choice.config(), choice))
-    }
+/// The configuration for a model (see [`parsers_for_model`]), with the choice and its
+/// reason. Request fields (tools, flags) are left for the caller to set.
+pub fn config_for_model(
+    model: &str,
+    model_type: Option<&str>,
+    chat_template: Option<&str>,
+) -> Result<(ParserConfig, ParserChoice)> {
+    let choice = parsers_for_model(model, model_type, chat_template)?;
+    Ok((choice.config(), choice))
 }
 
 #[cfg(test)]
@@ -774,7 +767,7 @@ mod tests {
     #[test]
     fn for_model_gives_a_config_that_builds() {
         let (config, choice) =
-            ParserConfig::for_model("Qwen/Qwen3-Coder-30B-A3B-Instruct", None, None).unwrap();
+            config_for_model("Qwen/Qwen3-Coder-30B-A3B-Instruct", None, None).unwrap();
         assert_eq!(config.tool_parser.as_deref(), Some("qwen3coder"));
         assert_eq!(choice.reasoning_parser, None);
         assert!(choice.reason.contains("qwen3-coder"), "{}", choice.reason);

@@ -16,71 +16,11 @@ use std::sync::Arc;
 
 use crate::calls::{AllowedNames, CallEmitter, RejectedCall};
 use crate::delta::DeltaSink;
-use crate::grammars::grammar_for;
+pub use crate::grammars::{BareCall, PayloadGrammar};
 use crate::registry::ToolDialect;
 use crate::request::{schemas_of, Schemas, ToolPolicy, ToolSpec};
 use crate::scan::lex::trim_ws;
 use crate::scan::prefix::TagSet;
-
-/// Whether text begins a bare call ([`PayloadGrammar::bare_call_name`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BareCall<'a> {
-    /// It does, calling this name.
-    Name(&'a str),
-    /// More text is needed to say.
-    More,
-    /// It does not (or the grammar has no bare form).
-    No,
-}
-
-/// A payload grammar: the inside of one tool block.
-///
-/// `consume` receives the unconsumed text after what it consumed before and returns how
-/// many bytes it consumed now (a char boundary). Consuming nothing is normal: the
-/// grammar needs more text to decide. It reports calls through the emitter and must not
-/// consume the outer close tag.
-pub trait PayloadGrammar: Send + std::fmt::Debug {
-    /// Prepares for the next payload (a new block, or another payload in this block).
-    fn reset(&mut self);
-    fn consume(
-        &mut self,
-        text: &str,
-        calls: &mut CallEmitter,
-        out: &mut DeltaSink<'_>,
-        final_: bool,
-    ) -> usize;
-    /// The payload ended (normally, or at a byte the grammar cannot place).
-    fn payload_closed(&self) -> bool;
-    /// The payload began: the block holds a call structure, not arbitrary text.
-    fn started(&self) -> bool;
-    /// Whether `rest` (after whitespace) begins another payload in the same block, or
-    /// may still become its opening markup once more text arrives: the grammar then
-    /// holds it, so the answer does not depend on where a chunk ended.
-    fn starts_payload(&self, rest: &str) -> bool;
-    /// The text every payload of this grammar begins with (`{`, `<function=`, an
-    /// invoke tag), if it has one. After stray text inside a block, the tool parser
-    /// resynchronises at it: a later well-formed call in the same block is still a
-    /// call, and only the junk before it is recorded.
-    fn payload_marker(&self) -> Option<&str> {
-        None
-    }
-    /// For a grammar with no payload marker whose payloads may stand bare (pythonic
-    /// lines): whether `rest` begins a call (`NAME(`), and its name.
-    fn bare_call_name<'a>(&self, rest: &'a str, final_: bool) -> BareCall<'a> {
-        let _ = (rest, final_);
-        BareCall::No
-    }
-    /// Bytes the grammar holds (a name, a key, a typed value until its close tag), for
-    /// the response's buffer limit.
-    fn buffered_bytes(&self) -> usize {
-        0
-    }
-    /// The payload was closed by the end of input, not by its own end. Only dialects
-    /// without a close tag need it: otherwise the missing close tag says so.
-    fn cut_by_end_of_input(&self) -> bool {
-        false
-    }
-}
 
 /// One kind of block: where it closes, and where stray text inside it ends.
 #[derive(Debug)]
@@ -150,7 +90,7 @@ impl ToolParser {
     /// [`for_request`](Self::for_request) with the schemas taken from `tools` (a policy
     /// may keep names only): copied once, and only for a family that uses them.
     pub fn for_tools(dialect: Arc<ToolDialect>, policy: &ToolPolicy, tools: &[ToolSpec]) -> Self {
-        let schemas = if dialect.family.uses_schemas() {
+        let schemas = if dialect.family().uses_schemas() {
             schemas_of(tools)
         } else {
             Schemas::default()
@@ -168,7 +108,7 @@ impl ToolParser {
         allowed: AllowedNames,
         schemas: Schemas,
     ) -> Self {
-        let grammar = grammar_for(&dialect, schemas);
+        let grammar = dialect.grammar(schemas);
         let marker = grammar.payload_marker().filter(|m| !m.is_empty());
         let mut kinds: Vec<Kind> = dialect
             .block_kinds()

@@ -2,7 +2,7 @@
 //! changes at run time. Its own test binary: it registers a dialect, which the other
 //! tests' expectations do not allow for.
 
-use replyparse::models::{describe_rows, parsers_for_model};
+use replyparse::models::parsers_for_model;
 use replyparse::registry::{self, ReasoningDialect};
 use replyparse::Error;
 
@@ -51,14 +51,14 @@ fn unknown_models_are_answered_alike_every_time() {
     let Error::UnknownModel { candidates, .. } = &first else {
         panic!("{first}")
     };
-    assert!(candidates[0].starts_with("Qwen"), "{candidates:?}");
+    assert!(candidates[0].row.starts_with("Qwen"), "{candidates:?}");
     // Rust advice: the configuration, and each row with its parsers.
     let text = first.to_string();
     assert!(
         text.contains("ParserConfig") && text.contains("ParserChoice::fallback"),
         "{text}"
     );
-    let rows = describe_rows(candidates, |k, v| format!("{k}={v}"));
-    assert!(rows[0].contains("tool_parser="), "{rows:?}");
-    assert!(text.contains(&describe_rows(candidates, |k, v| format!("{k} {v:?}"))[0]));
+    let row = candidates[0].describe(|k, v| format!("{k}={v}"));
+    assert!(row.contains("tool_parser="), "{row}");
+    assert!(text.contains(&candidates[0].describe(|k, v| format!("{k} {v:?}"))));
 }

@@ -43,24 +43,23 @@
 //!     .unwrap().is_none());
 //! ```
 
-pub(crate) mod args;
-pub(crate) mod lark;
-pub(crate) mod pytext;
-pub(crate) mod schema;
-pub(crate) mod structural;
-
 use std::borrow::Cow;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use serde_json::{json, Value};
 
+use crate::config::ParserConfig;
+use crate::constraint_kit::lark::Lark;
+use crate::constraint_kit::CallTags;
+use crate::constraint_kit::{pytext, schema, CallConstraint, Function};
+pub use crate::constraint_kit::{ReasoningSection, SpecialTokens};
 use crate::error::{Error, Result};
-use crate::grammars::{constraint_for, harmony};
+use crate::grammars::{dsml, envelope, gemma, header, pythonic, xml, Syntax};
 use crate::registry::{self, ToolDialect};
 use crate::request::{ToolChoice, ToolSpec};
-use crate::response::ParserConfig;
-use lark::Lark;
+use crate::response::harmony;
+use crate::response::ResponseParser;
 
 /// The constraint of one request, in both forms.
 #[derive(Debug, Clone, PartialEq)]
@@ -91,70 +90,8 @@ impl Default for ConstraintOptions {
     }
 }
 
-/// A reasoning section the constraint lets the model write before its calls.
-///
-/// Two shapes, because reasoning starts in two ways: when the response starts in
-/// reasoning (the template opened it), the section is required and its open tag
-/// optional (the prompt may hold it); when the response starts in content but the model
-/// may open reasoning itself (Magistral's `[THINK]` when `reasoning_effort` asks), the
-/// section is optional and begins with its open tag. Leaving the second out would
-/// force such a model to call without thinking under `tool_choice="required"`, where a
-/// peer (vLLM) lets reasoning finish before the call's constraint applies.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ReasoningSection {
-    pub open: String,
-    pub close: String,
-    /// True: the response starts in reasoning (section required, open tag optional).
-    /// False: the model may open it (section optional, open tag required).
-    pub starts_inside: bool,
-}
-
-impl ReasoningSection {
-    /// A section the response starts in (the Python API's `reasoning=(open, close)`).
-    pub fn starting_inside(open: &str, close: &str) -> Self {
-        ReasoningSection {
-            open: open.to_owned(),
-            close: close.to_owned(),
-            starts_inside: true,
-        }
-    }
-}
-
 /// The reasoning tags of the built-in reasoning dialects.
 pub const DEFAULT_REASONING: (&str, &str) = ("<think>", "</think>");
-
-/// Which pieces of the tags the Lark grammar writes as single special tokens.
-///
-/// llguidance matches a token written unquoted (`<|call|>`) by its id and a quoted
-/// string by its text; a tag that the tokenizer holds as one special token must be
-/// written as a token (the model emits the id, and its text spelling would tokenize
-/// differently), and a grammar naming a token the tokenizer lacks does not compile. The
-/// structural tag is unaffected (xgrammar matches text).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub enum SpecialTokens {
-    /// Every `<|...|>` piece (Llama, InternLM, Kimi and Harmony markers, special in
-    /// those models' vocabularies); other tags as text, which any tokenizer can spell.
-    #[default]
-    Markers,
-    /// Every tag as text (a tokenizer without special markers).
-    None,
-    /// These exact strings, wherever a literal holds one (the longest first at a
-    /// position); empty strings are ignored.
-    Exact(BTreeSet<String>),
-    /// The tag-like pieces (`<...>`, no whitespace or `<` / `>` inside) that are in the
-    /// set: the answer of the engine's tokenizer about [`tag_like_pieces`]. Llguidance
-    /// counts tag-like added tokens of Hugging Face tokenizers (Qwen's `<tool_call>`,
-    /// DeepSeek's `</think>`) as special, so only the tokenizer can say.
-    TagLike(BTreeSet<String>),
-}
-
-/// One function the output may call, with the schema its arguments follow (an absent
-/// or `null` schema is `{"type": "object"}`).
-#[derive(Debug)]
-pub(crate) struct Function<'a> {
-    pub name: &'a str,
-    pub params: Cow<'a, Value>,
-}
 
 /// The markup a constraint is written in: a tool dialect (of its family), or Harmony,
 /// a response parser with calls of its own.
@@ -164,43 +101,27 @@ pub(crate) enum Dialect {
     Harmony,
 }
 
-/// Substrings a tool name or a parameter key cannot hold in a markup: the call could
-/// not be written (or read back) with them.
-#[derive(Debug, Default)]
-pub(crate) struct Forbidden {
-    pub in_names: Vec<String>,
-    pub in_keys: Vec<String>,
-}
-
-/// How one grammar family writes forced calls; implemented beside each family's
-/// grammar, chosen by [`crate::grammars::constraint_for`].
-pub(crate) trait CallConstraint {
-    /// The dialect's name, for messages.
-    fn dialect_name(&self) -> &str;
-
-    /// What names and keys cannot hold (nothing by default: JSON can write anything).
-    fn forbidden(&self) -> Forbidden {
-        Forbidden::default()
+/// The constraint writer of a dialect: its family's (each beside its grammar, given
+/// the dialect's syntax and tags), or Harmony's.
+fn writer(d: &Dialect) -> Box<dyn CallConstraint + '_> {
+    let t = match d {
+        Dialect::Harmony => return Box::new(harmony::constraint::HarmonyCalls),
+        Dialect::Tool(t) => t,
+    };
+    let tags = CallTags {
+        name: &t.name,
+        open: &t.open,
+        close: t.close.as_deref(),
+        bare_start: t.bare_start,
+    };
+    match &t.syntax {
+        Syntax::JsonEnvelope(syn) => Box::new(envelope::constraint::EnvelopeCalls { syn, d: tags }),
+        Syntax::Xml(syn) => Box::new(xml::constraint::XmlCalls::new(syn, tags)),
+        Syntax::Dsml(syn) => Box::new(dsml::constraint::DsmlCalls::new(syn, tags)),
+        Syntax::Header(syn) => Box::new(header::constraint::HeaderCalls { syn, d: tags }),
+        Syntax::Pythonic(syn) => Box::new(pythonic::constraint::PythonicCalls { syn, d: tags }),
+        Syntax::Gemma(syn) => Box::new(gemma::constraint::GemmaCalls::new(syn, tags)),
     }
-
-    /// The structural tag's `format`, the reasoning section included. `many`: one or
-    /// more calls (`required` with parallel calls allowed), else exactly one.
-    fn structural_tag(
-        &self,
-        fns: &[Function<'_>],
-        many: bool,
-        reasoning: Option<&ReasoningSection>,
-    ) -> Result<Value>;
-
-    /// Writes the calls' rules (and the reasoning section's) and returns the body of
-    /// the start rule.
-    fn lark_start(
-        &self,
-        l: &mut Lark<'_>,
-        fns: &[Function<'_>],
-        many: bool,
-        reasoning: Option<&ReasoningSection>,
-    ) -> Result<String>;
 }
 
 /// Resolves a dialect name: Harmony's names (`gpt-oss`, `harmony`, `openai`), or a tool
@@ -315,19 +236,19 @@ impl<'a> Prepared<'a> {
         let Some(fns) = select(tools, choice)? else {
             return Ok(None);
         };
-        check(&*constraint_for(&dialect), &fns)?;
+        check(&*writer(&dialect), &fns)?;
         let many = *choice == ToolChoice::Required && options.parallel_tool_calls;
         Ok(Some(Prepared { dialect, fns, many }))
     }
 
     fn structural_tag(&self, options: &ConstraintOptions) -> Result<Value> {
-        let b = constraint_for(&self.dialect);
+        let b = writer(&self.dialect);
         let format = b.structural_tag(&self.fns, self.many, options.reasoning.as_ref())?;
         Ok(json!({"type": "structural_tag", "format": format}))
     }
 
     fn lark(&self, options: &ConstraintOptions, l: &mut Lark<'_>) -> Result<String> {
-        let b = constraint_for(&self.dialect);
+        let b = writer(&self.dialect);
         b.lark_start(l, &self.fns, self.many, options.reasoning.as_ref())
     }
 }
@@ -408,8 +329,8 @@ pub fn tag_like_pieces(
     Ok(Some(l.tag_like_seen()))
 }
 
-impl ParserConfig {
-    /// The decoding constraint of the parser this config builds (None for `auto` /
+impl ToolConstraint {
+    /// The decoding constraint of the parser `config` builds (None for `auto` /
     /// `none`), so that a server gets the parser and its constraint from one place.
     ///
     /// The dialect is the Harmony response parser's, or the tool parser's; the
@@ -417,16 +338,16 @@ impl ParserConfig {
     /// response starts in reasoning for the request's thinking flags, read as the
     /// parser reads them (Harmony: unless thinking is switched off). `required` or a named function without a tool parser is
     /// refused: no call could be parsed, and no constraint built.
-    pub fn constraint(
-        &self,
+    pub fn for_config(
+        config: &ParserConfig,
         parallel_tool_calls: bool,
         special: &SpecialTokens,
     ) -> Result<Option<ToolConstraint>> {
-        match self.constraint_inputs(parallel_tool_calls)? {
+        match constraint_inputs(config, parallel_tool_calls)? {
             Some((dialect, options)) => tool_constraint(
                 &dialect,
-                self.tools.as_deref().unwrap_or_default(),
-                &self.tool_choice,
+                config.tools.as_deref().unwrap_or_default(),
+                &config.tool_choice,
                 &options,
                 special,
             ),
@@ -434,169 +355,79 @@ impl ParserConfig {
         }
     }
 
-    /// [`tag_like_pieces`] of [`constraint`](Self::constraint)'s Lark grammar.
-    pub fn constraint_tag_like_pieces(
-        &self,
+    /// [`tag_like_pieces`] of [`for_config`](Self::for_config)'s Lark grammar.
+    pub fn tag_like_pieces_for_config(
+        config: &ParserConfig,
         parallel_tool_calls: bool,
     ) -> Result<Option<Vec<String>>> {
-        match self.constraint_inputs(parallel_tool_calls)? {
+        match constraint_inputs(config, parallel_tool_calls)? {
             Some((dialect, options)) => tag_like_pieces(
                 &dialect,
-                self.tools.as_deref().unwrap_or_default(),
-                &self.tool_choice,
+                config.tools.as_deref().unwrap_or_default(),
+                &config.tool_choice,
                 &options,
             ),
             None => Ok(None),
         }
     }
+}
 
-    /// The dialect and options of this config's constraint, or None when nothing is
-    /// constrained.
-    fn constraint_inputs(
-        &self,
-        parallel_tool_calls: bool,
-    ) -> Result<Option<(String, ConstraintOptions)>> {
-        let normalized = self.normalized();
-        let this: &ParserConfig = &normalized;
-        let tools = this.tools.as_deref().unwrap_or_default();
-        if select(tools, &this.tool_choice)?.is_none() {
-            return Ok(None);
-        }
-        let named = |n: &Option<String>| n.clone().filter(|n| !n.is_empty());
-        let harmony = match named(&this.response_parser) {
-            Some(n) => registry::response_dialect(&n)?.name == harmony::NAME,
-            None => false,
-        };
-        let (dialect, reasoning) = if harmony {
-            let (open, close) = DEFAULT_REASONING;
-            let on = this.thinking_flags().resolve(&[]) != Some(false);
-            let tags = on.then(|| ReasoningSection::starting_inside(open, close));
-            (harmony::NAME.to_owned(), tags)
-        } else if let Some(tool_parser) = named(&this.tool_parser) {
-            let reasoning = match named(&this.reasoning_parser) {
-                Some(n) => {
-                    let r = registry::reasoning_dialect(&n)?;
-                    let thinking = r.thinking(&this.thinking_flags());
-                    let starts_inside = r.starts_in_reasoning(thinking);
-                    // A model that starts in content may still open reasoning itself,
-                    // unless thinking is off or the dialect keeps reasoning inline in
-                    // the content (nothing is split off to make room for).
-                    let may_open =
-                        thinking != Some(false) && r.inline_prefix.is_none() && !r.open.is_empty();
-                    (starts_inside || may_open).then(|| ReasoningSection {
-                        open: r.open.clone(),
-                        close: r.close.clone(),
-                        starts_inside,
-                    })
-                }
-                None => None,
-            };
-            (tool_parser, reasoning)
-        } else {
-            return Err(Error::InvalidTools(
-                "tool_choice 'required' or a named function needs a tool parser: without one \
-                 no call can be parsed and no decoding constraint can be built"
-                    .into(),
-            ));
-        };
-        Ok(Some((
-            dialect,
-            ConstraintOptions {
-                reasoning,
-                parallel_tool_calls,
-            },
-        )))
+/// The dialect and options of `config`'s constraint, or None when nothing is
+/// constrained.
+fn constraint_inputs(
+    config: &ParserConfig,
+    parallel_tool_calls: bool,
+) -> Result<Option<(String, ConstraintOptions)>> {
+    let normalized = ResponseParser::normalized_config(config);
+    let this: &ParserConfig = &normalized;
+    let tools = this.tools.as_deref().unwrap_or_default();
+    if select(tools, &this.tool_choice)?.is_none() {
+        return Ok(None);
     }
-}
-
-// ---------------------------------------------------------------------------------------
-// What the families share
-// ---------------------------------------------------------------------------------------
-
-/// The structural tag of calls written one per block, blocks on their own lines (JSON
-/// envelope, XML), then trailing whitespace, after the reasoning section if any.
-pub(crate) fn st_blocks(
-    tags: Vec<Value>,
-    many: bool,
-    reasoning: Option<&ReasoningSection>,
-) -> Value {
-    let calls = structural::repeat(tags, "\n", many);
-    st_after_reasoning(calls, reasoning)
-}
-
-/// The structural tag of calls inside one block (`open`, the calls, `close`: DSML,
-/// Kimi), then trailing whitespace, after the reasoning section if any.
-pub(crate) fn st_section(
-    open: &str,
-    tags: Vec<Value>,
-    close: &str,
-    many: bool,
-    reasoning: Option<&ReasoningSection>,
-) -> Value {
-    let calls = structural::sequence(vec![
-        structural::const_string(open),
-        structural::repeat(tags, "", many),
-        structural::const_string(close),
-    ]);
-    st_after_reasoning(calls, reasoning)
-}
-
-/// `calls`, then trailing whitespace, after the reasoning section if any.
-pub(crate) fn st_after_reasoning(calls: Value, reasoning: Option<&ReasoningSection>) -> Value {
-    let calls = structural::sequence(vec![calls, structural::regex(structural::WS_REGEX)]);
-    let Some(r) = reasoning else {
-        return calls;
+    let named = |n: &Option<String>| n.clone().filter(|n| !n.is_empty());
+    let harmony = match named(&this.response_parser) {
+        Some(n) => registry::response_dialect(&n)?.name == harmony::NAME,
+        None => false,
     };
-    let text = structural::any_text(&[&r.open, &r.close]);
-    let opened = structural::tag(&r.open, text.clone(), &r.close);
-    if !r.starts_inside {
-        let think = structural::sequence(vec![opened, structural::regex(structural::WS_REGEX)]);
-        return structural::or(vec![
-            calls.clone(),
-            structural::sequence(vec![think, calls]),
-        ]);
-    }
-    let think = structural::or(vec![opened, structural::tag("", text, &r.close)]);
-    structural::sequence(vec![think, structural::regex(structural::WS_REGEX), calls])
-}
-
-/// The Lark body of the calls: `call`, or one or more of it (`many`), inside
-/// `block_open` ... `block_close` when the family writes every call in one block.
-pub(crate) fn lark_calls(block_open: &str, call: &str, block_close: &str, many: bool) -> String {
-    let inner = if many {
-        format!("{call} (WS? {call})*")
+    let (dialect, reasoning) = if harmony {
+        let (open, close) = DEFAULT_REASONING;
+        let on = this.thinking_flags().resolve(&[]) != Some(false);
+        let tags = on.then(|| ReasoningSection::starting_inside(open, close));
+        (harmony::NAME.to_owned(), tags)
+    } else if let Some(tool_parser) = named(&this.tool_parser) {
+        let reasoning = match named(&this.reasoning_parser) {
+            Some(n) => {
+                let r = registry::reasoning_dialect(&n)?;
+                let thinking = r.thinking(&this.thinking_flags());
+                let starts_inside = r.starts_in_reasoning(thinking);
+                // A model that starts in content may still open reasoning itself,
+                // unless thinking is off or the dialect keeps reasoning inline in
+                // the content (nothing is split off to make room for).
+                let may_open =
+                    thinking != Some(false) && r.inline_prefix.is_none() && !r.open.is_empty();
+                (starts_inside || may_open).then(|| ReasoningSection {
+                    open: r.open.clone(),
+                    close: r.close.clone(),
+                    starts_inside,
+                })
+            }
+            None => None,
+        };
+        (tool_parser, reasoning)
     } else {
-        call.to_owned()
+        return Err(Error::InvalidTools(
+            "tool_choice 'required' or a named function needs a tool parser: without one \
+             no call can be parsed and no decoding constraint can be built"
+                .into(),
+        ));
     };
-    if block_open.is_empty() {
-        return inner;
-    }
-    if block_close.is_empty() {
-        return format!("{block_open} WS? {inner}");
-    }
-    format!("{block_open} WS? {inner} WS? {block_close}")
-}
-
-/// The start rule's body for `calls` after the reasoning section (if any), then
-/// trailing whitespace. A section the response starts in has an optional open tag
-/// (templates often write it in the prompt); one the model may open is optional and
-/// begins with its open tag ([`ReasoningSection`]).
-pub(crate) fn lark_after_reasoning(
-    l: &mut Lark<'_>,
-    calls: &str,
-    reasoning: Option<&ReasoningSection>,
-) -> Result<String> {
-    let Some(r) = reasoning else {
-        return Ok(format!("{calls} WS?"));
-    };
-    let text = l.until("reasoning_text", &r.close)?;
-    let open = l.lit(&r.open);
-    if !r.starts_inside {
-        l.rule("reasoning", &format!("{open} {text}"));
-        return Ok(format!("(reasoning WS?)? {calls} WS?"));
-    }
-    l.rule("reasoning", &format!("({open})? {text}"));
-    Ok(format!("reasoning WS? {calls} WS?"))
+    Ok(Some((
+        dialect,
+        ConstraintOptions {
+            reasoning,
+            parallel_tool_calls,
+        },
+    )))
 }
 
 #[cfg(test)]

@@ -5,16 +5,31 @@
 //! `[TOOL_CALLS]NAME[ARGS]{...}` (v11+), LongCat `<longcat_tool_call>{...}` or
 //! `<longcat_tool_call>NAME<longcat_arg_key>...`. A server knows the model, not its
 //! tokenizer version, so one name serves both: the dialect declares its other forms
-//! (`forms`, each a family and that family's fields, selected by the payload's first
-//! bytes after whitespace), and this grammar holds one grammar per form and hands each
+//! (`forms`, each a [`FormDecl`]: a syntax, selected by the payload's first bytes after
+//! whitespace), and this grammar holds one grammar per form and hands each
 //! payload to the one its start selects. The choice is made once per payload, before
 //! any byte of it is consumed, and a possible prefix of a form's start is held, so it
 //! does not depend on where a chunk ended.
 
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::syntax::Syntax;
 use crate::calls::CallEmitter;
 use crate::delta::DeltaSink;
+use crate::grammars::payload::PayloadGrammar;
 use crate::scan::lex::{head, trim_ws, Head};
-use crate::tool::PayloadGrammar;
+
+/// Another payload form of a dialect: the first bytes that select it and its syntax
+/// (the dialect's own tags and the rest of its declaration apply).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FormDecl {
+    /// The payload's first bytes (after whitespace) that select this form.
+    pub when: String,
+    /// The form's payload syntax.
+    pub syntax: Syntax,
+}
 
 /// See the module docs.
 #[derive(Debug)]

@@ -30,6 +30,21 @@ pub enum SpecialTokens<'a> {
 }
 
 impl SpecialTokens<'_> {
+    /// Every spelling of each of `tags`, the tags as declared first, then as an engine
+    /// may decode them ([`spellings`](Self::spellings)), no repeats.
+    pub fn spellings_of<'t>(&self, tags: impl Iterator<Item = &'t str>) -> Vec<Cow<'t, str>> {
+        let tags: Vec<&str> = tags.collect();
+        let mut out: Vec<Cow<'t, str>> = tags.iter().map(|t| Cow::Borrowed(*t)).collect();
+        for t in &tags {
+            for s in self.spellings(t) {
+                if !out.contains(&s) {
+                    out.push(s);
+                }
+            }
+        }
+        out
+    }
+
     /// The first special piece in `s` at or after `from`: (start, end).
     fn next(&self, s: &str, from: usize) -> Option<(usize, usize)> {
         match self {

@@ -27,16 +27,18 @@
 
 pub(crate) mod constraint;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::syntax::FieldError;
 use crate::calls::CallEmitter;
 use crate::delta::DeltaSink;
+use crate::grammars::payload::PayloadGrammar;
 use crate::scan::json_scan::{JsonValueScanner, ScanStatus};
 use crate::scan::lex::{head, Head};
-use crate::tool::PayloadGrammar;
 
 /// What one payload of an envelope dialect holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Container {
     /// One call object.
@@ -48,11 +50,18 @@ pub enum Container {
     Sequence,
 }
 
-/// The envelope family's fields of a dialect declaration (`"envelope": {...}`), beside
-/// the top-level `name_field` / `argument_field` that every envelope dialect has.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+/// The syntax of a `json_envelope` dialect (`"syntax": {"family": "json_envelope", ...}`):
+/// the keys of the name and arguments, more keys read as those, the model's call id,
+/// name-as-key objects, and what one payload holds.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EnvelopeSyntax {
+    /// The key holding the function name.
+    #[serde(default = "default_name_field")]
+    pub name_field: String,
+    /// The key holding the arguments.
+    #[serde(default = "default_argument_field")]
+    pub argument_field: String,
     /// More keys that hold the function name, after `name_field` (Cohere's `tool_name`
     /// beside `name`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -78,6 +87,58 @@ pub struct EnvelopeSyntax {
 
 fn is_object(c: &Container) -> bool {
     *c == Container::Object
+}
+
+fn default_name_field() -> String {
+    "name".into()
+}
+
+fn default_argument_field() -> String {
+    "arguments".into()
+}
+
+impl Default for EnvelopeSyntax {
+    /// `name` and `arguments`, one object per payload, nothing more.
+    fn default() -> Self {
+        EnvelopeSyntax {
+            name_field: default_name_field(),
+            argument_field: default_argument_field(),
+            name_keys: Vec::new(),
+            argument_keys: Vec::new(),
+            id_key: None,
+            name_as_key: false,
+            container: Container::Object,
+            separator: None,
+        }
+    }
+}
+
+impl EnvelopeSyntax {
+    /// Checks the keys: every key, and the separator when given, is non-empty.
+    pub fn validate(&self) -> Result<(), FieldError> {
+        for (field, key) in [
+            ("name_field", &self.name_field),
+            ("argument_field", &self.argument_field),
+        ] {
+            if key.is_empty() {
+                return Err(FieldError::new(field, "is empty"));
+            }
+        }
+        for (field, keys) in [
+            ("name_keys", &self.name_keys),
+            ("argument_keys", &self.argument_keys),
+        ] {
+            if let Some(k) = keys.iter().position(String::is_empty) {
+                return Err(FieldError::new(format!("{field}[{k}]"), "is empty"));
+            }
+        }
+        for (field, v) in [("id_key", &self.id_key), ("separator", &self.separator)] {
+            if v.as_deref() == Some("") {
+                return Err(FieldError::new(field, "is empty (leave it out instead)"));
+            }
+        }
+        Ok(())
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -190,16 +251,16 @@ fn collected_arguments(src: &str, complete: bool) -> String {
 }
 
 impl JsonEnvelope {
-    /// The grammar of one dialect: its name and argument fields and envelope syntax.
-    pub fn new(name_field: &str, argument_field: &str, syntax: &EnvelopeSyntax) -> Self {
+    /// The grammar of one dialect's envelope syntax.
+    pub fn new(syntax: &EnvelopeSyntax) -> Self {
         let keys = |first: &str, more: &[String]| {
             let mut v = vec![first.to_owned()];
             v.extend(more.iter().filter(|k| k.as_str() != first).cloned());
             v
         };
         JsonEnvelope {
-            name_keys: keys(name_field, &syntax.name_keys),
-            argument_keys: keys(argument_field, &syntax.argument_keys),
+            name_keys: keys(&syntax.name_field, &syntax.name_keys),
+            argument_keys: keys(&syntax.argument_field, &syntax.argument_keys),
             id_key: syntax.id_key.clone(),
             name_as_key: syntax.name_as_key,
             container: syntax.container,
@@ -611,7 +672,7 @@ mod tests {
             ))
             .collect();
         for cut in cuts {
-            let mut g = JsonEnvelope::new("name", "arguments", &EnvelopeSyntax::default());
+            let mut g = JsonEnvelope::new(&EnvelopeSyntax::default());
             let mut calls = CallEmitter::new(AllowedNames::Any);
             let mut items = Vec::new();
             let mut pending = String::new();

@@ -2,7 +2,7 @@
 //! `OPEN call:NAME{key:VALUE,...} CLOSE`, blocks back to back.
 //!
 //! The declared parameters come in schema order, required ones mandatory, `,` between
-//! those written (the layout is [`crate::constraint::args`]'s, shared with the pythonic
+//! those written (the layout is [`crate::constraint_kit::args`]'s, shared with the pythonic
 //! family). A value is written as the model writes it where the schema says what it
 //! is:
 //!
@@ -20,13 +20,13 @@
 
 use serde_json::Value;
 
-use crate::constraint::args::{self, ArgStyle};
-use crate::constraint::lark::{self, Lark, INT, NUMBER};
-use crate::constraint::structural as st;
-use crate::constraint::{lark_after_reasoning, schema, st_after_reasoning};
-use crate::constraint::{pytext, CallConstraint, Function, ReasoningSection};
+use crate::constraint_kit::args::{self, ArgStyle};
+use crate::constraint_kit::lark::{self, Lark, INT, NUMBER};
+use crate::constraint_kit::structural as st;
+use crate::constraint_kit::CallTags;
+use crate::constraint_kit::{lark_after_reasoning, schema, st_after_reasoning};
+use crate::constraint_kit::{pytext, CallConstraint, Function, ReasoningSection};
 use crate::error::{Error, Result};
-use crate::registry::ToolDialect;
 
 use super::{GemmaSyntax, Values, CALL, MAX_NAME};
 
@@ -39,16 +39,13 @@ const STYLE: ArgStyle<'static> = ArgStyle {
 
 /// See the module docs.
 pub(crate) struct GemmaCalls<'a> {
-    d: &'a ToolDialect,
-    syn: GemmaSyntax,
+    d: CallTags<'a>,
+    syn: &'a GemmaSyntax,
 }
 
 impl<'a> GemmaCalls<'a> {
-    pub(crate) fn new(d: &'a ToolDialect) -> Self {
-        GemmaCalls {
-            d,
-            syn: d.gemma.clone().unwrap_or_default(),
-        }
+    pub(crate) fn new(syn: &'a GemmaSyntax, d: CallTags<'a>) -> Self {
+        GemmaCalls { d, syn }
     }
 
     fn begin(&self, name: &str) -> String {
@@ -56,7 +53,7 @@ impl<'a> GemmaCalls<'a> {
     }
 
     fn end(&self) -> String {
-        format!("}}{}", self.d.close.as_deref().unwrap_or(""))
+        format!("}}{}", self.d.close.unwrap_or(""))
     }
 }
 
@@ -171,7 +168,7 @@ impl GemmaCalls<'_> {
 
 impl CallConstraint for GemmaCalls<'_> {
     fn dialect_name(&self) -> &str {
-        &self.d.name
+        self.d.name
     }
 
     fn structural_tag(
@@ -220,79 +217,5 @@ impl CallConstraint for GemmaCalls<'_> {
             call
         };
         lark_after_reasoning(l, &body, reasoning)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use crate::constraint::tests::{lark_of, named, st_of, start, tools};
-    use crate::ToolChoice;
-
-    #[test]
-    fn lark_gemma4() {
-        let g = lark_of(
-            "gemma4",
-            &tools(),
-            &ToolChoice::Required,
-            &Default::default(),
-        );
-        assert_eq!(start(&g), "call (WS? call)* WS?");
-        assert!(
-            g.contains(
-                // (`<|tool_call>` is no `<|...|>` marker: text unless the tokenizer says.)
-                "call_0: \"<|tool_call>call:get_weather{\" a0_first_0 \"}<tool_call|>\"\n"
-            ),
-            "{g}"
-        );
-        // city is a string: quoted; days an integer or null: bare; unit an enum.
-        assert!(
-            g.contains("a0_first_0: \"city:\" <|\"|> a0_0_v a0_after_1?\n"),
-            "{g}"
-        );
-        assert!(g.contains("a0_0_v: /(?s:.*)/ <|\"|>"), "{g}");
-        assert!(
-            g.contains("\"days:\" (/-?(0|[1-9][0-9]*)/ | \"null\")"),
-            "{g}"
-        );
-        assert!(
-            g.contains("\"unit:\" (<|\"|> \"c\" <|\"|> | <|\"|> \"f\" <|\"|>)"),
-            "{g}"
-        );
-    }
-
-    #[test]
-    fn lark_functiongemma() {
-        let g = lark_of(
-            "functiongemma",
-            &tools(),
-            &named("get_weather"),
-            &Default::default(),
-        );
-        assert_eq!(start(&g), "call WS?");
-        assert!(
-            g.contains("\"<start_function_call>call:get_weather{\""),
-            "{g}"
-        );
-        assert!(
-            g.contains(
-                "\"days:\" \"<escape>\" WS? (/-?(0|[1-9][0-9]*)/ | \"null\") WS? \"<escape>\""
-            ),
-            "{g}"
-        );
-    }
-
-    #[test]
-    fn structural_tag() {
-        let s = st_of(
-            "gemma4",
-            &tools(),
-            &named("get_weather"),
-            &Default::default(),
-        );
-        let tag = &s["format"]["elements"][0];
-        assert_eq!(tag["begin"], "<|tool_call>call:get_weather{");
-        assert_eq!(tag["end"], "}<tool_call|>");
-        // city, then each subset of (days, unit).
-        assert_eq!(tag["content"]["elements"].as_array().unwrap().len(), 4);
     }
 }

@@ -28,13 +28,16 @@ pub(crate) mod value;
 
 use std::sync::Arc;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+
+use super::syntax::FieldError;
 
 use crate::calls::CallEmitter;
 use crate::delta::DeltaSink;
+use crate::grammars::payload::PayloadGrammar;
 use crate::request::Schemas;
 use crate::scan::prefix::TagSet;
-use crate::tool::PayloadGrammar;
 pub use value::Values;
 use value::{ArgsReader, Read};
 
@@ -44,14 +47,26 @@ pub const MAX_NAME: usize = 256;
 /// What every call begins with.
 pub const CALL: &str = "call:";
 
-/// The Gemma family's fields of a dialect declaration (`"gemma": {...}`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// The syntax of a `gemma` dialect: the string quote token and how values are written.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GemmaSyntax {
     /// The string quote token (`<|"|>`, `<escape>`).
     pub quote: String,
+    /// How values are written: strings quoted, other scalars bare (`literal`, Gemma 4),
+    /// or every value quoted and JSON-decoded inside (`json_in_quote`, FunctionGemma).
     #[serde(default)]
     pub values: Values,
+}
+
+impl GemmaSyntax {
+    /// Checks the quote token: it is non-empty.
+    pub fn validate(&self) -> Result<(), FieldError> {
+        if self.quote.is_empty() {
+            return Err(FieldError::new("quote", "is empty"));
+        }
+        Ok(())
+    }
 }
 
 impl Default for GemmaSyntax {

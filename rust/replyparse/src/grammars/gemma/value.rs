@@ -12,7 +12,8 @@
 //! - a string in the dialect's quote token (`<|"|>text<|"|>`, `<escape>text<escape>`) is
 //!   raw text: everything up to the next quote token, JSON-escaped as it arrives; a
 //!   string in `"` or `'` quotes (models also write those inside lists) is read with
-//!   Python's string rules ([`crate::grammars::pythonic`]'s reader, shared);
+//!   Python's string rules ([`crate::grammars::literal::strings`], shared with the pythonic
+//!   family);
 //! - a bare scalar (up to `,` `}` `]` `)`) is held until it ends, then typed: `true`,
 //!   `false`, `null` are JSON's literals, a number literal is the JSON number of its
 //!   value (the pythonic family's number rules: `07` -> 7, `108.` -> 108.0, `1e999` a
@@ -37,13 +38,14 @@
 
 use std::sync::Arc;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::constraint::schema;
-use crate::grammars::pythonic::number::{self, Number};
-use crate::grammars::pythonic::strings::{Flavor, PyStr};
-pub(crate) use crate::grammars::pythonic::value::Read;
+use crate::constraint_kit::schema;
+use crate::grammars::literal::number::{self, Number};
+use crate::grammars::literal::strings::{Flavor, PyStr};
+pub(crate) use crate::grammars::literal::Read;
 use crate::scan::escape::{escape_json_into, json_string_into};
 use crate::scan::prefix::TagSet;
 
@@ -51,7 +53,7 @@ use crate::scan::prefix::TagSet;
 const MAX_TOKEN: usize = 1 << 16;
 
 /// How a dialect writes values.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Values {
     /// Strings in the quote token, other scalars bare (Gemma 4).

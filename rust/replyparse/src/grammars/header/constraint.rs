@@ -14,21 +14,26 @@
 
 use serde_json::Value;
 
-use crate::constraint::lark::{self, Lark};
-use crate::constraint::structural as st;
-use crate::constraint::{lark_after_reasoning, lark_calls, st_blocks, st_section};
-use crate::constraint::{CallConstraint, Forbidden, Function, ReasoningSection};
+use crate::constraint_kit::lark::{self, Lark};
+use crate::constraint_kit::structural as st;
+use crate::constraint_kit::CallTags;
+use crate::constraint_kit::{lark_after_reasoning, lark_calls, st_blocks, st_section};
+use crate::constraint_kit::{CallConstraint, Forbidden, Function, ReasoningSection};
 use crate::error::Result;
-use crate::registry::ToolDialect;
 
 use super::HeaderSyntax;
 
 /// See the module docs.
-pub(crate) struct HeaderCalls<'a>(pub &'a ToolDialect);
+pub(crate) struct HeaderCalls<'a> {
+    /// The dialect's syntax.
+    pub syn: &'a HeaderSyntax,
+    /// The dialect's tags.
+    pub d: CallTags<'a>,
+}
 
 impl HeaderCalls<'_> {
-    fn syntax(&self) -> HeaderSyntax {
-        self.0.header.clone().unwrap_or_default()
+    fn syntax(&self) -> &HeaderSyntax {
+        self.syn
     }
 
     /// What a call writes before its header's variable part (the id's counter), as
@@ -38,7 +43,7 @@ impl HeaderCalls<'_> {
         let begin = syn
             .call_begin
             .clone()
-            .unwrap_or_else(|| self.0.open.clone());
+            .unwrap_or_else(|| self.d.open.to_owned());
         if syn.name_from_id {
             return format!("{begin}functions.{}:", f.name);
         }
@@ -52,7 +57,7 @@ impl HeaderCalls<'_> {
 
 impl CallConstraint for HeaderCalls<'_> {
     fn dialect_name(&self) -> &str {
-        &self.0.name
+        self.d.name
     }
 
     /// A name holding `<|` would read as the start of a marker; one holding a marker of
@@ -102,12 +107,12 @@ impl CallConstraint for HeaderCalls<'_> {
                 st::tag(&self.head(f), st::sequence(content), &end)
             })
             .collect();
-        let d = self.0;
+        let d = self.d;
         if syn.call_begin.is_none() {
             return Ok(st_blocks(tags, many, reasoning));
         }
-        let close = d.close.as_deref().unwrap_or("");
-        Ok(st_section(&d.open, tags, close, many, reasoning))
+        let close = d.close.unwrap_or("");
+        Ok(st_section(d.open, tags, close, many, reasoning))
     }
 
     fn lark_start(
@@ -149,123 +154,12 @@ impl CallConstraint for HeaderCalls<'_> {
             calls.push(l.rule(&format!("call_{i}"), &body.join(" ")));
         }
         let call = l.rule("call", &calls.join(" | "));
-        let d = self.0;
+        let d = self.d;
         if syn.call_begin.is_none() {
             return lark_after_reasoning(l, &lark_calls("", &call, "", many), reasoning);
         }
-        let open = l.lit(&d.open);
-        let close = l.lit(d.close.as_deref().unwrap_or(""));
+        let open = l.lit(d.open);
+        let close = l.lit(d.close.unwrap_or(""));
         lark_after_reasoning(l, &lark_calls(&open, &call, &close, many), reasoning)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use serde_json::json;
-
-    use crate::constraint::tests::{lark_of, named, st_of, start, thinking, tools};
-    use crate::ToolChoice;
-
-    /// The grammar the first (Python) builder wrote for these tools.
-    const KIMI: &str = r#"%llguidance {}
-
-start: <|tool_calls_section_begin|> WS? call (WS? call)* WS? <|tool_calls_section_end|> WS?
-args_0: %json {"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": ["integer", "null"]}, "unit": {"enum": ["c", "f"]}}, "required": ["city"], "x-guidance": {"lenient": true, "json_allow_general_unicode_escapes": true}}
-call_0: <|tool_call_begin|> "functions.get_weather:" /[0-9]+/ <|tool_call_argument_begin|> WS? args_0 WS? <|tool_call_end|>
-args_1: %json {"type": "object", "x-guidance": {"lenient": true, "json_allow_general_unicode_escapes": true}}
-call_1: <|tool_call_begin|> "functions.search:" /[0-9]+/ <|tool_call_argument_begin|> WS? args_1 WS? <|tool_call_end|>
-call: call_0 | call_1
-WS: /[ \t\r\n]+/
-"#;
-
-    #[test]
-    fn lark_calls_inside_one_section() {
-        assert_eq!(
-            lark_of(
-                "kimi_k2",
-                &tools(),
-                &ToolChoice::Required,
-                &Default::default()
-            ),
-            KIMI
-        );
-        let one = lark_of("kimi-k2", &tools(), &named("search"), &thinking());
-        assert_eq!(
-            start(&one),
-            "reasoning WS? <|tool_calls_section_begin|> WS? call WS? <|tool_calls_section_end|> WS?"
-        );
-    }
-
-    #[test]
-    fn structural_tag_of_sections() {
-        let st = st_of("kimi_k2", &tools(), &named("search"), &Default::default());
-        assert_eq!(
-            st["format"],
-            json!({"type": "sequence", "elements": [
-                {"type": "sequence", "elements": [
-                    {"type": "const_string", "value": "<|tool_calls_section_begin|>"},
-                    {"type": "tag", "begin": "<|tool_call_begin|>functions.search:", "content": {
-                        "type": "sequence", "elements": [
-                            {"type": "regex", "pattern": "[0-9]+"},
-                            {"type": "const_string", "value": "<|tool_call_argument_begin|>"},
-                            {"type": "json_schema", "json_schema": {"type": "object"}}]},
-                     "end": "<|tool_call_end|>"},
-                    {"type": "const_string", "value": "<|tool_calls_section_end|>"}]},
-                {"type": "regex", "pattern": "[ \\t\\r\\n]*"}]})
-        );
-        let many = st_of(
-            "kimi_k2",
-            &tools(),
-            &ToolChoice::Required,
-            &Default::default(),
-        );
-        let calls = &many["format"]["elements"][0]["elements"][1];
-        assert_eq!(
-            (&calls["type"], &calls["separator"]),
-            (&json!("tags_with_separator"), &json!(""))
-        );
-    }
-
-    /// DeepSeek V3's fenced arguments: the template's `NAME\n```json\n{...}\n```` is
-    /// what the grammar allows and what the structural tag writes.
-    #[test]
-    fn fenced_arguments_on_their_own_lines() {
-        let lark = lark_of(
-            "deepseek_v3",
-            &tools(),
-            &named("search"),
-            &Default::default(),
-        );
-        let call = lark
-            .lines()
-            .find_map(|l| l.strip_prefix("call_0: "))
-            .unwrap();
-        assert_eq!(
-            call,
-            r#""<｜tool▁call▁begin｜>function<｜tool▁sep｜>search" WS? "```json" WS? args_0 WS? "```" WS? "<｜tool▁call▁end｜>""#
-        );
-        let st = st_of(
-            "deepseek_v3",
-            &tools(),
-            &named("search"),
-            &Default::default(),
-        );
-        let tag = &st["format"]["elements"][0]["elements"][1];
-        assert_eq!(
-            tag["begin"],
-            json!("<｜tool▁call▁begin｜>function<｜tool▁sep｜>search")
-        );
-        assert_eq!(tag["content"]["elements"][0]["value"], json!("\n```json\n"));
-        assert_eq!(tag["content"]["elements"][2]["value"], json!("\n```"));
-        // No fence, no newlines: V3.1 writes the arguments right after the separator.
-        let v31 = lark_of(
-            "deepseek_v31",
-            &tools(),
-            &named("search"),
-            &Default::default(),
-        );
-        assert!(v31.contains(
-            r#"call_0: "<｜tool▁call▁begin｜>search" "<｜tool▁sep｜>" WS? args_0 WS? "<｜tool▁call▁end｜>""#
-        ));
     }
 }

@@ -7,19 +7,20 @@
 //! / `null` included), so the schema constrains it exactly. Declared parameters come in
 //! schema order, required ones mandatory, with `, ` between those written; a schema
 //! that declares no properties allows any keyword with any JSON value (the layout is
-//! shared with the Gemma family: [`crate::constraint::args`], up to [`crate::constraint::args::MAX_OPTIONAL`]
+//! shared with the Gemma family: [`crate::constraint_kit::args`], up to [`crate::constraint_kit::args::MAX_OPTIONAL`]
 //! optional parameters per tool in the structural tag).
 
 use serde_json::Value;
 
-use crate::constraint::args;
-use crate::constraint::lark::{self, Lark};
-use crate::constraint::schema;
-use crate::constraint::structural as st;
-use crate::constraint::{lark_after_reasoning, lark_calls, st_after_reasoning};
-use crate::constraint::{CallConstraint, Forbidden, Function, ReasoningSection};
+use crate::constraint_kit::args;
+use crate::constraint_kit::lark::{self, Lark};
+use crate::constraint_kit::schema;
+use crate::constraint_kit::structural as st;
+use crate::constraint_kit::CallTags;
+use crate::constraint_kit::{lark_after_reasoning, lark_calls, st_after_reasoning};
+use crate::constraint_kit::{CallConstraint, Forbidden, Function, ReasoningSection};
 use crate::error::{Error, Result};
-use crate::registry::ToolDialect;
+use crate::grammars::pythonic::PythonicSyntax;
 
 use super::{Container, MAX_NAME};
 
@@ -32,7 +33,12 @@ const STYLE: args::ArgStyle<'static> = args::ArgStyle {
 };
 
 /// See the module docs.
-pub(crate) struct PythonicCalls<'a>(pub &'a ToolDialect);
+pub(crate) struct PythonicCalls<'a> {
+    /// The dialect's syntax.
+    pub syn: &'a PythonicSyntax,
+    /// The dialect's tags.
+    pub d: CallTags<'a>,
+}
 
 fn is_name(s: &str) -> bool {
     let b = s.as_bytes();
@@ -44,13 +50,13 @@ fn is_name(s: &str) -> bool {
 
 impl PythonicCalls<'_> {
     fn lines(&self) -> bool {
-        self.0.pythonic.clone().unwrap_or_default().container == Container::Lines
+        self.syn.container == Container::Lines
     }
 }
 
 impl CallConstraint for PythonicCalls<'_> {
     fn dialect_name(&self) -> &str {
-        &self.0.name
+        self.d.name
     }
 
     /// Names are (dotted) Python identifiers and keys identifiers: anything else cannot
@@ -80,14 +86,14 @@ impl CallConstraint for PythonicCalls<'_> {
             )?;
             tags.push(st::tag(&format!("{}(", f.name), content, ")"));
         }
-        let d = self.0;
-        let close = d.close.as_deref().unwrap_or("");
+        let d = self.d;
+        let close = d.close.unwrap_or("");
         let calls = if self.lines() && d.open.is_empty() {
             // Bare lines (no block tags): one call per line.
             st::repeat(tags, "\n", many)
         } else if self.lines() {
             st::sequence(vec![
-                st::const_string(&d.open),
+                st::const_string(d.open),
                 st::regex(st::WS_REGEX),
                 st::repeat(tags, "\n", many),
                 st::regex(st::WS_REGEX),
@@ -103,7 +109,7 @@ impl CallConstraint for PythonicCalls<'_> {
                 list
             } else {
                 st::sequence(vec![
-                    st::const_string(&d.open),
+                    st::const_string(d.open),
                     list,
                     st::const_string(close),
                 ])
@@ -128,8 +134,8 @@ impl CallConstraint for PythonicCalls<'_> {
             ")",
             &mut |l, n, sub| Ok(l.rule(n, &lark::json_schema(sub))),
         )?;
-        let d = self.0;
-        let close = d.close.as_deref().unwrap_or("");
+        let d = self.d;
+        let close = d.close.unwrap_or("");
         let body = if self.lines() && d.open.is_empty() {
             // Bare lines: the parser reads the next call only on the next line.
             if many {
@@ -138,7 +144,7 @@ impl CallConstraint for PythonicCalls<'_> {
                 call.clone()
             }
         } else if self.lines() {
-            let open = l.lit(&d.open);
+            let open = l.lit(d.open);
             let close = l.lit(close);
             lark_calls(&open, &call, &close, many)
         } else {
@@ -148,7 +154,7 @@ impl CallConstraint for PythonicCalls<'_> {
                 call.clone()
             };
             let list = format!("\"[\" {inner} \"]\"");
-            let open = l.lit(&d.open);
+            let open = l.lit(d.open);
             let close = l.lit(close);
             let tagged = format!("{open} WS? {list} WS? {close}");
             if d.bare_start {
@@ -183,104 +189,4 @@ fn names_ok(dialect: &str, fns: &[Function<'_>]) -> Result<()> {
         }
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use serde_json::json;
-
-    use crate::constraint::tests::{lark_of, named, st_of, start, thinking, tools};
-    use crate::error::Error;
-    use crate::{ToolChoice, ToolSpec};
-
-    #[test]
-    fn lark_layouts() {
-        let bare = lark_of("pythonic", &tools(), &ToolChoice::Required, &thinking());
-        assert_eq!(
-            start(&bare),
-            "reasoning WS? (\"[\" call (\",\" WS? call)* \"]\" | <|python_start|> WS? \"[\" call (\",\" WS? call)* \"]\" WS? <|python_end|>) WS?"
-        );
-        // city required, days and unit optional, in schema order.
-        assert!(bare.contains("call_0: \"get_weather(\" a0_first_0 \")\"\n"));
-        assert!(bare.contains("a0_first_0: \"city=\" a0_0_v a0_after_1?\n"));
-        assert!(bare.contains("a0_after_1: \",\" WS? \"days=\" a0_1_v a0_after_2? | a0_after_2\n"));
-        let lines = lark_of("olmo3", &tools(), &named("search"), &Default::default());
-        assert_eq!(
-            start(&lines),
-            "\"<function_calls>\" WS? call WS? \"</function_calls>\" WS?"
-        );
-        // Bare lines: no tags, one call per line (the parser reads the next call only
-        // on the next line).
-        let bare_lines = lark_of(
-            "granite_pythonic",
-            &tools(),
-            &ToolChoice::Required,
-            &Default::default(),
-        );
-        assert_eq!(start(&bare_lines), "call (\"\\n\" call)* WS?");
-        let one = lark_of(
-            "granite_pythonic",
-            &tools(),
-            &named("search"),
-            &Default::default(),
-        );
-        assert_eq!(start(&one), "call WS?");
-        let st = st_of(
-            "granite_pythonic",
-            &tools(),
-            &ToolChoice::Required,
-            &Default::default(),
-        );
-        let calls = &st["format"]["elements"][0];
-        assert_eq!(calls["type"], "tags_with_separator", "{calls}");
-        assert_eq!(calls["separator"], "\n");
-    }
-
-    #[test]
-    fn structural_tag_lists_the_subsets() {
-        let st = st_of("lfm2", &tools(), &named("get_weather"), &Default::default());
-        let els = &st["format"]["elements"][0]["elements"];
-        assert_eq!(
-            els[0],
-            json!({"type": "const_string", "value": "<|tool_call_start|>"})
-        );
-        let tag = &els[1]["elements"][1];
-        assert_eq!(tag["begin"], "get_weather(");
-        assert_eq!(tag["end"], ")");
-        // city, then each subset of (days, unit): four alternatives.
-        assert_eq!(tag["content"]["elements"].as_array().unwrap().len(), 4);
-        assert_eq!(
-            tag["content"]["elements"][0]["elements"][2],
-            json!({"type": "const_string", "value": ", days="})
-        );
-    }
-
-    #[test]
-    fn refusals() {
-        let bad = [ToolSpec {
-            name: "get-weather".into(),
-            parameters: None,
-        }];
-        let e = crate::constraint::structural_tag(
-            "pythonic",
-            &bad,
-            &ToolChoice::Required,
-            &Default::default(),
-        );
-        assert!(matches!(e, Err(Error::InvalidTools(_))), "{e:?}");
-        let props: serde_json::Map<String, serde_json::Value> = (0..9)
-            .map(|i| (format!("p{i}"), json!({"type": "integer"})))
-            .collect();
-        let many = [ToolSpec {
-            name: "f".into(),
-            parameters: Some(json!({"type": "object", "properties": props})),
-        }];
-        let e = crate::constraint::structural_tag(
-            "pythonic",
-            &many,
-            &ToolChoice::Required,
-            &Default::default(),
-        );
-        assert!(matches!(e, Err(Error::InvalidTools(_))), "{e:?}");
-    }
 }

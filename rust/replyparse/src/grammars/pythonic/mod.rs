@@ -24,25 +24,24 @@
 //! was read (valid JSON), and the rest of the block is the tool parser's stray text.
 
 pub(crate) mod constraint;
-pub(crate) mod number;
-pub(crate) mod strings;
 pub(crate) mod value;
 
 use std::sync::Arc;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::calls::CallEmitter;
 use crate::delta::DeltaSink;
+use crate::grammars::payload::{BareCall, PayloadGrammar};
 use crate::request::Schemas;
-use crate::tool::{BareCall, PayloadGrammar};
 use value::{is_ident, is_ident_start, param_names, ArgsReader, Read};
 
 /// Longest function name looked at before deciding the text is not a call.
 pub const MAX_NAME: usize = 256;
 
 /// How the calls of one block are laid out.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Container {
     /// `[call, call, ...]`: one payload.
@@ -53,7 +52,7 @@ pub enum Container {
 }
 
 /// The pythonic family's fields of a dialect declaration (`"pythonic": {...}`).
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PythonicSyntax {
     #[serde(default)]

@@ -9,11 +9,11 @@
 //!   writes `get_weather("Paris")` for `get_weather(city)` gives `{"city": "Paris"}`; a
 //!   positional argument after a keyword one (a Python syntax error), or past the
 //!   declared parameters, ends the call there (malformed);
-//! - strings ([`super::strings`]) stream character by character as they arrive,
+//! - strings ([`crate::grammars::literal::strings`]) stream character by character as they arrive,
 //!   JSON-escaped; implicit concatenation (`'a' 'b'`) is one string; a closing quote
 //!   followed by anything that cannot follow a value (`'sed -n '360,450p' f.py'`, as
 //!   LFM2 writes) is data, not the end of the string;
-//! - numbers ([`super::number`]) are held until their last digit, then written as the
+//! - numbers ([`crate::grammars::literal::number`]) are held until their last digit, then written as the
 //!   JSON number of the same value;
 //! - `True` / `False` / `None` and `true` / `false` / `null` are JSON's literals; any
 //!   other bare name is a string (`unit=celsius`);
@@ -33,26 +33,14 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::number::{self, Number};
-use super::strings::{Flavor, PyStr};
+use crate::grammars::literal::number::{self, Number};
+use crate::grammars::literal::strings::{Flavor, PyStr};
+pub(crate) use crate::grammars::literal::Read;
 use crate::scan::escape::json_string_into;
 
 /// Longest number or bare name held (beyond it the call is malformed): a token is held
 /// whole, so this bounds what one token makes the grammar keep.
 const MAX_TOKEN: usize = 1 << 16;
-
-/// What the reader says after a run of text.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Read {
-    /// More text is needed; this many bytes were consumed (the rest is held: a quote
-    /// that may open `'''`).
-    More(usize),
-    /// The call's `)` was consumed at this many bytes (the JSON object is complete).
-    Closed(usize),
-    /// The byte at this offset cannot continue the call (not consumed): the arguments
-    /// were closed over what was read.
-    Malformed(usize),
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {

@@ -66,19 +66,21 @@ pub(crate) mod nested;
 
 use std::sync::Arc;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::syntax::FieldError;
 use crate::calls::CallEmitter;
 use crate::delta::DeltaSink;
+use crate::grammars::payload::PayloadGrammar;
 use crate::grammars::schema::{self, Ty};
 use crate::request::Schemas;
 use crate::scan::json_scan::{JsonValueScanner, ScanStatus};
 use crate::scan::lex::{head, partial, ws_len, Head};
 use crate::scan::prefix::TagSet;
-use crate::tool::PayloadGrammar;
 
 /// How whitespace around a value is read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ValueWhitespace {
     /// Every byte between the tags is the value (GLM-4.7, Solar Open2, MiMo V2).
@@ -92,7 +94,7 @@ pub enum ValueWhitespace {
 }
 
 /// A call whose arguments are one JSON object written in an element of its own.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct JsonBody {
     /// The element's open text (`<|open|>json`); its attribute text, if any, ends where
@@ -103,7 +105,7 @@ pub struct JsonBody {
 }
 
 /// Values written as child elements of the parameter's element (MiniMax M3).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NestedValues {
     /// The element name of array items (`item`).
@@ -116,7 +118,7 @@ fn default_item() -> String {
 }
 
 /// The markup of one XML-like dialect (see the module docs).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct XmlSyntax {
     /// Text before the function name or attributes (`<function=`, `<invoke`); empty when
@@ -208,8 +210,9 @@ impl XmlSyntax {
         self.value_close.replace(KEY_PLACEHOLDER, key)
     }
 
-    /// What a declaration cannot mean, as a message (checked at registration).
-    pub fn problem(&self) -> Option<String> {
+    /// Checks the markup: the function name end, parameter open, parameter name end
+    /// and value close are non-empty, and the fields agree with each other.
+    pub fn validate(&self) -> Result<(), FieldError> {
         for (field, v) in [
             ("function_name_end", &self.function_name_end),
             ("param_open", &self.param_open),
@@ -217,7 +220,7 @@ impl XmlSyntax {
             ("value_close", &self.value_close),
         ] {
             if v.is_empty() {
-                return Some(format!("xml.{field} is empty"));
+                return Err(FieldError::new(field, "is empty"));
             }
         }
         if self.trim_value_newline
@@ -225,36 +228,56 @@ impl XmlSyntax {
                 .value_whitespace
                 .is_some_and(|w| w != ValueWhitespace::Newline)
         {
-            return Some("xml.trim_value_newline contradicts xml.value_whitespace".into());
+            return Err(FieldError::new(
+                "trim_value_newline",
+                "contradicts value_whitespace",
+            ));
         }
-        for a in [&self.name_attr, &self.key_attr, &self.type_attr] {
+        for (field, a) in [
+            ("name_attr", &self.name_attr),
+            ("key_attr", &self.key_attr),
+            ("type_attr", &self.type_attr),
+        ] {
             if a.as_deref()
                 .is_some_and(|a| a.is_empty() || a.contains(['=', ' ']))
             {
-                return Some("xml attribute names are non-empty words".into());
+                return Err(FieldError::new(
+                    field,
+                    "attribute names are non-empty words",
+                ));
             }
         }
+        self.validate_elements()
+    }
+
+    /// The checks of per-key value closes, nested values, skipped markup and the JSON
+    /// body.
+    fn validate_elements(&self) -> Result<(), FieldError> {
         if self.element_keys() && self.key_attr.is_some() {
-            return Some("xml.value_close names the key ({key}): no key_attr then".into());
+            let problem = "value_close names the key ({key}): no key_attr then";
+            return Err(FieldError::new("key_attr", problem));
         }
         if self.value_close == KEY_PLACEHOLDER {
-            return Some("xml.value_close needs markup around {key}".into());
+            return Err(FieldError::new("value_close", "needs markup around {key}"));
         }
         if self.nested.is_some() && !self.element_keys() {
-            return Some("xml.nested needs elements named by their key ({key})".into());
+            let problem = "needs elements named by their key ({key} in value_close)";
+            return Err(FieldError::new("nested", problem));
         }
         if self.nested.as_ref().is_some_and(|n| n.item.is_empty()) {
-            return Some("xml.nested.item is empty".into());
+            return Err(FieldError::new("nested.item", "is empty"));
         }
-        if self.skip.iter().any(String::is_empty) {
-            return Some("xml.skip entries are non-empty".into());
+        if let Some(k) = self.skip.iter().position(String::is_empty) {
+            return Err(FieldError::new(format!("skip[{k}]"), "is empty"));
         }
         if let Some(j) = &self.json_body {
-            if j.open.is_empty() || j.close.is_empty() {
-                return Some("xml.json_body tags are non-empty".into());
+            for (field, v) in [("json_body.open", &j.open), ("json_body.close", &j.close)] {
+                if v.is_empty() {
+                    return Err(FieldError::new(field, "is empty"));
+                }
             }
         }
-        None
+        Ok(())
     }
 }
 
@@ -1140,404 +1163,5 @@ impl XmlGrammar {
         }
         self.buf = raw;
         self.buf.clear();
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use crate::delta::ParsedResponse;
-    use crate::request::{ToolChoice, ToolSpec};
-    use crate::response::{ParserConfig, ResponseParser};
-    use crate::testutil::{calls, chunking_invariant};
-    use serde_json::{json, Value};
-
-    fn config(dialect: &str) -> ParserConfig {
-        let weather = json!({"type": "object", "properties": {
-            "city": {"type": "string"},
-            "days": {"type": "integer"},
-            "detail": {"type": ["boolean", "null"]},
-            "ratio": {"anyOf": [{"type": "number"}, {"type": "string"}]},
-            "opts": {"type": "object"},
-            "tags": {"type": "array"},
-        }});
-        ParserConfig {
-            tool_parser: Some(dialect.into()),
-            reasoning_parser: Some("qwen3".into()),
-            tools: Some(vec![
-                ToolSpec {
-                    name: "get_weather".into(),
-                    parameters: Some(weather),
-                },
-                ToolSpec {
-                    name: "run".into(),
-                    parameters: None,
-                },
-            ]),
-            tool_choice: ToolChoice::Auto,
-            ..Default::default()
-        }
-    }
-
-    /// The result under whole input, every character, and every single cut point, whose
-    /// arguments must be valid JSON.
-    fn parse(dialect: &str, text: &str) -> ParsedResponse {
-        let whole = chunking_invariant(&config(dialect), text, false);
-        for call in &whole.tool_calls {
-            let v: Result<Value, _> = serde_json::from_str(&call.function.arguments);
-            assert!(
-                v.is_ok(),
-                "invalid JSON arguments {:?}",
-                call.function.arguments
-            );
-        }
-        whole
-    }
-
-    /// A value close tag is structural only when markup (the next parameter, the
-    /// function close, the block close) or the end of input follows it; otherwise it is
-    /// data if a later close tag is structural, and the value stays whole (a coding
-    /// agent writing a parser's fixture). Without a later one, the first tag ended the
-    /// value and the rest is stray. Under every chunking.
-    #[test]
-    fn close_tag_inside_a_value_is_data() {
-        let call = |body: &str| {
-            format!("</think><tool_call>\n<function=run>\n{body}</function>\n</tool_call>")
-        };
-        let p = |k: &str, v: &str| format!("<parameter={k}>\n{v}\n</parameter>\n");
-        for (body, args) in [
-            (
-                p("code", "x = \"</parameter>\"\ny = 1"),
-                r#"{"code": "x = \"</parameter>\"\ny = 1"}"#,
-            ),
-            (
-                p("code", "a</parameter>b</parameter>\nc"),
-                r#"{"code": "a</parameter>b</parameter>\nc"}"#,
-            ),
-            // markup follows: structural, two parameters
-            (
-                format!("{}{}", p("a", "1"), p("b", "2")),
-                r#"{"a": "1", "b": "2"}"#,
-            ),
-            // data close tag then the next parameter after a later structural one
-            (
-                format!("{}{}", p("a", "x</parameter>y"), p("b", "2")),
-                r#"{"a": "x</parameter>y", "b": "2"}"#,
-            ),
-        ] {
-            let r = parse("qwen3coder", &call(&body));
-            assert_eq!(calls(&r), [("run", args)], "{body:?}");
-            assert_eq!(r.content, None);
-        }
-        // No later close tag: the first one ended the value; the call ends there and
-        // the rest of the block is stray.
-        let text = call("<parameter=q>\nv\n</parameter>\noops\n");
-        let cfg = config("qwen3coder");
-        let (r, rejected) = crate::testutil::chunking_invariant_rejected(&cfg, &text, false);
-        assert_eq!(calls(&r), [("run", r#"{"q": "v"}"#)]);
-        assert_eq!(rejected[0].raw, "oops\n</function>\n");
-        // The same at the end of input.
-        let text = "<tool_call>\n<function=run>\n<parameter=q>\nv\n</parameter>\noops";
-        let (r, rejected) = crate::testutil::chunking_invariant_rejected(&cfg, text, false);
-        assert_eq!(calls(&r), [("run", r#"{"q": "v"}"#)]);
-        assert_eq!(rejected[0].raw, "oops");
-        // GLM's markup alike.
-        let text = "<tool_call>run\n<arg_key>q</arg_key><arg_value>a</arg_value>b</arg_value><arg_key>z</arg_key><arg_value>1</arg_value></tool_call>";
-        let r = parse("glm47", text);
-        assert_eq!(calls(&r), [("run", r#"{"q": "a</arg_value>b", "z": "1"}"#)]);
-    }
-
-    #[test]
-    fn qwen3coder_typed_values_and_protocol_newlines() {
-        let text = "</think>Sure.\n<tool_call>\n<function=get_weather>\n<parameter=city>\n北京 \"centre\"\n</parameter>\n<parameter=days>\n 3 \n</parameter>\n<parameter=detail>\nTrue\n</parameter>\n<parameter=ratio>\nNaN\n</parameter>\n<parameter=opts>\n{\"a\": [1, 2]}\n</parameter>\n<parameter=tags>\n[\"x\"]\n</parameter>\n</function>\n</tool_call>";
-        let r = parse("qwen3coder", text);
-        assert_eq!(r.content.as_deref(), Some("Sure.\n"));
-        assert_eq!(
-            calls(&r),
-            vec![(
-                "get_weather",
-                "{\"city\": \"北京 \\\"centre\\\"\", \"days\": 3, \"detail\": true, \"ratio\": \"NaN\", \"opts\": {\"a\": [1, 2]}, \"tags\": [\"x\"]}"
-            )]
-        );
-    }
-
-    #[test]
-    fn qwen3coder_values_keep_tag_like_text_and_inner_newlines() {
-        let text = "<tool_call>\n<function=run>\n<parameter=code>\nprint('<parameter=y>')\n\nx = \"</function>\"\n\n</parameter>\n</function>\n</tool_call>";
-        let r = parse("qwen3coder", text);
-        assert_eq!(
-            calls(&r),
-            vec![(
-                "run",
-                "{\"code\": \"print('<parameter=y>')\\n\\nx = \\\"</function>\\\"\\n\"}"
-            )]
-        );
-    }
-
-    #[test]
-    fn duplicate_parameters_and_parallel_calls_keep_their_values() {
-        let text = "<tool_call>\n<function=run>\n<parameter=a>\n1\n</parameter>\n<parameter=a>\n2\n</parameter>\n</function>\n</tool_call>\n<tool_call>\n<function=run>\n<parameter=a>\n3\n</parameter>\n</function>\n</tool_call>";
-        let r = parse("qwen3coder", text);
-        assert_eq!(
-            calls(&r),
-            vec![
-                ("run", "{\"a\": \"1\", \"a\": \"2\"}"),
-                ("run", "{\"a\": \"3\"}")
-            ]
-        );
-        assert_eq!(r.content, None);
-    }
-
-    #[test]
-    fn two_functions_in_one_block() {
-        let text = "<tool_call>\n<function=run>\n</function>\n<function=get_weather>\n</function>\n</tool_call>";
-        let r = parse("qwen3coder", text);
-        assert_eq!(calls(&r), vec![("run", "{}"), ("get_weather", "{}")]);
-    }
-
-    #[test]
-    fn no_argument_call_and_unknown_function() {
-        let text = "<tool_call>\n<function=nope>\n<parameter=a>\n1\n</parameter>\n</function>\n</tool_call><tool_call>\n<function=run>\n</function>\n</tool_call>";
-        let r = parse("qwen3coder", text);
-        assert_eq!(calls(&r), vec![("run", "{}")]);
-    }
-
-    #[test]
-    fn truncated_input_closes_the_object_and_invents_nothing() {
-        let r = parse(
-            "qwen3coder",
-            "<tool_call>\n<function=get_weather>\n<parameter=city>\nPar",
-        );
-        assert_eq!(calls(&r), vec![("get_weather", "{\"city\": \"Par\"}")]);
-        let r = parse(
-            "qwen3coder",
-            "<tool_call>\n<function=get_weather>\n<parameter=days>\n12",
-        );
-        assert_eq!(calls(&r), vec![("get_weather", "{\"days\": 12}")]);
-        let r = parse(
-            "qwen3coder",
-            "<tool_call>\n<function=get_weather>\n<parameter=ci",
-        );
-        assert_eq!(calls(&r), vec![("get_weather", "{}")]);
-        let r = parse("qwen3coder", "<tool_call>\n<function=get_wea");
-        assert!(r.tool_calls.is_empty());
-    }
-
-    #[test]
-    fn glm47_and_glm45() {
-        let r = parse(
-            "glm47",
-            "<tool_call>get_weather<arg_key>city</arg_key><arg_value> Paris\n</arg_value><arg_key>days</arg_key><arg_value>2</arg_value></tool_call>",
-        );
-        assert_eq!(
-            calls(&r),
-            vec![("get_weather", "{\"city\": \" Paris\\n\", \"days\": 2}")]
-        );
-        let r = parse(
-            "glm45",
-            "</think>I'll check.\n<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Oslo</arg_value>\n</tool_call>\n<tool_call>run\n</tool_call>",
-        );
-        assert_eq!(r.content.as_deref(), Some("I'll check.\n"));
-        assert_eq!(
-            calls(&r),
-            vec![("get_weather", "{\"city\": \"Oslo\"}"), ("run", "{}")]
-        );
-    }
-
-    #[test]
-    fn tool_inside_reasoning_resumes_reasoning() {
-        let r = parse(
-            "glm47",
-            "think<tool_call>run<arg_key>x</arg_key><arg_value>1</arg_value></tool_call>more</think>done",
-        );
-        assert_eq!(r.reasoning_content.as_deref(), Some("thinkmore"));
-        assert_eq!(r.content.as_deref(), Some("done"));
-        assert_eq!(calls(&r), vec![("run", "{\"x\": \"1\"}")]);
-    }
-
-    #[test]
-    fn long_string_value_streams_without_growing_pending() {
-        let cfg = config("qwen3coder");
-        let mut p = ResponseParser::new(&cfg).unwrap();
-        p.stream_chunk(
-            "<tool_call>\n<function=run>\n<parameter=data>\n",
-            None,
-            false,
-        )
-        .unwrap();
-        let mut max_pending = 0;
-        let mut emitted = 0;
-        for _ in 0..(1 << 20) / 8 {
-            for (d, _) in p.stream_chunk("ab\n<x>\"\n", None, false).unwrap() {
-                emitted += d.tool_calls.len();
-            }
-            max_pending = max_pending.max(p.pending_len());
-        }
-        assert!(
-            max_pending <= "</parameter>".len(),
-            "pending grew to {max_pending}"
-        );
-        assert!(emitted > 100_000, "the value did not stream");
-    }
-
-    /// Names and keys in attributes (quoted either way, not quoted, spaced), several
-    /// invokes per block, the trimmed values of MiniMax M2 (trailing whitespace held,
-    /// then data or dropped), under every chunking.
-    #[test]
-    fn attribute_names_and_trimmed_values() {
-        let text = "</think>I'll check.\n<minimax:tool_call>\n<invoke name=\"get_weather\">\n<parameter name=\"city\">  Tokyo  Bay \n</parameter>\n<parameter name='days'>\n 3\n</parameter>\n</invoke>\n<invoke name = run>\n<parameter name=code>\nx = 1\n\n</parameter>\n</invoke>\n</minimax:tool_call>";
-        let r = parse("minimax_m2", text);
-        assert_eq!(r.content.as_deref(), Some("I'll check.\n"));
-        assert_eq!(
-            calls(&r),
-            [
-                ("get_weather", r#"{"city": "Tokyo  Bay", "days": 3}"#),
-                ("run", r#"{"code": "x = 1"}"#)
-            ]
-        );
-    }
-
-    /// Step-3's frame is the function's open and close markup; a value close tag
-    /// inside a value is data when no markup follows it.
-    #[test]
-    fn step3_frame_and_a_close_tag_in_a_value() {
-        let text = "</think>Let me help you.\n<｜tool_calls_begin｜>\n<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name=\"run\">\n<steptml:parameter name=\"code\">a</steptml:parameter>b</steptml:parameter>\n</steptml:invoke><｜tool_call_end｜>\n<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name=\"get_weather\">\n<steptml:parameter name=\"days\">10</steptml:parameter>\n</steptml:invoke><｜tool_call_end｜>\n<｜tool_calls_end｜>\nHere are the results...";
-        let r = parse("step3", text);
-        assert_eq!(
-            r.content.as_deref(),
-            Some("Let me help you.\n\nHere are the results...")
-        );
-        assert_eq!(
-            calls(&r),
-            [
-                ("run", r#"{"code": "a</steptml:parameter>b"}"#),
-                ("get_weather", r#"{"days": 10}"#)
-            ]
-        );
-    }
-
-    /// Kimi K3: three-piece markers, names and keys in entity-escaped attributes, the
-    /// value's own type winning over the schema, the JSON body form, the response
-    /// wrapper dropped from content.
-    #[test]
-    fn kimi_k3_attributes_types_and_json_body() {
-        let head =
-            "</think><|open|>response<|sep|>answer<|close|>response<|sep|><|open|>tools<|sep|>";
-        let text = format!("{head}<|open|>call tool=\"get_weather\" index=\"1\"<|sep|><|open|>argument key=\"days\" type=\"string\"<|sep|>3<|close|>argument<|sep|><|open|>argument key=\"a&amp;b\" type=\"number\"<|sep|>1.5<|close|>argument<|sep|><|open|>argument key=\"o\" type=\"object\"<|sep|>not-json<|close|>argument<|sep|><|close|>call<|sep|><|open|>call tool=\"run\" index=\"2\"<|sep|><|open|>json type=\"object\"<|sep|>{{\"code\": \"<|close|>json<|sep|>\", \"n\": [1]}}<|close|>json<|sep|><|close|>call<|sep|><|close|>tools<|sep|><|close|>message<|sep|><|end_of_msg|>");
-        let r = parse("kimi_k3", &text);
-        assert_eq!(r.content.as_deref(), Some("answer"));
-        assert_eq!(
-            calls(&r),
-            [
-                (
-                    "get_weather",
-                    r#"{"days": "3", "a&b": 1.5, "o": "not-json"}"#
-                ),
-                ("run", r#"{"code": "<|close|>json<|sep|>", "n": [1]}"#)
-            ]
-        );
-        // A JSON body that is not an object is no arguments, and is recorded.
-        let text = format!("{head}<|open|>call tool=\"run\"<|sep|><|open|>json<|sep|>[1, 2]<|close|>json<|sep|><|close|>call<|sep|><|close|>tools<|sep|>");
-        let (r, rejected) =
-            crate::testutil::chunking_invariant_rejected(&config("kimi_k3"), &text, false);
-        assert_eq!(calls(&r), [("run", "{}")]);
-        assert_eq!(rejected[0].raw, "[1, 2]");
-    }
-
-    /// MiniMax M3: element-named keys, nested objects, `<item>` arrays, a repeated key
-    /// becoming a list, a string leaf streaming, a leaf typed by the schema.
-    #[test]
-    fn minimax_m3_nested_elements() {
-        let ns = "]<]minimax[>[";
-        let t = |k: &str, v: &str| format!("{ns}<{k}>{v}{ns}</{k}>");
-        let body = [
-            t("city", "Paris"),
-            t("days", "3"),
-            t("opts", &format!("{}{}", t("a", "1"), t("a", "2"))),
-            t(
-                "tags",
-                &format!("{}{}", t("item", "x"), t("item", &t("k", "v"))),
-            ),
-        ]
-        .concat();
-        let text = format!("</think>ok\n{ns}<tool_call>\n{ns}<invoke name=\"get_weather\">{body}{ns}</invoke>\n{ns}</tool_call>");
-        let r = parse("minimax_m3", &text);
-        assert_eq!(r.content.as_deref(), Some("ok\n"));
-        assert_eq!(
-            calls(&r),
-            [(
-                "get_weather",
-                r#"{"city": "Paris", "days": 3, "opts": {"a": ["1", "2"]}, "tags": ["x", {"k": "v"}]}"#
-            )]
-        );
-        // The block closing inside elements ends the value as text.
-        let text = format!(
-            "</think>{ns}<tool_call>{ns}<invoke name=\"run\">{ns}<o>{ns}<a>1{ns}</tool_call>after"
-        );
-        let r = parse("minimax_m3", &text);
-        assert_eq!(calls(&r), [("run", r#"{"o": "]<]minimax[>[<a>1"}"#)]);
-        assert_eq!(r.content.as_deref(), Some("after"));
-    }
-
-    /// MiniCPM-5: the name after `<function name=` unquoted, CDATA values (a close tag
-    /// inside is data), the `<arguments>` wrapper skipped.
-    #[test]
-    fn minicpm5_cdata_and_skipped_wrapper() {
-        let text = "<function name=\"run\"><arguments><param name=\"code\"><![CDATA[if a < b: print(\"</param>\")]]></param></arguments></function><function name='get_weather'><param name=\"days\">2</param></function>";
-        let r = parse("minicpm5", text);
-        assert_eq!(
-            calls(&r),
-            [
-                ("run", r#"{"code": "if a < b: print(\"</param>\")"}"#),
-                ("get_weather", r#"{"days": 2}"#)
-            ]
-        );
-    }
-
-    /// One name, two generations: LongCat's JSON envelope and its GLM-style markup;
-    /// dots' XML and its JSON fallback.
-    #[test]
-    fn forms_of_longcat_and_dots() {
-        let text = "<longcat_tool_call>{\"name\": \"run\", \"arguments\": {\"x\": 1}}</longcat_tool_call>\n<longcat_tool_call>get_weather\n<longcat_arg_key>city</longcat_arg_key>\n<longcat_arg_value>Oslo</longcat_arg_value>\n</longcat_tool_call>";
-        let r = parse("longcat", text);
-        assert_eq!(
-            calls(&r),
-            [
-                ("run", r#"{"x": 1}"#),
-                ("get_weather", r#"{"city": "Oslo"}"#)
-            ]
-        );
-        let text = "<dots_function_call>\n<invoke name=\"run\">\n<parameter name=\"code\">\n\nx\n\n</parameter>\n</invoke>\n</dots_function_call><dots_function_call>{\"name\": \"get_weather\", \"arguments\": {\"days\": 1}}</dots_function_call>";
-        let r = parse("dots", text);
-        assert_eq!(
-            calls(&r),
-            [
-                ("run", r#"{"code": "\nx\n"}"#),
-                ("get_weather", r#"{"days": 1}"#)
-            ]
-        );
-    }
-
-    #[test]
-    fn declarations_are_checked() {
-        let base = crate::registry::tool_dialect("qwen3coder").unwrap();
-        let bad = |f: &dyn Fn(&mut super::XmlSyntax)| {
-            let mut d = (*base).clone();
-            d.name = "xml-problem-test".into();
-            d.aliases.clear();
-            f(d.xml.as_mut().unwrap());
-            crate::registry::register_tool_dialect(d, true).unwrap_err()
-        };
-        bad(&|x| x.value_whitespace = Some(super::ValueWhitespace::Trim));
-        bad(&|x| {
-            x.value_close = "</{key}>".into();
-            x.key_attr = Some("name".into());
-        });
-        bad(&|x| {
-            x.nested = Some(super::NestedValues {
-                item: "item".into(),
-            })
-        });
-        bad(&|x| x.skip = vec![String::new()]);
-        bad(&|x| x.name_attr = Some("a b".into()));
     }
 }

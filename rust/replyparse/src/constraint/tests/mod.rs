@@ -1,13 +1,22 @@
-//! Tests of what the families share: selection, refusals, the reasoning section,
-//! special-token splitting, raw value forms and the `ParserConfig` entry point. Each
-//! family's output is tested beside it (`grammars/*/constraint.rs`).
+//! Tests of the constraint entry points: what the families share (selection, refusals,
+//! the reasoning section, special-token splitting, raw value forms, the `ParserConfig`
+//! entry point) here, each family's writer in its own file, with the helpers below.
+
+mod dsml;
+mod envelope;
+mod gemma;
+mod harmony;
+mod header;
+mod pythonic;
+mod xml;
 
 use std::collections::BTreeSet;
 
 use serde_json::{json, Value};
 
-use super::lark::{self, Lark};
 use super::*;
+use crate::constraint_kit::lark::{self, Lark};
+use crate::constraint_kit::structural;
 
 /// The tools the family tests use: a typed `get_weather` (a string, a nullable
 /// integer, an enum; `city` required) and a `search` with no schema.
@@ -354,12 +363,16 @@ fn mistral_reasoning_effort_allows_a_think_section() {
     let mut cfg = config(Some("mistral"), Some("mistral"), None);
     cfg.tool_choice = ToolChoice::Required;
     cfg.reasoning_effort = Some("high".into());
-    let c = cfg.constraint(true, &SpecialTokens::None).unwrap().unwrap();
+    let c = ToolConstraint::for_config(&cfg, true, &SpecialTokens::None)
+        .unwrap()
+        .unwrap();
     assert!(c
         .lark_grammar
         .contains("\nreasoning: \"[THINK]\" reasoning_text\n"));
     cfg.reasoning_effort = Some("none".into());
-    let c = cfg.constraint(true, &SpecialTokens::None).unwrap().unwrap();
+    let c = ToolConstraint::for_config(&cfg, true, &SpecialTokens::None)
+        .unwrap()
+        .unwrap();
     assert!(!c.lark_grammar.contains("reasoning"), "{}", c.lark_grammar);
 }
 
@@ -714,7 +727,7 @@ fn config(tool: Option<&str>, reasoning: Option<&str>, thinking: Option<bool>) -
 fn the_parser_config_decides_dialect_and_reasoning() {
     let m = SpecialTokens::Markers;
     let has_reasoning = |c: &ParserConfig| {
-        let out = c.constraint(true, &m).unwrap().unwrap();
+        let out = ToolConstraint::for_config(c, true, &m).unwrap().unwrap();
         start(&out.lark_grammar).starts_with("reasoning ")
     };
     assert!(has_reasoning(&config(Some("qwen"), Some("qwen3"), None)));
@@ -737,7 +750,7 @@ fn the_parser_config_decides_dialect_and_reasoning() {
     assert!(!has_reasoning(&config(Some("qwen"), Some(""), Some(true))));
 
     let c = config(Some("qwen3coder"), Some("qwen3"), None);
-    let got = c.constraint(false, &m).unwrap().unwrap();
+    let got = ToolConstraint::for_config(&c, false, &m).unwrap().unwrap();
     let want = tool_constraint(
         "qwen3coder",
         &tools(),
@@ -752,14 +765,17 @@ fn the_parser_config_decides_dialect_and_reasoning() {
     .unwrap();
     assert_eq!(got, want);
     assert_eq!(
-        c.constraint_tag_like_pieces(false).unwrap(),
+        ToolConstraint::tag_like_pieces_for_config(&c, false).unwrap(),
         tag_like_pieces("qwen3coder", &tools(), &ToolChoice::Required, &thinking()).unwrap()
     );
 
     let mut auto = c.clone();
     auto.tool_choice = ToolChoice::Auto;
-    assert_eq!(auto.constraint(true, &m).unwrap(), None);
-    assert_eq!(auto.constraint_tag_like_pieces(true).unwrap(), None);
+    assert_eq!(ToolConstraint::for_config(&auto, true, &m).unwrap(), None);
+    assert_eq!(
+        ToolConstraint::tag_like_pieces_for_config(&auto, true).unwrap(),
+        None
+    );
 }
 
 #[test]
@@ -767,13 +783,13 @@ fn the_parser_config_takes_harmony_from_the_response_parser() {
     let m = SpecialTokens::Markers;
     let mut c = config(Some("qwen"), Some("qwen3"), None);
     c.response_parser = Some("harmony".into());
-    let out = c.constraint(true, &m).unwrap().unwrap();
+    let out = ToolConstraint::for_config(&c, true, &m).unwrap().unwrap();
     assert_eq!(start(&out.lark_grammar), "analysis* call");
     c.enable_thinking = Some(false);
-    let out = c.constraint(true, &m).unwrap().unwrap();
+    let out = ToolConstraint::for_config(&c, true, &m).unwrap().unwrap();
     assert_eq!(start(&out.lark_grammar), "call");
     c.response_parser = Some("default".into());
-    let out = c.constraint(true, &m).unwrap().unwrap();
+    let out = ToolConstraint::for_config(&c, true, &m).unwrap().unwrap();
     assert!(out.lark_grammar.contains("<tool_call>"));
 }
 
@@ -781,16 +797,16 @@ fn the_parser_config_takes_harmony_from_the_response_parser() {
 fn the_parser_config_refuses_what_it_cannot_parse() {
     let m = SpecialTokens::Markers;
     let c = config(None, Some("qwen3"), None);
-    let msg = refusal(c.constraint(true, &m));
+    let msg = refusal(ToolConstraint::for_config(&c, true, &m));
     assert!(msg.contains("needs a tool parser"), "{msg}");
     let mut empty = config(None, None, None);
     empty.tools = None;
-    let msg = refusal(empty.constraint(true, &m));
+    let msg = refusal(ToolConstraint::for_config(&empty, true, &m));
     assert_eq!(msg, r#"tool_choice "required" needs at least one tool"#);
     // Unknown names fail as the parser's constructor does.
     let typo = config(Some("qwen"), Some("nope"), None);
     assert!(matches!(
-        typo.constraint(true, &m),
+        ToolConstraint::for_config(&typo, true, &m),
         Err(Error::UnknownParser { .. })
     ));
     // A markup the structural tag cannot write (no xgrammar style, and functions in one
@@ -799,12 +815,18 @@ fn the_parser_config_refuses_what_it_cannot_parse() {
     let mut d = (*registry::tool_dialect("qwen3coder").unwrap()).clone();
     d.name = "constraint-test-xml".into();
     d.aliases.clear();
-    let x = d.xml.as_mut().unwrap();
+    let crate::grammars::Syntax::Xml(x) = &mut d.syntax else {
+        panic!("qwen3coder is an XML dialect")
+    };
     x.function_open = "<invoke name=".into();
     x.function_close = None;
     x.one_block = true;
     registry::register_tool_dialect(d, true).unwrap();
-    let msg = refusal(config(Some("constraint-test-xml"), None, None).constraint(true, &m));
+    let msg = refusal(ToolConstraint::for_config(
+        &config(Some("constraint-test-xml"), None, None),
+        true,
+        &m,
+    ));
     assert!(
         msg.contains("several functions in one block without a function close"),
         "{msg}"

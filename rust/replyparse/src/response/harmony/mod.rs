@@ -729,8 +729,8 @@ mod tests {
     use super::*;
     use crate::delta::ParsedResponse;
     use crate::request::ToolChoice;
+    use crate::response::testutil::{calls, check_stream, chunking_invariant_rejected, tool_specs};
     use crate::response::ResponseParser;
-    use crate::testutil::{calls, check_stream, chunking_invariant_rejected, tool_specs};
 
     /// The `gpt-oss` response parser for a request with these tools and choice.
     fn policy(names: &[&str], choice: ToolChoice) -> ParserConfig {

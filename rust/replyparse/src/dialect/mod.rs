@@ -1,0 +1,353 @@
+//! Dialect declarations: the data a tool, reasoning or response parser is built from
+//! (tags, the payload syntax, start rules), and the checks a declaration must pass.
+//! [`crate::registry`] holds the registered ones by name.
+
+mod former;
+mod validate;
+
+use std::borrow::Cow;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::grammars::{grammar_for, PayloadGrammar};
+pub use crate::grammars::{Family, FieldError, FormDecl, Markers, Syntax};
+use crate::request::Schemas;
+use crate::scan::special::SpecialTokens;
+use crate::thinking::{FlagRule, ThinkingFlags};
+pub(crate) use validate::{validate_reasoning_dialect, validate_tool_dialect};
+
+/// A tool-call dialect: outer tags and the payload's syntax.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ToolDialect {
+    pub name: String,
+    #[serde(default)]
+    pub aliases: Vec<String>,
+    /// The payload syntax: its grammar family and that family's fields
+    /// (`{"family": "xml", ...}`); absent, a JSON envelope with its default keys.
+    #[serde(default)]
+    pub syntax: Syntax,
+    /// Outer open tag.
+    pub open: String,
+    /// Outer close tag; `None` when the block ends with the payload (llama3).
+    #[serde(default)]
+    pub close: Option<String>,
+    /// Other spellings of the open tag that also open a block (Kimi's singular
+    /// `<|tool_call_section_begin|>`, DSML without its leading newlines).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub open_aliases: Vec<String>,
+    /// Other spellings of the close tag that also close a block.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub close_aliases: Vec<String>,
+    /// Token-boundary proper prefixes of the open tag (the seed's tuples), longest first.
+    #[serde(default)]
+    pub open_prefixes: Vec<String>,
+    /// Token-boundary proper prefixes of the close tag, longest first.
+    #[serde(default)]
+    pub close_prefixes: Vec<String>,
+    /// Tokenizer specs the prefix lists were measured with (`replyparse prefixes`); the
+    /// test suite re-measures them.
+    #[serde(default)]
+    pub verified_with: Vec<String>,
+    /// More kinds of block, each with its own open and close tag: xLAM writes its array
+    /// bare, after `[TOOL_CALLS]`, inside `<tool_call>...</tool_call>` or in a fenced
+    /// block; Llama 4 after `<|python_tag|>` or inside `<|python_start|>...<|python_end|>`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub blocks: Vec<BlockTags>,
+    /// A block opened by `open` (or its aliases) is a call only if it emits one;
+    /// otherwise it is given back as content: for an open tag that is an ordinary word
+    /// (Phi-4-mini's `functools`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub tentative: bool,
+    /// The payload may also stand with no marker at the start of the content (after
+    /// whitespace, at the start of the output or right after reasoning): xLAM's bare
+    /// array, Llama 3's bare JSON. Such a payload is a call only if it emits one (its
+    /// first call names a request tool); otherwise it is content, as written.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub bare_start: bool,
+    /// Tags that wrap content as protocol, not content (ERNIE `<response>`, Cohere
+    /// `<|START_RESPONSE|>`, Hunyuan `<answer>`): dropped; an open wrapper while reasoning
+    /// ends the reasoning.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub content_wrappers: Vec<WrapperTags>,
+    /// Markup removed from content and reasoning, the text between kept (Cohere's
+    /// citation tags `<co: 0>...</co: 0>`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub drop_markup: Vec<DropMarkup>,
+    /// Other payload forms of this name, told apart at the payload's first bytes
+    /// (Mistral's array form beside its header form): a payload that starts with a
+    /// form's `when` is parsed by that form's family, anything else by the dialect's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub forms: Vec<FormDecl>,
+    /// The pieces of the markers that are single special (or added) tokens; absent:
+    /// every `<|...|>` piece. Engines that keep special tokens in the text may decode a
+    /// marker with one space at each boundary next to such a piece, so those spellings
+    /// open and close blocks too (see [`crate::scan::special`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub special_tokens: Option<Vec<String>>,
+}
+
+impl ToolDialect {
+    /// Every tag that opens a block: the open tag, then its aliases.
+    pub fn open_tags(&self) -> impl Iterator<Item = &str> {
+        std::iter::once(self.open.as_str()).chain(self.open_aliases.iter().map(String::as_str))
+    }
+
+    /// Every tag that closes a block (none when the block ends with its payload).
+    pub fn close_tags(&self) -> impl Iterator<Item = &str> {
+        self.close
+            .as_deref()
+            .into_iter()
+            .chain(self.close_aliases.iter().map(String::as_str))
+    }
+
+    /// The dialect's payload family.
+    pub fn family(&self) -> Family {
+        self.syntax.family()
+    }
+
+    /// What the dialect's grammars need of its tags.
+    pub fn markers(&self) -> Markers<'_> {
+        Markers {
+            open: &self.open,
+            open_aliases: &self.open_aliases,
+            close: self.close.as_deref(),
+            close_aliases: &self.close_aliases,
+            special: self.special(),
+        }
+    }
+
+    /// The grammar of the dialect's syntax (and of its other forms, if any), for a
+    /// request whose parameter schemas are `schemas`.
+    pub fn grammar(&self, schemas: Schemas) -> Box<dyn PayloadGrammar> {
+        grammar_for(&self.syntax, &self.forms, &self.markers(), schemas)
+    }
+
+    /// Which pieces of this dialect's markers are special tokens.
+    pub fn special(&self) -> SpecialTokens<'_> {
+        match &self.special_tokens {
+            Some(list) => SpecialTokens::Listed(list),
+            None => SpecialTokens::Markers,
+        }
+    }
+
+    /// Every spelling that opens a block of the first kind: each open tag as declared
+    /// and as engines may decode it (spaces beside its special tokens), declared tags
+    /// first, no repeats.
+    pub fn open_spellings(&self) -> Vec<Cow<'_, str>> {
+        self.spellings_of(self.open_tags())
+    }
+
+    /// Every spelling that closes a block of the first kind, as
+    /// [`open_spellings`](Self::open_spellings).
+    pub fn close_spellings(&self) -> Vec<Cow<'_, str>> {
+        self.spellings_of(self.close_tags())
+    }
+
+    /// The kinds of block: the first is `open` (and its aliases) closed by `close` (and
+    /// its aliases); each of [`blocks`](Self::blocks) is another, with its own tags.
+    pub fn block_kinds(&self) -> Vec<BlockKind<'_>> {
+        let mut kinds = vec![BlockKind {
+            opens: self.open_tags().collect(),
+            closes: self.close_tags().collect(),
+            tentative: self.tentative,
+        }];
+        kinds.extend(self.blocks.iter().map(|b| BlockKind {
+            opens: vec![b.open.as_str()],
+            closes: b.close.as_deref().into_iter().collect(),
+            tentative: b.tentative,
+        }));
+        kinds
+    }
+
+    /// Every spelling of `tags` (declared first, then as engines may decode them).
+    pub fn spellings_of<'a>(&'a self, tags: impl Iterator<Item = &'a str>) -> Vec<Cow<'a, str>> {
+        self.special().spellings_of(tags)
+    }
+}
+
+/// The tags of one more kind of block.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BlockTags {
+    pub open: String,
+    /// `None`: the block ends with its payload.
+    #[serde(default)]
+    pub close: Option<String>,
+    /// The block is a call only if it emits one; otherwise all of it, tags included,
+    /// is given back as content (xLAM's fenced block: prose has code fences too).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub tentative: bool,
+}
+
+/// One kind of block, as the tool and response parsers arm it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BlockKind<'a> {
+    pub opens: Vec<&'a str>,
+    pub closes: Vec<&'a str>,
+    /// See [`BlockTags::tentative`].
+    pub tentative: bool,
+}
+
+/// A content wrapper's tags.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WrapperTags {
+    pub open: String,
+    pub close: String,
+}
+
+/// Markup dropped from the text: a fixed `tag`, or a `prefix` up to and including the
+/// first `end` within [`DROP_MARKUP_MAX`] bytes (a citation's `</co: 0:[1,2]>`); longer,
+/// it is text.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DropMarkup {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tag: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefix: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end: Option<String>,
+}
+
+/// Longest markup a [`DropMarkup`] prefix rule drops.
+pub const DROP_MARKUP_MAX: usize = 128;
+
+/// When a response starts inside reasoning.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum StartMode {
+    /// In reasoning unless thinking is switched off (Qwen3, R1 style templates that
+    /// open `<think>` in the prompt).
+    #[default]
+    UnlessDisabled,
+    /// In reasoning only when thinking is switched on (DeepSeek V3.x).
+    WhenEnabled,
+    /// Always starts in plain text; reasoning begins at an explicit open tag.
+    Never,
+    /// Always starts in reasoning, whatever the flags say (templates that always open
+    /// the reasoning in the prompt: Qwen3 Thinking-2507, Step-3, MiniMax M2).
+    Always,
+}
+
+/// A reasoning dialect: tags and start rule. It is a description, not a parser: the
+/// response state machine does all buffering and routing.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReasoningDialect {
+    pub name: String,
+    #[serde(default)]
+    pub aliases: Vec<String>,
+    pub open: String,
+    pub close: String,
+    /// When a response starts inside reasoning (`unless_disabled` when left out).
+    #[serde(default)]
+    pub starts_in_reasoning: StartMode,
+    /// Other spellings of the open tag (Granite's "Here is my thought process:" beside
+    /// "Here's ...", Gemma 4's channel with and without its `thought` label).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub open_aliases: Vec<String>,
+    /// Other spellings of the close tag.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub close_aliases: Vec<String>,
+    /// Text the model may write first, in place of the open tag, when reasoning began
+    /// implicitly: dropped like a leading open tag (Gemma 4 after a prompt that
+    /// pre-opened `<|channel>` writes only its `thought\n` self label; SGLang's
+    /// `think_start_self_label`). Anywhere else it is text.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub start_labels: Vec<String>,
+    /// Reasoning is not split out: the output is content, this text (the open tag the
+    /// template wrote in the prompt) put before it — the `*_append_think` variants, for
+    /// clients that feed reasoning back inline.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inline_prefix: Option<String>,
+    /// One reasoning section only: after its close, an open tag is content (OLMo 3's
+    /// text tags: a literal `<think>` in an answer must not re-enter reasoning).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub once: bool,
+    /// A close tag before anything else, outside reasoning, is dropped (MiniMax M3's
+    /// non-thinking turns may start with a stray `</mm:think>`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub drop_leading_close: bool,
+    /// A tool call ends the reasoning (its reference parser's "implicit end": Gemma 4,
+    /// Solar Open2, Cohere): after the block, text is content. Otherwise a block entered
+    /// from reasoning returns to reasoning (the seed's rule).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub tool_ends_reasoning: bool,
+    /// One newline right before and one right after the close tag are protocol
+    /// (Step-3.5 writes them around `</think>`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub close_newlines: bool,
+    /// Tags that wrap content (see [`ToolDialect::content_wrappers`]): a reasoning
+    /// parser used without a tool parser still removes them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub content_wrappers: Vec<WrapperTags>,
+    /// Markup dropped from the text (see [`ToolDialect::drop_markup`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub drop_markup: Vec<DropMarkup>,
+    /// The request flags this model's chat template reads to switch thinking, in order
+    /// (the first one the request carries decides; see [`crate::thinking`]). Empty:
+    /// `enable_thinking`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub thinking_flags: Vec<FlagRule>,
+}
+
+impl ReasoningDialect {
+    /// Whether thinking is on, off, or not said, for the request's flags as this
+    /// dialect's template reads them.
+    pub fn thinking(&self, flags: &ThinkingFlags<'_>) -> Option<bool> {
+        // A template that always opens the reasoning reads no flag: only the caller's
+        // own switch can say thinking is off (a kwarg such as `enable_thinking=false`
+        // changes nothing the model sees).
+        if self.starts_in_reasoning == StartMode::Always && self.thinking_flags.is_empty() {
+            return flags.enable_thinking;
+        }
+        flags.resolve(&self.thinking_flags)
+    }
+
+    /// Whether a response starts in reasoning when thinking is `thinking` (resolved by
+    /// [`thinking`](Self::thinking)).
+    pub fn starts_in_reasoning(&self, enable_thinking: Option<bool>) -> bool {
+        if self.inline_prefix.is_some() {
+            return false;
+        }
+        match self.starts_in_reasoning {
+            StartMode::UnlessDisabled => enable_thinking != Some(false),
+            StartMode::WhenEnabled => enable_thinking == Some(true),
+            StartMode::Never => false,
+            StartMode::Always => true,
+        }
+    }
+
+    /// Every tag that opens reasoning: the open tag, then its aliases.
+    pub fn open_tags(&self) -> impl Iterator<Item = &str> {
+        std::iter::once(self.open.as_str()).chain(self.open_aliases.iter().map(String::as_str))
+    }
+
+    /// Every tag that closes reasoning.
+    pub fn close_tags(&self) -> impl Iterator<Item = &str> {
+        std::iter::once(self.close.as_str()).chain(self.close_aliases.iter().map(String::as_str))
+    }
+}
+
+/// A top-level response parser. `default` composes a reasoning and a tool dialect.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ResponseDialect {
+    pub name: String,
+    #[serde(default)]
+    pub aliases: Vec<String>,
+}
+
+/// The JSON Schema of the declarations: `{"tool_dialect": ..., "reasoning_dialect":
+/// ...}`, each a draft 2020-12 schema of the current shape (what [`ToolDialect`] and
+/// [`ReasoningDialect`] serialize to and read). The Python package's declaration models
+/// are checked against it.
+pub fn declaration_schema() -> serde_json::Value {
+    serde_json::json!({
+        "tool_dialect": schemars::schema_for!(ToolDialect),
+        "reasoning_dialect": schemars::schema_for!(ReasoningDialect),
+    })
+}

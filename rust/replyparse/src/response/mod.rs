@@ -1,0 +1,249 @@
+//! The response layer: what turns a model's whole output into deltas.
+//!
+//! [`ResponseParser`] is the public facade. It holds one of two parsers: the composed
+//! (`default`) parser of [`composed`], which routes plain text, reasoning and tool blocks
+//! for a reasoning dialect and a tool dialect declared as data, or the dedicated Harmony
+//! parser of [`harmony`] (`gpt-oss`), a whole response protocol of its own.
+
+mod composed;
+pub mod harmony;
+#[cfg(test)]
+mod tests;
+#[cfg(test)]
+pub(crate) mod testutil;
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use crate::calls::RejectedCall;
+pub use crate::config::{ParserConfig, DEFAULT_MAX_BUFFERED_BYTES};
+use crate::delta::{ParsedResponse, StreamItem};
+use crate::error::{Error, Result};
+use crate::registry::{self, ReasoningDialect, ToolDialect};
+use crate::request::ToolPolicy;
+use composed::Composed;
+use harmony::HarmonyParser;
+
+/// A response parser: the `default` composition of a reasoning and a tool dialect, or a
+/// dedicated parser (`gpt-oss`, [`harmony`]) for a protocol whose channels that
+/// composition cannot express. One public type, so servers and bindings drive every
+/// response parser alike.
+#[derive(Debug)]
+pub struct ResponseParser {
+    inner: Inner,
+    max_buffered: usize,
+    /// What the parser holds, measured after each chunk (state changes only there), so
+    /// reading it costs nothing: a binding asks before every chunk.
+    buffered: usize,
+    /// A chunk was streamed: `parse_complete` would see only the rest of the response.
+    streamed: bool,
+}
+
+// One per parser, never moved per chunk: boxing the larger variant would only add an
+// indirection to every call.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug)]
+enum Inner {
+    Composed(Composed),
+    Harmony(HarmonyParser),
+}
+
+/// `expr` on whichever parser the façade holds (both have the same inherent methods;
+/// a match, not a trait object, so the per-chunk call stays direct).
+macro_rules! each {
+    ($inner:expr, $p:ident => $e:expr) => {
+        match $inner {
+            Inner::Composed($p) => $e,
+            Inner::Harmony($p) => $e,
+        }
+    };
+}
+
+impl ResponseParser {
+    /// Whether the parser built from `config` reads the tools' parameter schemas (only
+    /// a grammar that converts values by type does). A caller holding the tools in
+    /// another form, such as Python objects, can then skip converting the schemas.
+    /// Fails on an unknown name, as [`ResponseParser::new`] does.
+    pub fn uses_tool_schemas(config: &ParserConfig) -> Result<bool> {
+        if dedicated(&Self::normalized_config(config))? {
+            // Harmony arguments are the model's JSON as written.
+            return Ok(false);
+        }
+        match config.tool_parser.as_deref().filter(|n| !n.is_empty()) {
+            Some(n) => Ok(registry::tool_dialect(n)?.family().uses_schemas()),
+            None => Ok(false),
+        }
+    }
+
+    /// `config` with a reasoning parser name that names the gpt-oss response parser
+    /// (vLLM's `openai_gptoss`, SGLang's `gpt-oss` are reasoning parser names there) read
+    /// as that response parser: Harmony's channels carry the reasoning, so a server that
+    /// sets only a reasoning parser for gpt-oss gets the Harmony parser. This is the
+    /// configuration [`new`](Self::new) builds from.
+    pub fn normalized_config(config: &ParserConfig) -> Cow<'_, ParserConfig> {
+        let set = |n: &Option<String>| n.as_deref().is_some_and(|n| !n.is_empty());
+        if set(&config.response_parser) || set(&config.tool_parser) {
+            return Cow::Borrowed(config);
+        }
+        let Some(name) = config.reasoning_parser.as_deref().filter(|n| !n.is_empty()) else {
+            return Cow::Borrowed(config);
+        };
+        let harmony = registry::reasoning_dialect(name).is_err()
+            && registry::response_dialect(name).is_ok_and(|r| r.name == harmony::NAME);
+        if !harmony {
+            return Cow::Borrowed(config);
+        }
+        let mut c = config.clone();
+        c.response_parser = c.reasoning_parser.take();
+        Cow::Owned(c)
+    }
+
+    /// Builds a parser from registry names and the request's tool policy.
+    /// `response_parser` picks the parser (`default` when unset); a dedicated parser
+    /// refuses a `tool_parser` or `reasoning_parser` it would otherwise ignore.
+    pub fn new(config: &ParserConfig) -> Result<Self> {
+        let config = &*Self::normalized_config(config);
+        let inner = if dedicated(config)? {
+            Inner::Harmony(HarmonyParser::new(config)?)
+        } else {
+            Inner::Composed(Composed::new(config)?)
+        };
+        Ok(ResponseParser {
+            inner,
+            max_buffered: config
+                .max_buffered_bytes
+                .unwrap_or(DEFAULT_MAX_BUFFERED_BYTES),
+            buffered: 0,
+            streamed: false,
+        })
+    }
+
+    /// Builds the `default` parser from resolved dialects.
+    pub fn from_dialects(
+        tool: Option<Arc<ToolDialect>>,
+        reasoning: Option<Arc<ReasoningDialect>>,
+        policy: &ToolPolicy,
+        enable_thinking: Option<bool>,
+        reasoning_tag_ids: Option<(u32, u32)>,
+    ) -> Self {
+        ResponseParser {
+            inner: Inner::Composed(Composed::from_dialects(
+                tool,
+                reasoning,
+                policy,
+                enable_thinking,
+                reasoning_tag_ids,
+            )),
+            max_buffered: DEFAULT_MAX_BUFFERED_BYTES,
+            buffered: 0,
+            streamed: false,
+        }
+    }
+
+    /// Feeds one engine chunk (any size, any boundary) and returns its deltas in the
+    /// model's channel order. `final_` means the response ended: ambiguous text is
+    /// released and an open tool block or message is closed.
+    pub fn stream_chunk(
+        &mut self,
+        text: &str,
+        token_ids: Option<&[u32]>,
+        final_: bool,
+    ) -> Result<Vec<StreamItem>> {
+        let mut items = Vec::new();
+        self.stream_chunk_into(text, token_ids, final_, &mut items)?;
+        Ok(items)
+    }
+
+    /// [`Self::stream_chunk`], appending the deltas to `out` instead of returning a new
+    /// vector. A server that drains `out` after every chunk streams a whole response
+    /// with one vector allocation; items already in `out` are left as they are. On an
+    /// error nothing is appended.
+    pub fn stream_chunk_into(
+        &mut self,
+        text: &str,
+        token_ids: Option<&[u32]>,
+        final_: bool,
+        out: &mut Vec<StreamItem>,
+    ) -> Result<()> {
+        let start = out.len();
+        self.streamed = true;
+        each!(&mut self.inner, p => p.stream_chunk_into(text, token_ids, final_, out))?;
+        let buffered = each!(&self.inner, p => p.buffered_bytes());
+        self.buffered = buffered;
+        if buffered > self.max_buffered {
+            // The response cannot continue within its bound: end it here, loudly.
+            out.truncate(start);
+            self.poison();
+            return Err(Error::BufferLimit {
+                limit: self.max_buffered,
+                buffered,
+            });
+        }
+        Ok(())
+    }
+
+    /// Bytes the parser holds for this response: unconsumed text and every buffer of
+    /// the grammar (names, keys, held arguments, typed values, capped diagnostics).
+    pub fn buffered_bytes(&self) -> usize {
+        self.buffered
+    }
+
+    /// Marks the parser finished after an error, so later chunks are refused.
+    fn poison(&mut self) {
+        each!(&mut self.inner, p => p.finish_after_error())
+    }
+
+    /// The whole response at once: `stream_chunk(text, final=True)` plus aggregation,
+    /// on a parser that has not streamed ([`Error::AlreadyStreamed`] otherwise: the
+    /// result would miss what was streamed).
+    pub fn parse_complete(
+        &mut self,
+        text: &str,
+        token_ids: Option<&[u32]>,
+    ) -> Result<ParsedResponse> {
+        if self.streamed && !self.is_finished() {
+            return Err(Error::AlreadyStreamed);
+        }
+        let items = self.stream_chunk(text, token_ids, true)?;
+        Ok(ParsedResponse::from_deltas(items.iter().map(|(d, _)| d)))
+    }
+
+    /// Reasoning tokens counted from token ids (`default`: when the tag ids were given;
+    /// `gpt-oss`: once any ids were given).
+    pub fn reasoning_tokens(&self) -> Option<usize> {
+        each!(&self.inner, p => p.reasoning_tokens())
+    }
+
+    /// Calls and block text that did not reach the client, in order.
+    pub fn rejected_calls(&self) -> &[RejectedCall] {
+        each!(&self.inner, p => p.rejected_calls())
+    }
+
+    /// Number of tool calls emitted so far.
+    pub fn emitted_tool_calls(&self) -> usize {
+        each!(&self.inner, p => p.emitted_tool_calls())
+    }
+
+    /// The final chunk arrived while a tool block (or call message) was still open.
+    pub fn ended_in_tool_block(&self) -> bool {
+        each!(&self.inner, p => p.ended_in_tool_block())
+    }
+
+    /// Bytes currently held back.
+    pub fn pending_len(&self) -> usize {
+        each!(&self.inner, p => p.pending_len())
+    }
+
+    pub fn is_finished(&self) -> bool {
+        each!(&self.inner, p => p.is_finished())
+    }
+}
+
+/// Whether `config` names a dedicated response parser (Harmony) rather than the
+/// composition of a reasoning and a tool dialect.
+fn dedicated(config: &ParserConfig) -> Result<bool> {
+    match config.response_parser.as_deref().filter(|n| !n.is_empty()) {
+        Some(name) => Ok(registry::response_dialect(name)?.name == harmony::NAME),
+        None => Ok(false),
+    }
+}

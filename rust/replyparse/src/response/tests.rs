@@ -1,0 +1,633 @@
+//! Tests of the response layer through its facade.
+
+use super::testutil::{chunking_invariant, feed, tool_specs};
+use super::*;
+use crate::delta::{Channel, DeltaMessage, ParsedResponse};
+use crate::error::Error;
+use crate::request::{ToolChoice, ToolSpec};
+
+fn tools(names: &[&str]) -> Option<Vec<ToolSpec>> {
+    Some(tool_specs(names))
+}
+
+/// Stray text inside a tool block does not swallow the calls after it: the tool
+/// parser resynchronises at the grammar's next payload marker and records only the
+/// junk between (SMG has a regression test for exactly this), under every chunking.
+#[test]
+fn stray_text_resynchronises_at_the_next_call() {
+    let w = r#"{"name": "get_weather", "arguments": {"city": "A"}}"#;
+    let q = r#"{"name": "search", "arguments": {"query": "q"}}"#;
+    let dsml_call = |name: &str, body: &str| {
+        format!("<｜DSML｜invoke name=\"{name}\">\n{body}</｜DSML｜invoke>\n")
+    };
+    let q_param = "<｜DSML｜parameter name=\"query\" string=\"true\">q</｜DSML｜parameter>\n";
+    let kimi_q = "<|tool_call_begin|>functions.search:0<|tool_call_argument_begin|>{\"query\": \"q\"}<|tool_call_end|>";
+    type Case<'a> = (&'a str, String, Vec<(&'a str, &'a str)>, Vec<&'a str>);
+    let cases: Vec<Case> = vec![
+        (
+            "qwen",
+            format!("<tool_call>\n{w}, {q}\n</tool_call>"),
+            vec![
+                ("get_weather", r#"{"city": "A"}"#),
+                ("search", r#"{"query": "q"}"#),
+            ],
+            vec![", "],
+        ),
+        (
+            "qwen",
+            format!("<tool_call>\n{w} junk; {q} tail\n</tool_call>"),
+            vec![
+                ("get_weather", r#"{"city": "A"}"#),
+                ("search", r#"{"query": "q"}"#),
+            ],
+            vec!["junk; ", "tail\n"],
+        ),
+        (
+            "deepseek-v32",
+            format!(
+                "\n\n<｜DSML｜function_calls>\n{}{}</｜DSML｜function_calls>",
+                dsml_call("", q_param),
+                dsml_call("search", q_param)
+            ),
+            vec![("search", r#"{"query": "q"}"#)],
+            vec![],
+        ),
+        (
+            "deepseek-v32",
+            format!(
+                "\n\n<｜DSML｜function_calls>\nnoise\n{}</｜DSML｜function_calls>",
+                dsml_call("search", q_param)
+            ),
+            vec![("search", r#"{"query": "q"}"#)],
+            vec!["noise\n"],
+        ),
+        (
+            "kimi_k2",
+            format!("<|tool_calls_section_begin|>noise {kimi_q}<|tool_calls_section_end|>"),
+            vec![("search", r#"{"query": "q"}"#)],
+            vec!["noise "],
+        ),
+    ];
+    for (dialect, text, want, stray) in cases {
+        let cfg = config(dialect, None, None);
+        let (r, rejected) =
+            crate::response::testutil::chunking_invariant_rejected(&cfg, &text, false);
+        assert_eq!(
+            crate::response::testutil::calls(&r),
+            want,
+            "{dialect}: {text:?}"
+        );
+        let got: Vec<&str> = rejected
+            .iter()
+            .filter(|c| c.reason == crate::RejectReason::StrayText)
+            .map(|c| c.raw.as_str())
+            .collect();
+        assert_eq!(got, stray, "{dialect}: {text:?}");
+    }
+}
+
+/// Reasoning tags are protocol: a leading `<think>` after whitespace (reasoning
+/// begun implicitly) and a repeated `<think>` while reasoning never reach
+/// `reasoning_content`; whitespace alone before the tag goes with it.
+#[test]
+fn leftover_reasoning_tags_are_dropped() {
+    let cfg = config("qwen", Some("qwen3"), None);
+    for (text, reasoning, content) in [
+        ("\n<think>plan</think>answer", "plan", "answer"),
+        ("  \n <think>\nplan</think>answer", "\nplan", "answer"),
+        ("<think>a<think>b</think>c", "ab", "c"),
+        ("a<think>b</think>c", "ab", "c"),
+        // Not only whitespace before it: an explicit open tag inside reasoning.
+        ("x <think>y</think>z", "x y", "z"),
+        // Whitespace without a tag stays reasoning.
+        ("  plan</think>answer", "  plan", "answer"),
+    ] {
+        let r = assert_chunking_invariant(&cfg, text);
+        assert_eq!(r.reasoning_content.as_deref(), Some(reasoning), "{text:?}");
+        assert_eq!(r.content.as_deref(), Some(content), "{text:?}");
+    }
+    // From plain text (thinking off), an explicit block still opens once.
+    let cfg = config("qwen", Some("qwen3"), Some(false));
+    let r = assert_chunking_invariant(&cfg, "hi<think>a<think>b</think>c");
+    assert_eq!(r.content.as_deref(), Some("hiabc"));
+}
+
+/// At the end of input a held proper prefix of a value's close tag is markup cut
+/// short, not data: it stays out of the value (string, typed or JSON) and is
+/// recorded as stray block text, the block as cut — for every family whose values
+/// end at a close tag, under every chunking.
+#[test]
+fn held_close_prefix_at_end_is_markup() {
+    let cases = [
+        (
+            "qwen3coder",
+            "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</param",
+            r#"{"city": "Paris"}"#,
+            "</param",
+        ),
+        (
+            "glm47",
+            "<tool_call>get_weather\n<arg_key>city</arg_key><arg_value>Paris</arg_va",
+            r#"{"city": "Paris"}"#,
+            "</arg_va",
+        ),
+        (
+            "deepseek-v32",
+            "\n\n<｜DSML｜function_calls>\n<｜DSML｜invoke name=\"get_weather\">\n<｜DSML｜parameter name=\"city\" string=\"true\">Paris</｜DSML｜para",
+            r#"{"city": "Paris"}"#,
+            "</｜DSML｜para",
+        ),
+        (
+            "deepseek-v4",
+            "\n\n<｜DSML｜tool_calls>\n<｜DSML｜invoke name=\"get_weather\">\n<｜DSML｜parameter name=\"days\" string=\"false\">3</｜DSML｜",
+            r#"{"days": 3}"#,
+            "</｜DSML｜",
+        ),
+    ];
+    for (dialect, text, args, held) in cases {
+        let cfg = config(dialect, None, None);
+        let (r, rejected) =
+            crate::response::testutil::chunking_invariant_rejected(&cfg, text, false);
+        assert_eq!(
+            crate::response::testutil::calls(&r),
+            [("get_weather", args)],
+            "{dialect}"
+        );
+        assert_eq!(r.content, None, "{dialect}");
+        let stray: Vec<&str> = rejected.iter().map(|c| c.raw.as_str()).collect();
+        assert_eq!(
+            stray,
+            [held],
+            "{dialect}: the cut tag is in the diagnostics"
+        );
+        let mut p = ResponseParser::new(&cfg).unwrap();
+        p.parse_complete(text, None).unwrap();
+        assert!(p.ended_in_tool_block(), "{dialect}");
+    }
+}
+
+/// Markers of several special tokens also open and close blocks as engines decode
+/// them with `spaces_between_special_tokens` (one space between the tokens), under
+/// every chunking; other whitespace is not a marker, and a spaced open tag of a
+/// block abandoned at the end of input goes back as written.
+#[test]
+fn spaced_special_token_markers() {
+    let cfg = config("internlm", None, None);
+    let env = r#"{"name": "get_weather", "parameters": {"city": "Paris"}}"#;
+    for open in ["<|action_start|><|plugin|>", "<|action_start|> <|plugin|>"] {
+        let text = format!("Sure. {open} \n{env} <|action_end|> done");
+        let r = assert_chunking_invariant(&cfg, &text);
+        assert_eq!(
+            crate::response::testutil::calls(&r),
+            [("get_weather", r#"{"city": "Paris"}"#)],
+            "{text:?}"
+        );
+        assert_eq!(r.content.as_deref(), Some("Sure.  done"));
+    }
+    for prose in [
+        "<|action_start|>  <|plugin|>",
+        "<|action_start|>\n<|plugin|>",
+    ] {
+        let text = format!("{prose}{env}<|action_end|>");
+        let r = assert_chunking_invariant(&cfg, &text);
+        assert!(r.tool_calls.is_empty(), "{prose:?}");
+    }
+    // llama3 has no close tag: an open tag followed by no envelope is abandoned and
+    // given back in the spelling it was written in.
+    let mut d = (*registry::tool_dialect("llama3").unwrap()).clone();
+    d.name = "spaced-test-llama".into();
+    d.aliases.clear();
+    d.open = "<|python_tag|><|x|>".into();
+    registry::register_tool_dialect(d, true).unwrap();
+    let cfg = config("spaced-test-llama", None, None);
+    let r = assert_chunking_invariant(&cfg, "a <|python_tag|> <|x|> plain words");
+    assert_eq!(
+        r.content.as_deref(),
+        Some("a <|python_tag|> <|x|> plain words")
+    );
+    assert!(r.tool_calls.is_empty());
+}
+
+/// The start rule reads the flag the reasoning dialect declares: DeepSeek's
+/// template reads `thinking` (then `enable_thinking`); Qwen3's reads
+/// `enable_thinking`, from the argument or from the kwargs.
+#[test]
+fn thinking_flags_switch_the_start_rule() {
+    let text = "plan</think>answer";
+    let parse = |reasoning: &str, kwargs: serde_json::Value, arg: Option<bool>| {
+        let cfg = ParserConfig {
+            reasoning_parser: Some(reasoning.into()),
+            enable_thinking: arg,
+            chat_template_kwargs: kwargs.as_object().cloned(),
+            ..Default::default()
+        };
+        let m = ResponseParser::new(&cfg)
+            .unwrap()
+            .parse_complete(text, None)
+            .unwrap();
+        (m.reasoning_content, m.content)
+    };
+    let thought = (Some("plan".to_string()), Some("answer".to_string()));
+    let plain = (None, Some(text.to_string()));
+    assert_eq!(
+        parse("deepseek-v3", serde_json::json!({"thinking": true}), None),
+        thought
+    );
+    assert_eq!(
+        parse(
+            "deepseek-v3",
+            serde_json::json!({"enable_thinking": true}),
+            None
+        ),
+        thought
+    );
+    assert_eq!(parse("deepseek-v3", serde_json::json!({}), None), plain);
+    assert_eq!(
+        parse("deepseek-v3", serde_json::json!({}), Some(true)),
+        thought
+    );
+    // The first flag the request carries decides; the explicit switch over all.
+    let both = serde_json::json!({"thinking": false, "enable_thinking": true});
+    assert_eq!(parse("deepseek-v3", both, None), plain);
+    assert_eq!(
+        parse(
+            "deepseek-v3",
+            serde_json::json!({"thinking": false}),
+            Some(true)
+        ),
+        thought
+    );
+    assert_eq!(parse("qwen3", serde_json::json!({}), None), thought);
+    assert_eq!(
+        parse("qwen3", serde_json::json!({"enable_thinking": false}), None).0,
+        None
+    );
+    // Qwen3 does not read `thinking`.
+    assert_eq!(
+        parse("qwen3", serde_json::json!({"thinking": false}), None),
+        thought
+    );
+    // The explicit switch wins over the kwarg.
+    assert_eq!(
+        parse(
+            "qwen3",
+            serde_json::json!({"enable_thinking": false}),
+            Some(true)
+        ),
+        thought
+    );
+}
+
+/// Only an XML-family grammar reads schemas; Harmony never does, whatever tool
+/// parser is named beside it; an unknown name fails as building the parser does.
+#[test]
+fn uses_tool_schemas_follows_the_grammar() {
+    for (tool, response, want) in [
+        ("qwen3coder", None, true),
+        ("glm47", None, true),
+        ("qwen", None, false),
+        ("deepseek-v32", None, false),
+        ("qwen3coder", Some("gpt-oss"), false),
+        ("qwen3coder", Some("default"), true),
+    ] {
+        let c = ParserConfig {
+            response_parser: response.map(Into::into),
+            ..config(tool, None, None)
+        };
+        let uses = ResponseParser::uses_tool_schemas(&c).unwrap();
+        assert_eq!(uses, want, "{tool} {response:?}");
+    }
+    assert!(ResponseParser::uses_tool_schemas(&config("no-such-parser", None, None)).is_err());
+}
+
+fn config(tool: &str, reasoning: Option<&str>, thinking: Option<bool>) -> ParserConfig {
+    ParserConfig {
+        tool_parser: Some(tool.into()),
+        reasoning_parser: reasoning.map(Into::into),
+        tools: tools(&["get_weather", "search"]),
+        enable_thinking: thinking,
+        ..Default::default()
+    }
+}
+
+/// Whole, every character, and every single cut point give the same result.
+fn assert_chunking_invariant(cfg: &ParserConfig, text: &str) -> ParsedResponse {
+    chunking_invariant(cfg, text, false)
+}
+
+const QWEN: &str = "<think>\nplan</think>\n\nHi.<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"北京\"}}\n</tool_call>\n<tool_call>\n{\"arguments\": {\"q\": \"x\"}, \"name\": \"search\"}\n</tool_call>\nBye";
+
+#[test]
+fn qwen_full_response_under_every_chunking() {
+    let r = assert_chunking_invariant(&config("qwen", Some("qwen3"), None), QWEN);
+    assert_eq!(r.reasoning_content.as_deref(), Some("\nplan"));
+    assert_eq!(r.content.as_deref(), Some("\n\nHi.\nBye"));
+    assert_eq!(r.tool_calls.len(), 2);
+    assert_eq!(r.tool_calls[0].function.arguments, "{\"city\": \"北京\"}");
+    assert_eq!(r.tool_calls[1].function.name, "search");
+    assert_eq!(r.tool_calls[1].function.arguments, "{\"q\": \"x\"}");
+}
+
+#[test]
+fn stream_chunk_into_appends_without_merging_into_earlier_chunks() {
+    let cfg = config("qwen", None, None);
+    let mut p = ResponseParser::new(&cfg).unwrap();
+    let mut out = Vec::new();
+    p.stream_chunk_into("Hello, ", None, false, &mut out)
+        .unwrap();
+    p.stream_chunk_into("world", None, false, &mut out).unwrap();
+    // Two chunks, two deltas: a chunk's deltas never fold into an earlier chunk's.
+    let texts: Vec<_> = out.iter().map(|(d, _)| d.content.as_deref()).collect();
+    assert_eq!(texts, [Some("Hello, "), Some("world")]);
+    // A reused buffer gives, chunk by chunk, what `stream_chunk` returns.
+    let (mut a, mut b) = (
+        ResponseParser::new(&cfg).unwrap(),
+        ResponseParser::new(&cfg).unwrap(),
+    );
+    let mut buf = Vec::new();
+    let chunks = [
+        "a<tool",
+        "_call>{\"name\": \"search\", \"arg",
+        "uments\": {}}</tool_call>b",
+    ];
+    for (i, c) in chunks.iter().enumerate() {
+        buf.clear();
+        b.stream_chunk_into(c, None, false, &mut buf).unwrap();
+        let mut want = a.stream_chunk(c, None, false).unwrap();
+        // Call ids are random per parser.
+        for (x, y) in buf.iter_mut().zip(&mut want) {
+            for (p, q) in x.0.tool_calls.iter_mut().zip(&mut y.0.tool_calls) {
+                assert_eq!(p.id.is_some(), q.id.take().is_some());
+                p.id = None;
+            }
+        }
+        assert_eq!(buf, want, "chunk {i}");
+    }
+}
+
+#[test]
+fn stream_chunk_into_appends_nothing_on_error() {
+    let cfg = ParserConfig {
+        max_buffered_bytes: Some(8),
+        ..config("qwen", None, None)
+    };
+    let mut p = ResponseParser::new(&cfg).unwrap();
+    let mut out = vec![(DeltaMessage::default(), false)];
+    // Arguments before the name are held until the name arrives: over the limit.
+    let text = "x<tool_call>{\"arguments\": {\"q\": \"0123456789\"";
+    let err = p.stream_chunk_into(text, None, false, &mut out);
+    assert!(matches!(err, Err(Error::BufferLimit { .. })), "{err:?}");
+    assert_eq!(out.len(), 1, "only what was there before");
+    let again = p.stream_chunk_into("rch\"", None, false, &mut out);
+    assert!(matches!(again, Err(Error::AlreadyFinished)));
+    assert_eq!(out.len(), 1);
+}
+
+#[test]
+fn channel_order_is_kept_within_one_chunk() {
+    let cfg = config("qwen", Some("qwen3"), None);
+    let text = "a<tool_call>{\"name\": \"search\", \"arguments\": {}}</tool_call>b</think>c";
+    let items = feed(&cfg, text, &[]);
+    let channels: Vec<Channel> = items.iter().map(|(d, _)| d.channel()).collect();
+    assert_eq!(
+        channels,
+        vec![
+            Channel::Reasoning,
+            Channel::Tool,
+            Channel::Reasoning,
+            Channel::Content
+        ]
+    );
+    assert!(items
+        .iter()
+        .all(|(d, f)| *f == (d.channel() == Channel::Tool)));
+}
+
+#[test]
+fn tool_inside_reasoning_returns_to_reasoning() {
+    let cfg = config("qwen", Some("qwen3"), None);
+    let text = "think<tool_call>{\"name\": \"search\", \"arguments\": {\"q\": 1}}</tool_call>more</think>answer";
+    let r = assert_chunking_invariant(&cfg, text);
+    assert_eq!(r.reasoning_content.as_deref(), Some("thinkmore"));
+    assert_eq!(r.content.as_deref(), Some("answer"));
+    assert_eq!(r.tool_calls.len(), 1);
+}
+
+#[test]
+fn no_tools_keeps_markup_as_content() {
+    let mut cfg = config("qwen", None, None);
+    cfg.tools = None;
+    let text = "x<tool_call>{\"name\": \"f\"}</tool_call>";
+    let r = assert_chunking_invariant(&cfg, text);
+    assert_eq!(r.content.as_deref(), Some(text));
+    assert!(r.tool_calls.is_empty());
+    cfg.tools = tools(&["f"]);
+    cfg.tool_choice = ToolChoice::None;
+    let r = assert_chunking_invariant(&cfg, text);
+    assert_eq!(r.content.as_deref(), Some(text));
+}
+
+#[test]
+fn thinking_disabled_routes_reasoning_to_content() {
+    let cfg = config("qwen", Some("qwen3"), Some(false));
+    let r = assert_chunking_invariant(&cfg, "<think>a</think>b");
+    assert_eq!(r.content.as_deref(), Some("ab"));
+    assert_eq!(r.reasoning_content, None);
+    let r = assert_chunking_invariant(&cfg, "plain");
+    assert_eq!(r.content.as_deref(), Some("plain"));
+}
+
+#[test]
+fn start_rules_and_leading_open_tag() {
+    let r = assert_chunking_invariant(&config("qwen", Some("qwen3"), None), "<think>r</think>c");
+    assert_eq!(
+        (r.reasoning_content.as_deref(), r.content.as_deref()),
+        (Some("r"), Some("c"))
+    );
+    let r = assert_chunking_invariant(&config("qwen", Some("qwen3"), None), "r</think>c");
+    assert_eq!(
+        (r.reasoning_content.as_deref(), r.content.as_deref()),
+        (Some("r"), Some("c"))
+    );
+    let r = assert_chunking_invariant(&config("qwen", Some("deepseek-v3"), None), "r</think>c");
+    assert_eq!(r.content.as_deref(), Some("r</think>c"));
+    let r = assert_chunking_invariant(
+        &config("qwen", Some("deepseek-v3"), Some(true)),
+        "r</think>c",
+    );
+    assert_eq!(r.reasoning_content.as_deref(), Some("r"));
+    // Reasoning only, never closed.
+    let r = assert_chunking_invariant(
+        &config("qwen", Some("qwen3"), None),
+        "<think>still thinking <",
+    );
+    assert_eq!(r.reasoning_content.as_deref(), Some("still thinking <"));
+    assert_eq!(r.content, None);
+}
+
+#[test]
+fn separator_newlines_between_blocks() {
+    let cfg = config("qwen", None, None);
+    let call = "<tool_call>{\"name\": \"search\", \"arguments\": {}}</tool_call>";
+    let text = format!("{call}\n\n{call}\n\ntail\n");
+    let r = assert_chunking_invariant(&cfg, &text);
+    assert_eq!(r.content.as_deref(), Some("\n\ntail\n"));
+    assert_eq!(r.tool_calls.len(), 2);
+    let text = format!("{call}\n");
+    assert_eq!(
+        assert_chunking_invariant(&cfg, &text).content.as_deref(),
+        Some("\n")
+    );
+}
+
+#[test]
+fn unknown_names_are_recorded_and_indices_stay_contiguous() {
+    let cfg = config("qwen", None, None);
+    let text = "<tool_call>{\"name\": \"nope\", \"arguments\": {\"a\": 1}}</tool_call><tool_call>{\"name\": \"search\", \"arguments\": {}}</tool_call>";
+    let mut p = ResponseParser::new(&cfg).unwrap();
+    let items = p.stream_chunk(text, None, true).unwrap();
+    let r = ParsedResponse::from_deltas(items.iter().map(|(d, _)| d));
+    assert_eq!(r.tool_calls.len(), 1);
+    assert_eq!(r.tool_calls[0].function.name, "search");
+    assert!(items
+        .iter()
+        .flat_map(|(d, _)| &d.tool_calls)
+        .all(|t| t.index == 0));
+    assert_eq!(p.rejected_calls().len(), 1);
+    assert_eq!(p.rejected_calls()[0].name.as_deref(), Some("nope"));
+    assert_eq!(p.rejected_calls()[0].raw, "{\"a\": 1}");
+}
+
+#[test]
+fn truncated_and_unclosed_blocks() {
+    let cfg = config("qwen", None, None);
+    let r = assert_chunking_invariant(
+        &cfg,
+        "<tool_call>{\"name\": \"search\", \"arguments\": {\"q\": \"ab",
+    );
+    assert_eq!(r.tool_calls[0].function.arguments, "{\"q\": \"ab");
+    let r = assert_chunking_invariant(
+        &cfg,
+        "<tool_call>{\"name\": \"search\", \"arguments\": {\"q\": 1}}",
+    );
+    assert_eq!(r.tool_calls[0].function.arguments, "{\"q\": 1}");
+    let r = assert_chunking_invariant(&cfg, "<tool_call>{\"name\": \"search\"");
+    assert_eq!(r.tool_calls[0].function.arguments, "{}");
+    let mut p = ResponseParser::new(&cfg).unwrap();
+    p.stream_chunk("<tool_call>{\"name\": \"sea", None, true)
+        .unwrap();
+    assert!(p.ended_in_tool_block());
+}
+
+#[test]
+fn protocol_markers_inside_strings_are_data() {
+    let cfg = config("qwen", None, None);
+    let text = "<tool_call>{\"name\": \"search\", \"arguments\": {\"q\": \"</tool_call><tool_call>\"}}</tool_call>";
+    let r = assert_chunking_invariant(&cfg, text);
+    assert_eq!(
+        r.tool_calls[0].function.arguments,
+        "{\"q\": \"</tool_call><tool_call>\"}"
+    );
+}
+
+#[test]
+fn llama3_and_internlm() {
+    let cfg = config("llama3", None, None);
+    let r = assert_chunking_invariant(
+        &cfg,
+        "<|python_tag|>{\"name\": \"search\", \"parameters\": {\"q\": \"x\"}} after",
+    );
+    assert_eq!(r.tool_calls[0].function.arguments, "{\"q\": \"x\"}");
+    assert_eq!(r.content.as_deref(), Some(" after"));
+    let r = assert_chunking_invariant(&cfg, "<|python_tag|>print(1)");
+    assert_eq!(r.content.as_deref(), Some("<|python_tag|>print(1)"));
+    assert!(r.tool_calls.is_empty());
+    let cfg = config("internlm", Some("intern-s1"), None);
+    let r = assert_chunking_invariant(
+        &cfg,
+        "<think>r</think>ok<|action_start|><|plugin|>\n{\"name\": \"search\", \"parameters\": {\"q\": 2}}<|action_end|>",
+    );
+    assert_eq!(r.content.as_deref(), Some("ok"));
+    assert_eq!(r.tool_calls[0].function.arguments, "{\"q\": 2}");
+}
+
+#[test]
+fn stray_block_text_is_recorded_not_shown() {
+    let cfg = config("qwen", None, None);
+    let mut p = ResponseParser::new(&cfg).unwrap();
+    let items = p
+        .stream_chunk("<tool_call>not json</tool_call>after", None, true)
+        .unwrap();
+    let r = ParsedResponse::from_deltas(items.iter().map(|(d, _)| d));
+    assert_eq!(r.content.as_deref(), Some("after"));
+    assert_eq!(p.rejected_calls()[0].raw, "not json");
+}
+
+#[test]
+fn feeding_after_final_is_an_error() {
+    let mut p = ResponseParser::new(&config("qwen", None, None)).unwrap();
+    p.stream_chunk("x", None, true).unwrap();
+    assert_eq!(
+        p.stream_chunk("y", None, false).unwrap_err(),
+        Error::AlreadyFinished
+    );
+}
+
+#[test]
+fn reasoning_tokens_count_the_raw_span() {
+    let mut cfg = config("qwen", Some("qwen3"), None);
+    cfg.reasoning_tag_ids = Some((1, 2));
+    let mut p = ResponseParser::new(&cfg).unwrap();
+    // <think> a b <tool_call> c </tool_call> </think> d
+    p.stream_chunk("", Some(&[1, 10, 11, 20, 12, 21]), false)
+        .unwrap();
+    p.stream_chunk("", Some(&[2, 13]), true).unwrap();
+    assert_eq!(p.reasoning_tokens(), Some(5));
+}
+
+#[test]
+fn pending_stays_small_while_streaming_a_long_argument() {
+    let cfg = config("qwen", None, None);
+    let mut p = ResponseParser::new(&cfg).unwrap();
+    p.stream_chunk(
+        "<tool_call>{\"name\": \"search\", \"arguments\": {\"q\": \"",
+        None,
+        false,
+    )
+    .unwrap();
+    let mut max_pending = 0;
+    for _ in 0..100_000 {
+        p.stream_chunk("abc<", None, false).unwrap();
+        max_pending = max_pending.max(p.pending_len());
+    }
+    assert!(max_pending < 16, "pending grew to {max_pending}");
+}
+
+#[test]
+fn long_whitespace_runs_are_not_held() {
+    let cfg = config("qwen", None, None);
+    let mut p = ResponseParser::new(&cfg).unwrap();
+    p.stream_chunk("<tool_call>", None, false).unwrap();
+    for _ in 0..10_000 {
+        p.stream_chunk(" ", None, false).unwrap();
+        assert_eq!(p.pending_len(), 0);
+    }
+    p.stream_chunk("{\"name\": \"search\"}</tool_call>", None, false)
+        .unwrap();
+    let mut max_pending = 0;
+    for _ in 0..10_000 {
+        p.stream_chunk("\n", None, false).unwrap();
+        max_pending = max_pending.max(p.pending_len());
+    }
+    assert!(
+        max_pending <= composed::MAX_SEPARATOR_NEWLINES,
+        "{max_pending}"
+    );
+}
+
+#[test]
+fn abandoned_llama3_block_keeps_its_whitespace() {
+    let cfg = config("llama3", None, None);
+    let r = assert_chunking_invariant(&cfg, "<|python_tag|>  \n print(1)");
+    assert_eq!(r.content.as_deref(), Some("<|python_tag|>  \n print(1)"));
+}
