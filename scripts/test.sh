@@ -4,9 +4,11 @@
 #
 # Steps (each prints its time, and a table of all of them comes at the end):
 #   install        the package (editable, version-specific build) and the test tools, 3.11
-#   rust           rustfmt, clippy, the Rust tests
+#   rust           rustfmt, clippy, the Rust tests, the Rust blocks of the README and docs
 #   fuzz           corpus replay and a fixed sample per target (4,000 inputs, seed 1)
 #   ruff           lint and format
+#   docs           the documentation site built strictly (broken links and anchors fail;
+#                  scripts/docs.sh), the generated reference pages checked current
 #   typing         stubtest of replyparse._native against its stubs, mypy --strict on
 #                  the typed example (examples/serving_loop.py), which then runs
 #   py313t         free-threaded CPython 3.13 built from Debian's source package
@@ -83,6 +85,7 @@ if command -v cargo-nextest >/dev/null 2>&1; then
 else
     cargo test -p replyparse
 fi
+cargo test --doc -p replyparse-doctests
 
 step "fuzz"
 cargo fmt --manifest-path fuzz/Cargo.toml -- --check
@@ -92,6 +95,9 @@ FUZZ_RUNS=4000 bash scripts/fuzz.sh 60
 step "ruff"
 python3 -m ruff check python tests benches scripts
 python3 -m ruff format --check python tests benches scripts
+
+step "docs"
+CI=1 PYTHON=python3 bash scripts/docs.sh
 
 step "typing"
 # The stubs must match the built module exactly (names, signatures, defaults, classes).

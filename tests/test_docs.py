@@ -26,6 +26,7 @@ import re
 import shlex
 import subprocess
 import sys
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -102,8 +103,18 @@ def test_pages_have_runnable_blocks():
     assert any(b.lang == "rust" for b in ALL)
 
 
+def replyparse_warnings() -> list[type[Warning]]:
+    """The warning classes replyparse defines (`UsageWarning`, `UnknownModelWarning`)."""
+    import replyparse as rp
+
+    return [c for c in vars(rp).values() if isinstance(c, type) and issubclass(c, Warning)]
+
+
 @pytest.mark.parametrize("page", PY_PAGES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_python_blocks_run(page: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each block runs, and none gives one of replyparse's warnings unless it catches it:
+    an example that warns teaches code that warns (usage without token counts, a model
+    the table does not know)."""
     monkeypatch.chdir(ROOT)
     namespace: dict[str, object] = {"__name__": f"docs_{page.stem}"}
     for block in blocks(page):
@@ -112,10 +123,17 @@ def test_python_blocks_run(page: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         code = compile(block.code, block.where, "exec")
         out = io.StringIO()
         try:
-            with contextlib.redirect_stdout(out):
+            with contextlib.redirect_stdout(out), warnings.catch_warnings():
+                for category in replyparse_warnings():
+                    warnings.simplefilter("error", category)
                 exec(code, namespace)
         except Exception as e:  # noqa: BLE001 - name the block that failed
             raise AssertionError(f"{block.where}: {type(e).__name__}: {e}") from e
+
+
+def test_replyparse_warnings_are_known():
+    names = {c.__name__ for c in replyparse_warnings()}
+    assert {"UsageWarning", "UnknownModelWarning"} <= names
 
 
 def shell_commands(block: Block) -> list[str]:

@@ -1,9 +1,10 @@
-"""The README's serving loop, typed: what a server does with replyparse per request.
+"""The documentation's serving loop, typed: what a server does with replyparse per request.
 
-- `sse_response`: request in, SSE bytes out (README, "Serving"): a parser from the
-  request, a Chat Completions stream, one `feed_sse` per engine step, `finish_sse`.
+- `sse_response`: request in, SSE bytes out (docs/serving.md, "A streaming response"): a
+  parser from the request, a Chat Completions stream, one `feed_sse` per engine step,
+  `finish_sse`.
 - `read_deltas`: the loop a server runs over `stream_chunk` when it builds its own wire
-  chunks (README, "The server loop"): every field of every delta, None check first.
+  chunks (docs/guide.md, "Streaming"): every field of every delta, None check first.
 
 Run it on the bundled Qwen3 example (reasoning, content, two calls), from a checkout:
 
@@ -22,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import replyparse as rp
-from replyparse import openai
+from replyparse import openai_wire
 
 HERE = Path(__file__).resolve().parent
 
@@ -39,7 +40,7 @@ class Step:
 def sse_response(request: dict[str, Any], steps: Iterable[Step], n_prompt: int) -> Iterator[bytes]:
     """The SSE body of one streamed Chat Completions response."""
     parser = rp.ResponseParser.from_request(request, tool_parser="qwen", reasoning_parser="qwen3")
-    stream = openai.ChatCompletionStream(parser, model="my-model", include_usage=True)
+    stream = openai_wire.ChatCompletionStream(parser, model="my-model", include_usage=True)
     for step in steps:
         yield stream.feed_sse(step.text, token_ids=step.ids, finish_reason=step.finish_reason)
     yield stream.finish_sse(prompt_tokens=n_prompt)
