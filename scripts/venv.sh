@@ -40,6 +40,16 @@ if [ -f "$VENV/.replyparse-spec" ] && [ "$(cat "$VENV/.replyparse-spec")" = "$sp
     exit 0
 fi
 t0=$SECONDS
+# Debian and Ubuntu ship `python3 -m venv` in a package of its own.
+if ! "$PY" -c 'import ensurepip' 2>/dev/null; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+        echo "venv: installing python3-venv ($PY -m venv needs it)"
+        apt-get update -qq && apt-get install -y -qq python3-venv
+    else
+        echo "venv: $PY -m venv needs ensurepip: install python3-venv (Debian, Ubuntu)" >&2
+        exit 1
+    fi
+fi
 rm -rf "$VENV"
 "$PY" -m venv "$VENV"
 "$VENV/bin/python" -m pip install --quiet --upgrade pip
