@@ -13,8 +13,11 @@
 # package alone is 0.4 GB). Nothing is installed outside DIR.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-PY=${PYTHON:-python3}
 VENV=${1:-build/venv-dev}
+# The interpreter the venv is made from: PYTHON's, or python3's; if that is itself a
+# venv's (this one's, when `make` or scripts/test.sh runs it), the one that venv was made
+# from, so that remaking this venv never deletes the interpreter doing it.
+PY=$("${PYTHON:-python3}" -c 'import sys; print(getattr(sys, "_base_executable", sys.executable))')
 
 # The build tools: maturin builds the extension, its wheels and the sdist; ziglang is
 # the linker of the manylinux_2_17 wheels (scripts/wheels.sh); auditwheel checks their
