@@ -38,11 +38,12 @@ venv:
 dev: venv
 	maturin develop --profile quick --quiet
 
+# The Rust tests of every crate but the bindings (as scripts/test.sh runs them).
 rust-test:
 	@if command -v cargo-nextest >/dev/null 2>&1; then \
-		cargo nextest run -p replyparse --status-level fail; \
+		cargo nextest run --workspace --exclude replyparse-py --status-level fail; \
 	else \
-		cargo test -p replyparse; \
+		cargo test --workspace --exclude replyparse-py; \
 	fi
 
 py-fast: dev

@@ -21,8 +21,10 @@ PY=$("${PYTHON:-python3}" -c 'import sys; print(getattr(sys, "_base_executable",
 
 # The build tools: maturin builds the extension, its wheels and the sdist; ziglang is
 # the linker of the manylinux_2_17 wheels (scripts/wheels.sh); auditwheel checks their
-# platform tag; mypy checks the typed example and the stubs.
-TOOLS=("maturin>=1.9,<2" "ziglang==0.17.1" "auditwheel>=6.1" "mypy>=1.18")
+# platform tag; mypy checks the typed example and the stubs; MkDocs and its Material
+# theme build the documentation (scripts/docs.sh).
+TOOLS=("maturin>=1.9,<2" "ziglang==0.17.1" "auditwheel>=6.1" "mypy>=1.18"
+       "mkdocs>=1.6,<2" "mkdocs-material>=9.5,<10")
 
 # What the venv holds, one requirement a line (pyproject's dependencies and test extra,
 # then the tools), and the interpreter it is made from.
