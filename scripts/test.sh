@@ -8,8 +8,9 @@
 # Steps (each prints its time, and a table of all of them comes at the end):
 #   venv           the virtual environment: the test tools and the build tools (kept
 #                  between runs, made anew when pyproject's dependencies change)
-#   install        the sdist (maturin sdist), installed into the venv: the
-#                  version-specific build every later 3.11 step uses; its smoke test
+#   install        the sdist (maturin sdist), built as pip builds it for a user and
+#                  smoke-tested in a fresh venv (scripts/wheels.sh sdist); that build
+#                  (version-specific) installed into the venv for every later 3.11 step
 #   rust           rustfmt, clippy, the Rust tests
 #   fuzz           corpus replay and a fixed sample per target (4,000 inputs, seed 1)
 #   ruff           lint and format
@@ -87,13 +88,12 @@ hash -r
 
 step "install"
 # The package as a user building from source gets it: from its sdist (which must hold
-# everything the build needs), in the release profile, by pip through the build backend.
-rm -rf "$BUILD/sdist"
-python3 -m maturin sdist --out "$BUILD/sdist"
-SDIST=$(ls "$BUILD"/sdist/replyparse-*.tar.gz)
-python3 -m pip install --quiet --no-deps --force-reinstall "$SDIST"
+# everything the build needs), built by pip through the build backend in the release
+# profile, smoke-tested in a fresh venv (scripts/wheels.sh sdist); the same build is
+# installed here.
+bash scripts/wheels.sh sdist
+python3 -m pip install --quiet --no-deps --force-reinstall "$(ls "$BUILD"/sdist/replyparse-*.whl)"
 python3 -m pip check
-(cd "$BUILD" && python3 "$ROOT/scripts/wheel_smoke.py" sdist)
 rustup component add clippy rustfmt >/dev/null 2>&1 || true
 
 step "rust"

@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
 # The release wheels: built at manylinux_2_17 and checked as a user would install them.
 #
-# Usage: bash scripts/wheels.sh build PY313T   # the two wheels into build/wheels
+# Usage: bash scripts/wheels.sh sdist          # the sdist, built and smoke-tested
+#        bash scripts/wheels.sh build PY313T   # the two wheels into build/wheels
 #        bash scripts/wheels.sh smoke PY313T   # show, install and smoke-test each
 #
 # Runs with the interpreter, maturin, ziglang and auditwheel that `python3` on PATH has
 # (scripts/test.sh puts its virtual environment there). PY313T is the free-threaded
 # CPython 3.13 interpreter (scripts/build_py313t.sh).
 #
+# sdist: `maturin sdist` into build/sdist, then the wheel pip builds from it for a user
+#   (in an isolated build environment, the release profile) beside it; that wheel is
+#   installed into a fresh venv (build/venv-sdist) with its dependencies, and smoke-tested.
+#   scripts/test.sh installs the same wheel into its own venv, so the sdist is built once.
 # build: one maturin run, two wheels: with the abi3 feature, the 3.10+ interpreter gives
 #   the cp310-abi3 wheel; a free-threaded interpreter has no limited API (yet: PEP 803),
 #   so maturin builds it version-specific, cp313-cp313t. Both link against glibc 2.17
@@ -24,10 +29,24 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 BUILD="$ROOT/build"
 WHEELS="$BUILD/wheels"
-cmd=${1:?usage: wheels.sh build|smoke PY313T}
-PY313T=${2:?usage: wheels.sh build|smoke PY313T}
+USAGE="usage: wheels.sh sdist | build PY313T | smoke PY313T"
+cmd=${1:?$USAGE}
+[ "$cmd" = sdist ] || PY313T=${2:?$USAGE}
 # The platform floor: manylinux2014 is manylinux_2_17 (glibc 2.17).
 PLATFORM=manylinux_2_17_x86_64
+
+sdist() {
+    rm -rf "$BUILD/sdist" "$BUILD/venv-sdist"
+    python3 -m maturin sdist --out "$BUILD/sdist"
+    local sdist wheel
+    sdist=$(ls "$BUILD"/sdist/replyparse-*.tar.gz)
+    python3 -m pip wheel --quiet --no-deps --wheel-dir "$BUILD/sdist" "$sdist"
+    wheel=$(ls "$BUILD"/sdist/replyparse-*.whl)
+    python3 -m venv "$BUILD/venv-sdist"
+    "$BUILD/venv-sdist/bin/python" -m pip install --quiet "$wheel"
+    (cd "$BUILD" && "$BUILD/venv-sdist/bin/python" "$ROOT/scripts/wheel_smoke.py" sdist)
+    ls -l "$BUILD/sdist"
+}
 
 build() {
     rm -rf "$WHEELS"
@@ -41,8 +60,9 @@ show() {
     local wheel=$1 report
     report=$(python3 -m auditwheel show "$wheel")
     echo "$report"
-    # The first line is the file name; the verdict is wrapped over the lines after it.
-    if ! tail -n +3 <<<"$report" | tr -s ' \n' '  ' |
+    # Leave out the file name (it has the tag the wheel claims); the verdict is wrapped
+    # over the lines after it.
+    if ! grep -v '\.whl$' <<<"$report" | tr -s ' \n' '  ' |
             grep -qF "consistent with the following platform tag: \"$PLATFORM\""; then
         echo "wheels: $(basename "$wheel") is not consistent with $PLATFORM" >&2
         exit 1
@@ -63,7 +83,6 @@ install_without_rust() {
             exit 1
         fi
     done
-    PATH="$venv/bin" "$venv/bin/python" -m pip install --quiet --upgrade pip
     PATH="$venv/bin" "$venv/bin/python" -m pip install --quiet --only-binary :all: "$wheel" "$@"
 }
 
@@ -84,7 +103,8 @@ smoke() {
 }
 
 case $cmd in
+    sdist) sdist ;;
     build) build ;;
     smoke) smoke ;;
-    *) echo "usage: wheels.sh build|smoke PY313T" >&2; exit 2 ;;
+    *) echo "$USAGE" >&2; exit 2 ;;
 esac
