@@ -2,8 +2,15 @@
 # The whole test suite: install (Rust build included) and run every check.
 # Usage: bash scripts/test.sh
 #
+# Everything runs in the project's own virtual environment (scripts/venv.sh; build/venv-dev,
+# or REPLYPARSE_VENV=DIR), never in the active python3, which only makes it.
+#
 # Steps (each prints its time, and a table of all of them comes at the end):
-#   install        the package (editable, version-specific build) and the test tools, 3.11
+#   venv           the virtual environment: the test tools and the build tools (kept
+#                  between runs, made anew when pyproject's dependencies change)
+#   install        the sdist (maturin sdist), built as pip builds it for a user and
+#                  smoke-tested in a fresh venv (scripts/wheels.sh sdist); that build
+#                  (version-specific) installed into the venv for every later 3.11 step
 #   rust           rustfmt, clippy, the Rust tests, the Rust blocks of the README and docs
 #   fuzz           corpus replay and a fixed sample per target (4,000 inputs, seed 1)
 #   ruff           lint and format
@@ -14,18 +21,21 @@
 #   py313t         free-threaded CPython 3.13 built from Debian's source package
 #                  (scripts/build_py313t.sh; kept in build/py313t, so only the first run
 #                  on a checkout builds it; CI's fresh clone always does, ~5.5 min)
-#   wheels         the release wheels, built once: cp310-abi3 (CPython 3.10+) and
-#                  cp313t; exported as REPLYPARSE_WHEEL (the abi3 one),
-#                  REPLYPARSE_WHEEL_ABI3 and REPLYPARSE_WHEEL_CP313T for later steps
-#   wheel smoke    each wheel installed into a fresh venv (3.11, 3.13t) and smoke-tested
+#   wheels         the release wheels, built once, linked for manylinux_2_17 with zig
+#                  (scripts/wheels.sh build): cp310-abi3 (CPython 3.10+) and cp313t;
+#                  exported as REPLYPARSE_WHEEL (the abi3 one), REPLYPARSE_WHEEL_ABI3
+#                  and REPLYPARSE_WHEEL_CP313T for later steps
+#   wheel smoke    each wheel shown by auditwheel (manylinux_2_17), installed into a
+#                  fresh venv (3.11, 3.13t) with no Rust toolchain on PATH, and
+#                  smoke-tested (scripts/wheels.sh smoke)
 #   pytest 3.11    the whole Python suite
 #   pytest 3.13t   the suite on free-threaded 3.13t, in the 3.13t venv of the smoke test
 #                  with the test tools that exist there (scripts/requirements-313t.txt;
 #                  what cannot be installed is skipped with its reason, tests/conftest.py)
 #
 # Everything built lives in the checkout's build/ directory (git-ignored): the 3.13t
-# interpreter, the wheels and the venvs. REPLYPARSE_PY313T=PREFIX uses an interpreter
-# built elsewhere (by scripts/build_py313t.sh PREFIX) instead of build/py313t.
+# interpreter, the sdist, the wheels and the venvs. REPLYPARSE_PY313T=PREFIX uses an
+# interpreter built elsewhere (by scripts/build_py313t.sh PREFIX) instead of build/py313t.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -71,9 +81,21 @@ run_pytest() {
     return "$status"
 }
 
+step "venv"
+VENV=${REPLYPARSE_VENV:-$BUILD/venv-dev}
+bash scripts/venv.sh "$VENV"
+# From here on `python3`, `maturin` and the tools are the venv's.
+export VIRTUAL_ENV="$VENV" PATH="$VENV/bin:$PATH"
+hash -r
+
 step "install"
-python3 -m pip install --quiet --upgrade pip
-python3 -m pip install --quiet -e ".[test]" "mypy>=1.18" "maturin>=1.5,<2"
+# The package as a user building from source gets it: from its sdist (which must hold
+# everything the build needs), built by pip through the build backend in the release
+# profile, smoke-tested in a fresh venv (scripts/wheels.sh sdist); the same build is
+# installed here.
+bash scripts/wheels.sh sdist
+python3 -m pip install --quiet --no-deps --force-reinstall "$(ls "$BUILD"/sdist/replyparse-*.whl)"
+python3 -m pip check
 rustup component add clippy rustfmt >/dev/null 2>&1 || true
 
 step "rust"
@@ -83,7 +105,7 @@ if command -v cargo-nextest >/dev/null 2>&1; then
     cargo nextest run --workspace --exclude replyparse-py
     cargo test --doc -p replyparse
 else
-    cargo test -p replyparse
+    cargo test --workspace --exclude replyparse-py
 fi
 cargo test --doc -p replyparse-doctests
 
@@ -112,30 +134,16 @@ bash scripts/build_py313t.sh "$PY313T_PREFIX"
 PY313T="$PY313T_PREFIX/bin/python3.13t"
 
 step "wheels"
-# One maturin run, two wheels: with the abi3 feature, the 3.11 interpreter gives the
-# cp310-abi3 wheel; a free-threaded interpreter has no limited API (yet: PEP 803), so
-# maturin builds it version-specific, cp313-cp313t (README, "Wheels").
-rm -rf "$BUILD/wheels"
-python3 -m maturin build --release --quiet --out "$BUILD/wheels" \
-    -i python3 -i "$PY313T" -F pyo3/abi3-py310
+bash scripts/wheels.sh build "$PY313T"
 REPLYPARSE_WHEEL_ABI3=$(ls "$BUILD"/wheels/replyparse-*-cp310-abi3-*.whl)
 REPLYPARSE_WHEEL_CP313T=$(ls "$BUILD"/wheels/replyparse-*-cp313-cp313t-*.whl)
 export REPLYPARSE_WHEEL=$REPLYPARSE_WHEEL_ABI3 REPLYPARSE_WHEEL_ABI3 REPLYPARSE_WHEEL_CP313T
-ls -l "$BUILD"/wheels
 
 step "wheel smoke"
-# pip's downloads for the new venvs are cached in the checkout too, not in the home.
-export PIP_CACHE_DIR="$BUILD/pip-cache"
-rm -rf "$BUILD/venv-abi3-311" "$BUILD/venv-313t"
-python3 -m venv "$BUILD/venv-abi3-311"
-"$BUILD/venv-abi3-311/bin/python" -m pip install --quiet "$REPLYPARSE_WHEEL_ABI3"
-(cd "$BUILD" && "$BUILD/venv-abi3-311/bin/python" "$ROOT/scripts/wheel_smoke.py" abi3)
-"$PY313T" -m venv "$BUILD/venv-313t"
+bash scripts/wheels.sh smoke "$PY313T"
+# The 3.13t venv of the smoke test, with the cp313t wheel installed, runs the 3.13t suite.
 PY313T_VENV="$BUILD/venv-313t/bin/python"
-"$PY313T_VENV" -m pip install --quiet --upgrade pip
-# pydantic: the versions whose pydantic-core has a cp313t wheel (scripts/requirements-313t.txt).
-"$PY313T_VENV" -m pip install --quiet --only-binary :all: "$REPLYPARSE_WHEEL_CP313T" "pydantic>=2,<2.12.4"
-(cd "$BUILD" && "$PY313T_VENV" "$ROOT/scripts/wheel_smoke.py" cp313t)
+export PIP_CACHE_DIR="$BUILD/pip-cache"
 
 step "pytest 3.11"
 run_pytest python3 -m pytest -q -p no:cacheprovider tests
