@@ -48,7 +48,7 @@ def stream_events(cls: type, make_parser, chunks: list[str], finish: str) -> lis
         events += s.feed(c, finish_reason=finish if i == len(chunks) - 1 else None)
     if not chunks:
         events += s.feed("", finish_reason=finish)
-    events += s.finish()
+    events += s.finish(completion_tokens=len(chunks))
     assert s.error is None, s.error
     return events
 
@@ -149,7 +149,7 @@ def check_sdks(
     # Chat Completions.
     events = stream_events(rpo.ChatCompletionStream, make_parser, chunks, "stop")
     argument_prefixes_parse(events)
-    want = rpo.chat_completion(make_parser(), text, model="m", **FIXED)
+    want = rpo.chat_completion(make_parser(), text, model="m", completion_tokens=len(chunks), **FIXED)
     for input_tools in [strict(tools) if m else tools or [] for m in modes]:
         final = sdk_chat(events, input_tools)
         got = final.choices[0].message.model_dump()
@@ -163,7 +163,7 @@ def check_sdks(
                 assert call.function.parsed_arguments == json.loads(call.function.arguments)
     # Responses.
     events = stream_events(rpo.ResponsesStream, make_parser, chunks, "stop")
-    want = rpo.response(make_parser(), text, model="m", **FIXED)
+    want = rpo.response(make_parser(), text, model="m", completion_tokens=len(chunks), **FIXED)
     for strict_ in modes:
         final = sdk_responses(events, responses_tools(tools, strict_))
         got = responses_view([item.model_dump() for item in final.output])
@@ -176,7 +176,7 @@ def check_sdks(
     # Anthropic.
     events = stream_events(rpa.MessageStream, make_parser, chunks, "stop")
     final = sdk_anthropic(events)
-    want = rpa.message(make_parser(), text, model="m", **FIXED)
+    want = rpa.message(make_parser(), text, model="m", completion_tokens=len(chunks), **FIXED)
     assert anthropic_view([b.model_dump() for b in final.content]) == anthropic_view(
         want["content"]
     )
