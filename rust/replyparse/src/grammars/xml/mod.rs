@@ -21,7 +21,7 @@
 //!   (`>`, `\n`, `<tool_sep>`, `<|sep|>`), its close (`</function>`, `</invoke>`);
 //!   the name is that text, trimmed, or, with `name_attr`, one of its attributes
 //!   (`<invoke name="F">`; quoted with `"` or `'` or not quoted, entities decoded with
-//!   `entities`: [`attrs`]);
+//!   `entities`: the `attrs` module);
 //! - a parameter: its open text and the end of its name or attribute text, the key being
 //!   that text or its `key_attr` attribute, an optional value element
 //!   (`<arg_value>`), and the value close; a value close holding `{key}` is per key, the
@@ -38,7 +38,7 @@
 //! - `json_body`: a call whose arguments are one JSON object in an element of its own
 //!   (Kimi K3's `<|open|>json type="object"<|sep|>{...}<|close|>json<|sep|>`);
 //! - `nested`: values written as child elements, converted to objects and arrays
-//!   ([`nested`], MiniMax M3).
+//!   (the `nested` module, MiniMax M3).
 //!
 //! Invariants, for every declaration:
 //! - A value whose type resolves to string streams at once, escaped, as it arrives; only
@@ -113,6 +113,7 @@ pub struct NestedValues {
     pub item: String,
 }
 
+/// The element name of array items when a declaration leaves it out.
 fn default_item() -> String {
     "item".into()
 }
@@ -281,60 +282,102 @@ impl XmlSyntax {
     }
 }
 
+/// Where the driver is in one function (one payload). Each state has its method,
+/// `XmlGrammar::on_<state>`, which says what the state reads and why it holds what it
+/// holds; here, what each one means and what it holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
-    /// Before the function (its open text or, for GLM, its name).
+    /// Before the function (its open text or, for GLM, its name). Holds nothing: the
+    /// leading whitespace stays unconsumed, so a block that is not a call goes back to
+    /// the tool parser whole.
     Function,
-    /// Inside the function name (or its tag's attribute text).
+    /// Inside the function name (or its tag's attribute text). `buf` holds it, since
+    /// a name is given whole (identity first) and only once its end is seen.
     Name,
-    /// Between parameters.
+    /// Between parameters: the next parameter, the JSON body, skipped markup, or the
+    /// function or block close. Holds at most a possible prefix of one of those tags,
+    /// unconsumed.
     ArgStart,
-    /// Inside a parameter name (or its tag's attribute text).
+    /// Inside a parameter name (or its tag's attribute text). `buf` holds it: the key,
+    /// its type attribute and its per-key close tag are read from it whole.
     ArgName,
-    /// Between a parameter name and its value element.
+    /// Between a parameter name and its value element (`<arg_value>`). Holds at most a
+    /// possible prefix of that tag, unconsumed.
     ValueOpen,
-    /// Inside a value.
+    /// Inside a value. A string value streams as it arrives, escaped; it holds only
+    /// what may still turn out not to be value text: a possible prefix of the value
+    /// close tag and, under the newline policy, the newline before it (both
+    /// unconsumed), and whitespace a trimmed value, or one that may still be child
+    /// elements, may drop (`ws_held`). Any other type is held in `buf` until the close
+    /// tag: its text is converted whole (`3` of `30` is not yet the number).
     Value,
-    /// Inside a value's `<![CDATA[` section.
+    /// Inside a value's `<![CDATA[` section: text as written, up to `]]>`. Holds at
+    /// most a possible prefix of `]]>`, unconsumed.
     CData,
-    /// Inside a value written as child elements (held whole).
+    /// Inside a value written as child elements. `buf` holds the elements whole: they
+    /// are converted to an object or array only once the parameter's element closes.
     Element,
     /// After a value close tag that something other than markup follows: it may be
     /// data (a value holding `</parameter>`). Held until a later close tag that markup
     /// follows (then it was data), or the function or block close, or the end of input
-    /// (then it ended the value).
+    /// (then it ended the value). The text from the first close tag on stays
+    /// unconsumed; `lead` and `scanned` say how much of it is known.
     Tentative,
-    /// Inside the JSON body element's open tag.
+    /// Inside the JSON body element's open tag; its attribute text is skipped.
     JsonHead,
-    /// Inside the JSON body, followed by the lexical scanner.
+    /// Inside the JSON body, followed by the lexical scanner so a close tag inside one
+    /// of its strings is data. `buf` holds the body: it is checked whole before it
+    /// becomes the arguments.
     JsonScan,
-    /// After the JSON body's value, up to its close.
+    /// After the JSON body's value, up to the element's close; `buf` goes on holding
+    /// what is written there.
     JsonTail,
+    /// The payload ended (its function closed, or text that is no part of it came):
+    /// the driver consumes nothing more until [`PayloadGrammar::reset`].
     Done,
 }
 
-/// See the module docs.
+/// The XML-like payload grammar of one dialect (see the module docs): one function
+/// per payload, its arguments written as one JSON object.
+///
+/// The fields set from the declaration (`syn`, `ws`, `block_close`, `schemas`, the
+/// tag sets but the per-key ones) do not change; the others describe the function,
+/// parameter and value being read, and [`PayloadGrammar::reset`] clears them.
 #[derive(Debug)]
 pub struct XmlGrammar {
+    /// The dialect's markup.
     syn: XmlSyntax,
+    /// The whitespace policy of `syn`, resolved once.
     ws: ValueWhitespace,
+    /// The outer block's close tag (empty when the dialect has none): it ends a call
+    /// whose function close is missing, and it is never consumed.
     block_close: String,
+    /// The request's parameter schemas, by function: they type the values.
     schemas: Schemas,
     /// Tags that end a function name.
     name_stops: Arc<TagSet>,
+    /// The parameter name end (also the end of the JSON body's open tag).
     param_name_end: Arc<TagSet>,
+    /// The value close of the current parameter (per key when the value close names
+    /// the key: set by `start_param`).
     value_close: Arc<TagSet>,
     /// The value close of the current parameter's text (`value_close` with its key).
     value_close_text: String,
+    /// Where the driver is.
     state: State,
+    /// The payload began: a call was begun (its name may still be to come).
     began: bool,
     /// The function name, parameter name or typed value being collected.
     buf: String,
+    /// The current function's name (its parameters' schemas are looked up by it).
     function: String,
     /// The current parameter's name, written with the first byte of its value.
     key: String,
+    /// The current parameter's key was written (with the opening quote of a string).
     key_written: bool,
+    /// Values written in the current call: the first key opens the object with `{`.
     params: usize,
+    /// The current value's types: from its type attribute, or its schema.
     types: Vec<Ty>,
     /// No value byte seen yet (for the protocol newline after the open tag).
     value_fresh: bool,
@@ -354,9 +397,11 @@ pub struct XmlGrammar {
     /// In `Element`: the open and close tag of the current key, and how deep the value
     /// is in same-named elements.
     element_tags: Arc<TagSet>,
+    /// In `Element`: how many elements named by the key are open (1 at the value's).
     depth: usize,
-    /// The JSON body's close, and its scanner.
+    /// The JSON body's close.
     json_close: Arc<TagSet>,
+    /// In `JsonScan`: the lexical scanner following the JSON body.
     scan: JsonValueScanner,
     /// The arguments were a JSON body (the object is written whole).
     json_args: bool,
@@ -390,7 +435,9 @@ const MAX_FOLLOW_WS: usize = 256;
 /// Index of the function-name-end tag in `name_stops` (the only stop that is consumed).
 const NAME_END: usize = 0;
 
+/// Opens a CDATA section (with `cdata`).
 const CDATA_OPEN: &str = "<![CDATA[";
+/// Closes a CDATA section.
 const CDATA_CLOSE: &str = "]]>";
 
 /// JSON whitespace (what the policies trim).
@@ -399,6 +446,8 @@ fn is_ws(c: char) -> bool {
 }
 
 impl XmlGrammar {
+    /// The grammar of `syn` in a block closed by `block_close`, typing values by the
+    /// request's `schemas`. The tag sets are built here, once per response.
     pub fn new(syn: XmlSyntax, block_close: Option<&str>, schemas: Schemas) -> Self {
         let block_close = block_close.unwrap_or("").to_owned();
         let mut stops = vec![syn.function_name_end.as_str(), syn.param_open.as_str()];
@@ -442,6 +491,8 @@ impl XmlGrammar {
         }
     }
 
+    /// What decides a tentative value close: the value close itself, the function
+    /// close and the block close.
     fn stops_for(syn: &XmlSyntax, value_close: &str, block_close: &str) -> Arc<TagSet> {
         let mut value_stops = vec![value_close];
         value_stops.extend(syn.function_close.as_deref());
@@ -449,6 +500,8 @@ impl XmlGrammar {
         TagSet::shared(&value_stops)
     }
 
+    /// Whether the current value streams as a JSON string (else it is held and
+    /// converted).
     fn string_value(&self) -> bool {
         schema::streams_as_string(&self.types)
     }
@@ -813,8 +866,8 @@ impl PayloadGrammar for XmlGrammar {
 
 /// The states, one method each. A method receives the unconsumed text (`rest`), acts on
 /// what it can decide from it, and says how many bytes it consumed and whether the
-/// driver goes on ([`Step`]). A method that changes the state says so by assigning
-/// `self.state`; one that returns [`Step::Next`] without changing it has made progress
+/// driver goes on (a `Step`). A method that changes the state says so by assigning
+/// `self.state`; one that returns `Step::Next` without changing it has made progress
 /// some other way (consumed bytes, or searched held text it will not search again).
 impl XmlGrammar {
     /// `Function`: before the function. Whitespace before it is left to the tool parser,
