@@ -102,12 +102,15 @@ pub struct DsmlSyntax {
     pub parameter: String,
 }
 
+/// DeepSeek's marker, when a declaration leaves `token` out.
 fn default_token() -> String {
     "｜DSML｜".into()
 }
+/// DeepSeek's call element, when a declaration leaves `invoke` out.
 fn default_invoke() -> String {
     "invoke".into()
 }
+/// DeepSeek's parameter element, when a declaration leaves `parameter` out.
 fn default_parameter() -> String {
     "parameter".into()
 }
@@ -138,27 +141,41 @@ impl Default for DsmlSyntax {
     }
 }
 
+/// Where the driver is in one invoke (one payload). Each state has its method,
+/// `DsmlGrammar::on_<state>`, which says what the state reads; here, what each one
+/// means and what it holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
-    /// Before `<｜DSML｜invoke` (whitespace was skipped by the tool parser).
+    /// Before `<｜DSML｜invoke` (whitespace was skipped by the tool parser). Holds at
+    /// most a possible prefix of that tag, unconsumed.
     InvokeStart,
-    /// Reading the invoke tag's attributes, up to `>`.
+    /// Reading the invoke tag's attributes, up to `>`. `header` holds them: the name
+    /// is given whole, once its closing quote is written.
     InvokeHeader,
     /// Inside an invoke: a parameter, the invoke close, or something that ends it.
+    /// Holds at most a possible prefix of a tag, unconsumed.
     Body,
-    /// Reading a parameter tag's attributes, up to `>`.
+    /// Reading a parameter tag's attributes, up to `>`. `header` holds them: the key
+    /// and the `string` attribute are read from them whole.
     ParamHeader,
-    /// A `string="true"` value.
+    /// A `string="true"` value, streamed escaped as it arrives. Holds only a possible
+    /// prefix of the parameter close tag, unconsumed.
     StrValue,
     /// After a parameter close tag in a string value that something other than markup
-    /// follows: it may be data. Held until decided (module docs).
+    /// follows: it may be data. Held until decided (module docs): the text from that
+    /// close tag on stays unconsumed, `scanned` bytes of it searched already.
     StrTentative,
-    /// Before the first non-whitespace byte of a JSON value.
+    /// Before the first non-whitespace byte of a JSON value. Holds nothing: the
+    /// whitespace is consumed and dropped.
     JsonStart,
-    /// Inside a JSON value, followed by the lexical scanner.
+    /// Inside a JSON value, copied as it arrives while the lexical scanner (`scan`)
+    /// follows it, so a close tag inside one of its strings is data.
     JsonScan,
-    /// After the JSON value (or after text that is not JSON), up to the close tag.
+    /// After the JSON value (or after text that is not JSON), up to the close tag,
+    /// copied as it arrives. Holds only a possible prefix of the close tag.
     JsonTail,
+    /// The invoke ended (its close, or text that is no part of it): the driver
+    /// consumes nothing more until [`PayloadGrammar::reset`].
     Done,
 }
 
@@ -205,11 +222,19 @@ enum Step {
 /// Longest whitespace run after a parameter close tag that the lookahead reads.
 const MAX_FOLLOW_WS: usize = 256;
 
-/// See the module docs.
+/// The DSML payload grammar of one dialect (see the module docs): one invoke per
+/// payload, its arguments written as one JSON object.
+///
+/// The tags are derived from the declaration once and do not change; the other fields
+/// describe the invoke and parameter being read, and [`PayloadGrammar::reset`] clears
+/// them.
 #[derive(Debug)]
 pub struct DsmlGrammar {
+    /// `<｜DSML｜invoke`: begins a payload.
     invoke_open: String,
+    /// `</｜DSML｜invoke>`: ends it.
     invoke_close: String,
+    /// `<｜DSML｜parameter`: begins a parameter.
     param_open: String,
     /// The parameter close tag: ends values.
     param_close: Arc<TagSet>,
@@ -222,6 +247,7 @@ pub struct DsmlGrammar {
     /// In `StrTentative`: bytes of the held text (from the first close tag) already
     /// searched, so they are not searched again.
     scanned: usize,
+    /// Where the driver is.
     state: State,
     /// Attribute text of the tag being read.
     header: String,
@@ -229,14 +255,19 @@ pub struct DsmlGrammar {
     keys: usize,
     /// The current parameter's key, JSON-encoded, until its value begins.
     key: String,
+    /// The current parameter's key was written (with the opening quote of a string).
     key_written: bool,
+    /// In `JsonScan`: the lexical scanner following the JSON value.
     scan: JsonValueScanner,
+    /// The payload began: a call was begun (its name may still be to come).
     began: bool,
     /// The current invoke's name was given (a nameless call's record gets no `{}`).
     named: bool,
 }
 
 impl DsmlGrammar {
+    /// The grammar of a DSML markup; every tag is derived from `syntax` here, once per
+    /// response.
     pub fn new(syntax: &DsmlSyntax) -> Self {
         let t = &syntax.token;
         DsmlGrammar {
@@ -282,6 +313,8 @@ impl DsmlGrammar {
         self.push_value_with(calls, out, value.len(), |s| s.push_str(value));
     }
 
+    /// Writes the pending key (with the separator and the opening quote before it) and
+    /// `raw` escaped as JSON string content.
     fn push_escaped(&mut self, raw: &str, calls: &mut CallEmitter, out: &mut DeltaSink<'_>) {
         if raw.is_empty() {
             return;
@@ -411,6 +444,8 @@ impl DsmlGrammar {
         self.state = State::Body;
     }
 
+    /// Gives the call its name from the invoke tag's `name` attribute, if its closing
+    /// quote was written (a cut one is no name).
     fn set_name(&mut self, calls: &mut CallEmitter, out: &mut DeltaSink<'_>) {
         if let Some(name) = attribute(&self.header, "name") {
             calls.set_name(name, None, out);
@@ -455,8 +490,8 @@ impl DsmlGrammar {
                     calls.push_args("\"", out);
                 }
             }
-            // Decided in `consume` at the end of input (the first close tag ends the
-            // value); kept for totality.
+            // Decided in `on_str_tentative` at the end of input (the first close tag
+            // ends the value); kept for totality.
             State::StrTentative => {
                 used = self.param_close.text(0).len().min(rest.len());
                 if self.key_written {
@@ -499,7 +534,7 @@ impl PayloadGrammar for DsmlGrammar {
 
     /// The driver: hands the unconsumed text to the method of the state the grammar is
     /// in until one of them needs more text or the invoke ends; at the end of input,
-    /// closes what was opened ([`DsmlGrammar::end_of_input`]).
+    /// closes what was opened.
     fn consume(
         &mut self,
         text: &str,
@@ -561,8 +596,8 @@ impl PayloadGrammar for DsmlGrammar {
 
 /// The states, one method each. A method receives the unconsumed text (`rest`), acts on
 /// what it can decide from it, and says how many bytes it consumed and whether the
-/// driver goes on ([`Step`]). A method that changes the state says so by assigning
-/// `self.state`; one that returns [`Step::Next`] without changing it has made progress
+/// driver goes on (a `Step`). A method that changes the state says so by assigning
+/// `self.state`; one that returns `Step::Next` without changing it has made progress
 /// some other way (searched held text it will not search again).
 impl DsmlGrammar {
     /// `InvokeStart`: the payload is one invoke; anything else is not a call, and the
