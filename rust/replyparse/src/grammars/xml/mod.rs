@@ -993,20 +993,7 @@ impl XmlGrammar {
             self.buf.clear();
             self.state = State::ArgName;
             Step::Next(n)
-        } else if !final_
-            && (partial(r, &self.syn.param_open)
-                || partial(r, fclose)
-                || partial(r, &self.block_close)
-                || partial(r, json_open)
-                || self.syn.skip.iter().any(|s| partial(r, s))
-                || (closing_tag
-                    && self
-                        .syn
-                        .function_close
-                        .iter()
-                        .chain([&self.block_close])
-                        .any(|c| partial(r, c))))
-        {
+        } else if !final_ && self.may_become_markup(r, closing_tag) {
             Step::Stop(ws)
         } else {
             // Unexpected text between parameters ends the call here; the
@@ -1014,6 +1001,27 @@ impl XmlGrammar {
             self.finish(calls, out);
             Step::Next(ws)
         }
+    }
+
+    /// In `ArgStart`: whether `r`, all the text there is yet, may still become markup
+    /// the state reads (a parameter, the function or block close, the JSON body,
+    /// skipped markup), so it is held instead of ending the call. `closing_tag`: `r` is
+    /// a key element's close tag (`NS</`), which may be the function or block close.
+    fn may_become_markup(&self, r: &str, closing_tag: bool) -> bool {
+        let fclose = self.syn.function_close.as_deref().unwrap_or("");
+        let json_open = self.syn.json_body.as_ref().map_or("", |j| j.open.as_str());
+        partial(r, &self.syn.param_open)
+            || partial(r, fclose)
+            || partial(r, &self.block_close)
+            || partial(r, json_open)
+            || self.syn.skip.iter().any(|s| partial(r, s))
+            || (closing_tag
+                && self
+                    .syn
+                    .function_close
+                    .iter()
+                    .chain([&self.block_close])
+                    .any(|c| partial(r, c)))
     }
 
     /// `ArgName`: the parameter's name or attribute text, collected in `buf` up to the
