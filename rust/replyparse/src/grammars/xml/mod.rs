@@ -1224,10 +1224,7 @@ impl XmlGrammar {
                 // The block closed inside the elements: what was written is
                 // text, and the call ends at the block close.
                 self.buf.push_str(&rest[..m.start]);
-                self.types = vec![Ty::String];
-                let held = std::mem::take(&mut self.buf);
-                self.value_text(&held, calls, out);
-                self.end_value(true, calls, out);
+                self.elements_as_text(true, calls, out);
                 self.finish(calls, out);
                 Step::Next(m.start)
             }
@@ -1251,6 +1248,21 @@ impl XmlGrammar {
                 Step::Stop(rest.len() - keep)
             }
         }
+    }
+
+    /// In `Element`, the elements did not close (the block closed inside them, or the
+    /// input ended): the value is the text written, as a string. `complete` as for
+    /// [`Self::end_value`].
+    fn elements_as_text(
+        &mut self,
+        complete: bool,
+        calls: &mut CallEmitter,
+        out: &mut DeltaSink<'_>,
+    ) {
+        self.types = vec![Ty::String];
+        let held = std::mem::take(&mut self.buf);
+        self.value_text(&held, calls, out);
+        self.end_value(complete, calls, out);
     }
 
     /// `Tentative`: `rest` starts at the first value close tag (and its protocol
@@ -1356,13 +1368,8 @@ impl XmlGrammar {
     fn end_of_input(&mut self, calls: &mut CallEmitter, out: &mut DeltaSink<'_>) {
         match self.state {
             State::Value | State::CData => self.end_value(false, calls, out),
-            State::Element => {
-                // The elements were cut: what was written is text.
-                self.types = vec![Ty::String];
-                let held = std::mem::take(&mut self.buf);
-                self.value_text(&held, calls, out);
-                self.end_value(false, calls, out);
-            }
+            // The elements were cut: what was written is text.
+            State::Element => self.elements_as_text(false, calls, out),
             State::JsonScan | State::JsonTail => self.end_json_body(calls, out),
             _ => {}
         }
