@@ -12,21 +12,26 @@ use crate::constraint_kit::{lark_after_reasoning, lark_calls, pytext, schema, st
 use crate::constraint_kit::{CallConstraint, Forbidden, Function, ReasoningSection};
 use crate::error::Result;
 
+/// Ends a parameter tag whose value is raw text, after the key.
 const STRING_TRUE: &str = "\" string=\"true\">";
+/// Ends a parameter tag whose value is JSON source, after the key.
 const STRING_FALSE: &str = "\" string=\"false\">";
 
-/// See the module docs.
+/// The constraint writer of one DSML dialect (see the module docs).
 pub(crate) struct DsmlCalls<'a> {
+    /// The dialect's name (for messages) and its block's open and close tags.
     d: CallTags<'a>,
     /// The dialect's markup.
     s: &'a DsmlSyntax,
 }
 
 impl<'a> DsmlCalls<'a> {
+    /// The writer for markup `s` inside the dialect's tags `d`.
     pub(crate) fn new(s: &'a DsmlSyntax, d: CallTags<'a>) -> Self {
         DsmlCalls { d, s }
     }
 
+    /// The block close, empty when the dialect has none.
     fn close(&self) -> &str {
         self.d.close.unwrap_or("")
     }

@@ -102,12 +102,15 @@ pub struct DsmlSyntax {
     pub parameter: String,
 }
 
+/// DeepSeek's marker, when a declaration leaves `token` out.
 fn default_token() -> String {
     "｜DSML｜".into()
 }
+/// DeepSeek's call element, when a declaration leaves `invoke` out.
 fn default_invoke() -> String {
     "invoke".into()
 }
+/// DeepSeek's parameter element, when a declaration leaves `parameter` out.
 fn default_parameter() -> String {
     "parameter".into()
 }
@@ -138,27 +141,41 @@ impl Default for DsmlSyntax {
     }
 }
 
+/// Where the driver is in one invoke (one payload). Each state has its method,
+/// `DsmlGrammar::on_<state>`, which says what the state reads; here, what each one
+/// means and what it holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
-    /// Before `<｜DSML｜invoke` (whitespace was skipped by the tool parser).
+    /// Before `<｜DSML｜invoke` (whitespace was skipped by the tool parser). Holds at
+    /// most a possible prefix of that tag, unconsumed.
     InvokeStart,
-    /// Reading the invoke tag's attributes, up to `>`.
+    /// Reading the invoke tag's attributes, up to `>`. `header` holds them: the name
+    /// is given whole, once its closing quote is written.
     InvokeHeader,
     /// Inside an invoke: a parameter, the invoke close, or something that ends it.
+    /// Holds at most a possible prefix of a tag, unconsumed.
     Body,
-    /// Reading a parameter tag's attributes, up to `>`.
+    /// Reading a parameter tag's attributes, up to `>`. `header` holds them: the key
+    /// and the `string` attribute are read from them whole.
     ParamHeader,
-    /// A `string="true"` value.
+    /// A `string="true"` value, streamed escaped as it arrives. Holds only a possible
+    /// prefix of the parameter close tag, unconsumed.
     StrValue,
     /// After a parameter close tag in a string value that something other than markup
-    /// follows: it may be data. Held until decided (module docs).
+    /// follows: it may be data. Held until decided (module docs): the text from that
+    /// close tag on stays unconsumed, `scanned` bytes of it searched already.
     StrTentative,
-    /// Before the first non-whitespace byte of a JSON value.
+    /// Before the first non-whitespace byte of a JSON value. Holds nothing: the
+    /// whitespace is consumed and dropped.
     JsonStart,
-    /// Inside a JSON value, followed by the lexical scanner.
+    /// Inside a JSON value, copied as it arrives while the lexical scanner (`scan`)
+    /// follows it, so a close tag inside one of its strings is data.
     JsonScan,
-    /// After the JSON value (or after text that is not JSON), up to the close tag.
+    /// After the JSON value (or after text that is not JSON), up to the close tag,
+    /// copied as it arrives. Holds only a possible prefix of the close tag.
     JsonTail,
+    /// The invoke ended (its close, or text that is no part of it): the driver
+    /// consumes nothing more until [`PayloadGrammar::reset`].
     Done,
 }
 
@@ -191,14 +208,33 @@ enum Follow {
     Hold,
 }
 
+/// What a state's method did with the text it was given ([`DsmlGrammar::consume`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Step {
+    /// It consumed this many bytes and the driver goes on: the state changed, or the
+    /// method made progress the next call builds on.
+    Next(usize),
+    /// It consumed this many bytes and nothing more is decided in this chunk: more
+    /// text is needed, or the payload ended.
+    Stop(usize),
+}
+
 /// Longest whitespace run after a parameter close tag that the lookahead reads.
 const MAX_FOLLOW_WS: usize = 256;
 
-/// See the module docs.
+/// The DSML payload grammar of one dialect (see the module docs): one invoke per
+/// payload, its arguments written as one JSON object.
+///
+/// The tags are derived from the declaration once and do not change; the other fields
+/// describe the invoke and parameter being read, and [`PayloadGrammar::reset`] clears
+/// them.
 #[derive(Debug)]
 pub struct DsmlGrammar {
+    /// `<｜DSML｜invoke`: begins a payload.
     invoke_open: String,
+    /// `</｜DSML｜invoke>`: ends it.
     invoke_close: String,
+    /// `<｜DSML｜parameter`: begins a parameter.
     param_open: String,
     /// The parameter close tag: ends values.
     param_close: Arc<TagSet>,
@@ -211,6 +247,7 @@ pub struct DsmlGrammar {
     /// In `StrTentative`: bytes of the held text (from the first close tag) already
     /// searched, so they are not searched again.
     scanned: usize,
+    /// Where the driver is.
     state: State,
     /// Attribute text of the tag being read.
     header: String,
@@ -218,14 +255,19 @@ pub struct DsmlGrammar {
     keys: usize,
     /// The current parameter's key, JSON-encoded, until its value begins.
     key: String,
+    /// The current parameter's key was written (with the opening quote of a string).
     key_written: bool,
+    /// In `JsonScan`: the lexical scanner following the JSON value.
     scan: JsonValueScanner,
+    /// The payload began: a call was begun (its name may still be to come).
     began: bool,
     /// The current invoke's name was given (a nameless call's record gets no `{}`).
     named: bool,
 }
 
 impl DsmlGrammar {
+    /// The grammar of a DSML markup; every tag is derived from `syntax` here, once per
+    /// response.
     pub fn new(syntax: &DsmlSyntax) -> Self {
         let t = &syntax.token;
         DsmlGrammar {
@@ -271,6 +313,8 @@ impl DsmlGrammar {
         self.push_value_with(calls, out, value.len(), |s| s.push_str(value));
     }
 
+    /// Writes the pending key (with the separator and the opening quote before it) and
+    /// `raw` escaped as JSON string content.
     fn push_escaped(&mut self, raw: &str, calls: &mut CallEmitter, out: &mut DeltaSink<'_>) {
         if raw.is_empty() {
             return;
@@ -400,6 +444,8 @@ impl DsmlGrammar {
         self.state = State::Body;
     }
 
+    /// Gives the call its name from the invoke tag's `name` attribute, if its closing
+    /// quote was written (a cut one is no name).
     fn set_name(&mut self, calls: &mut CallEmitter, out: &mut DeltaSink<'_>) {
         if let Some(name) = attribute(&self.header, "name") {
             calls.set_name(name, None, out);
@@ -420,7 +466,12 @@ impl DsmlGrammar {
 
     /// The end of input inside an invoke: releases held value text, closes what was
     /// opened with what was written, and returns the bytes consumed from `rest`.
-    fn finish(&mut self, rest: &str, calls: &mut CallEmitter, out: &mut DeltaSink<'_>) -> usize {
+    fn end_of_input(
+        &mut self,
+        rest: &str,
+        calls: &mut CallEmitter,
+        out: &mut DeltaSink<'_>,
+    ) -> usize {
         let mut used = 0;
         match self.state {
             State::InvokeStart | State::Done => return 0,
@@ -439,8 +490,8 @@ impl DsmlGrammar {
                     calls.push_args("\"", out);
                 }
             }
-            // Decided in `consume` at the end of input (the first close tag ends the
-            // value); kept for totality.
+            // Decided in `on_str_tentative` at the end of input (the first close tag
+            // ends the value); kept for totality.
             State::StrTentative => {
                 used = self.param_close.text(0).len().min(rest.len());
                 if self.key_written {
@@ -481,6 +532,9 @@ impl PayloadGrammar for DsmlGrammar {
         self.scanned = 0;
     }
 
+    /// The driver: hands the unconsumed text to the method of the state the grammar is
+    /// in until one of them needs more text or the invoke ends; at the end of input,
+    /// closes what was opened.
     fn consume(
         &mut self,
         text: &str,
@@ -491,178 +545,28 @@ impl PayloadGrammar for DsmlGrammar {
         let mut i = 0;
         loop {
             let rest = &text[i..];
-            match self.state {
+            let step = match self.state {
                 State::Done => break,
-                State::InvokeStart => match head(rest, &self.invoke_open) {
-                    Head::Tag => {
-                        i += self.invoke_open.len();
-                        self.began = true;
-                        calls.begin_call(out);
-                        self.header.clear();
-                        self.state = State::InvokeHeader;
-                    }
-                    Head::Partial => break,
-                    // Not a call: the tool parser decides (block close or stray text).
-                    Head::Other => {
-                        self.state = State::Done;
-                        break;
-                    }
-                },
-                State::InvokeHeader => {
-                    let (n, ended) = self.read_header(rest);
+                State::InvokeStart => self.on_invoke_start(rest, calls, out),
+                State::InvokeHeader => self.on_invoke_header(rest, calls, out),
+                State::Body => self.on_body(rest, calls, out),
+                State::ParamHeader => self.on_param_header(rest),
+                State::StrValue => self.on_str_value(rest, final_, calls, out),
+                State::StrTentative => self.on_str_tentative(rest, final_, calls, out),
+                State::JsonStart => self.on_json_start(rest),
+                State::JsonScan => self.on_json_scan(rest, final_, calls, out),
+                State::JsonTail => self.on_json_tail(rest, calls, out),
+            };
+            match step {
+                Step::Next(n) => i += n,
+                Step::Stop(n) => {
                     i += n;
-                    if !ended {
-                        break;
-                    }
-                    self.set_name(calls, out);
-                    self.state = State::Body;
+                    break;
                 }
-                State::Body => {
-                    i += ws_len(rest);
-                    let rest = &text[i..];
-                    if rest.is_empty() {
-                        break;
-                    }
-                    match (head(rest, &self.param_open), head(rest, &self.invoke_close)) {
-                        (Head::Tag, _) => {
-                            i += self.param_open.len();
-                            self.header.clear();
-                            self.state = State::ParamHeader;
-                        }
-                        (_, Head::Tag) => {
-                            i += self.invoke_close.len();
-                            self.end_invoke(calls, out);
-                        }
-                        (Head::Partial, _) | (_, Head::Partial) => break,
-                        // The block close, or markup that is not part of a call: the
-                        // invoke ends here and the tool parser takes the rest.
-                        (Head::Other, Head::Other) => self.end_invoke(calls, out),
-                    }
-                }
-                State::ParamHeader => {
-                    let (n, ended) = self.read_header(rest);
-                    i += n;
-                    if !ended {
-                        break;
-                    }
-                    self.begin_param();
-                }
-                State::StrValue => match self.param_close.find_or_held(rest, false) {
-                    Ok(m) => {
-                        self.push_escaped(&rest[..m.start], calls, out);
-                        match self.close_follows(&rest[m.end..], final_) {
-                            Follow::Structural => {
-                                i += m.end;
-                                self.end_param(calls, out);
-                            }
-                            Follow::Hold => {
-                                i += m.start;
-                                break;
-                            }
-                            Follow::Data => {
-                                // Perhaps `</｜DSML｜parameter>` inside the value.
-                                i += m.start;
-                                self.scanned = m.end - m.start;
-                                self.state = State::StrTentative;
-                            }
-                        }
-                    }
-                    Err(keep) => {
-                        self.push_escaped(&rest[..rest.len() - keep], calls, out);
-                        i += rest.len() - keep;
-                        break;
-                    }
-                },
-                State::StrTentative => {
-                    // `rest` starts at the first close tag, held since; `scanned` bytes
-                    // of it are known to decide nothing.
-                    let first_end = self.param_close.text(0).len();
-                    let from = self.scanned;
-                    match self.value_stops.find_or_held(&rest[from..], false) {
-                        Ok(m) if m.tag == 0 => {
-                            let (p, e) = (from + m.start, from + m.end);
-                            match self.close_follows(&rest[e..], final_) {
-                                Follow::Structural => {
-                                    // This one ends the value: the earlier ones were data.
-                                    self.push_escaped(&rest[..p], calls, out);
-                                    i += e;
-                                    self.end_param(calls, out);
-                                }
-                                Follow::Data => self.scanned = e,
-                                Follow::Hold => {
-                                    self.scanned = p;
-                                    break;
-                                }
-                            }
-                        }
-                        // The invoke close: a real one (what follows it is the next
-                        // invoke, the block close or the end of input) ends the invoke
-                        // with no later close tag that markup follows, so the first one
-                        // ended the value and the text after it is the tool parser's
-                        // (stray); one inside the value is data.
-                        Ok(m) => {
-                            let (p, e) = (from + m.start, from + m.end);
-                            match self.invoke_close_follows(&rest[e..], final_) {
-                                Follow::Structural => {
-                                    i += first_end;
-                                    self.end_param(calls, out);
-                                }
-                                Follow::Data => self.scanned = e,
-                                Follow::Hold => {
-                                    self.scanned = p;
-                                    break;
-                                }
-                            }
-                        }
-                        Err(_) if final_ => {
-                            i += first_end;
-                            self.end_param(calls, out);
-                        }
-                        Err(keep) => {
-                            self.scanned = rest.len() - keep;
-                            break;
-                        }
-                    }
-                }
-                State::JsonStart => {
-                    i += ws_len(rest);
-                    if i == text.len() {
-                        break;
-                    }
-                    self.scan.reset();
-                    self.state = State::JsonScan;
-                }
-                State::JsonScan => {
-                    let (n, st) = self.scan.feed(rest.as_bytes(), final_);
-                    if n > 0 {
-                        self.push_value(&rest[..n], calls, out);
-                    }
-                    i += n;
-                    if st == ScanStatus::Incomplete {
-                        break;
-                    }
-                    self.state = State::JsonTail;
-                }
-                State::JsonTail => match self.param_close.find_or_held(rest, false) {
-                    Ok(m) => {
-                        if m.start > 0 {
-                            self.push_value(&rest[..m.start], calls, out);
-                        }
-                        i += m.end;
-                        self.end_param(calls, out);
-                    }
-                    Err(keep) => {
-                        if rest.len() > keep {
-                            self.push_value(&rest[..rest.len() - keep], calls, out);
-                        }
-                        i += rest.len() - keep;
-                        break;
-                    }
-                },
             }
         }
         if final_ {
-            i += self.finish(&text[i..], calls, out);
+            i += self.end_of_input(&text[i..], calls, out);
         }
         i
     }
@@ -687,6 +591,254 @@ impl PayloadGrammar for DsmlGrammar {
     /// tag): the decision must not depend on where the chunk ended.
     fn starts_payload(&self, rest: &str) -> bool {
         !rest.is_empty() && !matches!(head(rest, &self.invoke_open), Head::Other)
+    }
+}
+
+/// The states, one method each. A method receives the unconsumed text (`rest`), acts on
+/// what it can decide from it, and says how many bytes it consumed and whether the
+/// driver goes on (a `Step`). A method that changes the state says so by assigning
+/// `self.state`; one that returns `Step::Next` without changing it has made progress
+/// some other way (searched held text it will not search again).
+impl DsmlGrammar {
+    /// `InvokeStart`: the payload is one invoke; anything else is not a call, and the
+    /// tool parser decides what it is (the block close, or stray text).
+    fn on_invoke_start(
+        &mut self,
+        rest: &str,
+        calls: &mut CallEmitter,
+        out: &mut DeltaSink<'_>,
+    ) -> Step {
+        match head(rest, &self.invoke_open) {
+            Head::Tag => {
+                self.began = true;
+                calls.begin_call(out);
+                self.header.clear();
+                self.state = State::InvokeHeader;
+                Step::Next(self.invoke_open.len())
+            }
+            Head::Partial => Step::Stop(0),
+            // Not a call: the tool parser decides (block close or stray text).
+            Head::Other => {
+                self.state = State::Done;
+                Step::Stop(0)
+            }
+        }
+    }
+
+    /// `InvokeHeader`: the invoke tag's attribute text, moved into `header` as it
+    /// arrives; at its `>` the call gets its name, before any argument (identity first).
+    fn on_invoke_header(
+        &mut self,
+        rest: &str,
+        calls: &mut CallEmitter,
+        out: &mut DeltaSink<'_>,
+    ) -> Step {
+        let (n, ended) = self.read_header(rest);
+        if !ended {
+            return Step::Stop(n);
+        }
+        self.set_name(calls, out);
+        self.state = State::Body;
+        Step::Next(n)
+    }
+
+    /// `Body`: inside the invoke, after whitespace: a parameter begins, or the invoke
+    /// closes; anything else (the block close, markup that is no part of a call) ends
+    /// the invoke there and the tool parser takes the rest.
+    fn on_body(&mut self, rest: &str, calls: &mut CallEmitter, out: &mut DeltaSink<'_>) -> Step {
+        let ws = ws_len(rest);
+        let rest = &rest[ws..];
+        if rest.is_empty() {
+            return Step::Stop(ws);
+        }
+        match (head(rest, &self.param_open), head(rest, &self.invoke_close)) {
+            (Head::Tag, _) => {
+                self.header.clear();
+                self.state = State::ParamHeader;
+                Step::Next(ws + self.param_open.len())
+            }
+            (_, Head::Tag) => {
+                self.end_invoke(calls, out);
+                Step::Next(ws + self.invoke_close.len())
+            }
+            (Head::Partial, _) | (_, Head::Partial) => Step::Stop(ws),
+            // The block close, or markup that is not part of a call: the
+            // invoke ends here and the tool parser takes the rest.
+            (Head::Other, Head::Other) => {
+                self.end_invoke(calls, out);
+                Step::Next(ws)
+            }
+        }
+    }
+
+    /// `ParamHeader`: the parameter tag's attribute text, moved into `header`; at its
+    /// `>` the key is known and the `string` attribute says how the value is read.
+    fn on_param_header(&mut self, rest: &str) -> Step {
+        let (n, ended) = self.read_header(rest);
+        if !ended {
+            return Step::Stop(n);
+        }
+        self.begin_param();
+        Step::Next(n)
+    }
+
+    /// `StrValue`: a `string="true"` value, streamed escaped as it arrives; only a
+    /// possible prefix of the parameter close tag is held. A close tag ends the value
+    /// where markup or the end of input follows it; where text follows, it may be data
+    /// and `StrTentative` decides; where nothing follows yet, it is held.
+    fn on_str_value(
+        &mut self,
+        rest: &str,
+        final_: bool,
+        calls: &mut CallEmitter,
+        out: &mut DeltaSink<'_>,
+    ) -> Step {
+        match self.param_close.find_or_held(rest, false) {
+            Ok(m) => {
+                self.push_escaped(&rest[..m.start], calls, out);
+                match self.close_follows(&rest[m.end..], final_) {
+                    Follow::Structural => {
+                        self.end_param(calls, out);
+                        Step::Next(m.end)
+                    }
+                    Follow::Hold => Step::Stop(m.start),
+                    Follow::Data => {
+                        // Perhaps `</｜DSML｜parameter>` inside the value.
+                        self.scanned = m.end - m.start;
+                        self.state = State::StrTentative;
+                        Step::Next(m.start)
+                    }
+                }
+            }
+            Err(keep) => {
+                self.push_escaped(&rest[..rest.len() - keep], calls, out);
+                Step::Stop(rest.len() - keep)
+            }
+        }
+    }
+
+    /// `StrTentative`: `rest` starts at the first parameter close tag, held since;
+    /// `scanned` bytes of it are known to decide nothing. A later parameter close tag
+    /// that markup follows ends the value (the earlier ones were data); a real invoke
+    /// close, or the end of input, before one means the first close tag ended it.
+    fn on_str_tentative(
+        &mut self,
+        rest: &str,
+        final_: bool,
+        calls: &mut CallEmitter,
+        out: &mut DeltaSink<'_>,
+    ) -> Step {
+        let first_end = self.param_close.text(0).len();
+        let from = self.scanned;
+        match self.value_stops.find_or_held(&rest[from..], false) {
+            Ok(m) if m.tag == 0 => {
+                let (p, e) = (from + m.start, from + m.end);
+                match self.close_follows(&rest[e..], final_) {
+                    Follow::Structural => {
+                        // This one ends the value: the earlier ones were data.
+                        self.push_escaped(&rest[..p], calls, out);
+                        self.end_param(calls, out);
+                        Step::Next(e)
+                    }
+                    Follow::Data => {
+                        self.scanned = e;
+                        Step::Next(0)
+                    }
+                    Follow::Hold => {
+                        self.scanned = p;
+                        Step::Stop(0)
+                    }
+                }
+            }
+            // The invoke close: a real one (what follows it is the next
+            // invoke, the block close or the end of input) ends the invoke
+            // with no later close tag that markup follows, so the first one
+            // ended the value and the text after it is the tool parser's
+            // (stray); one inside the value is data.
+            Ok(m) => {
+                let (p, e) = (from + m.start, from + m.end);
+                match self.invoke_close_follows(&rest[e..], final_) {
+                    Follow::Structural => {
+                        self.end_param(calls, out);
+                        Step::Next(first_end)
+                    }
+                    Follow::Data => {
+                        self.scanned = e;
+                        Step::Next(0)
+                    }
+                    Follow::Hold => {
+                        self.scanned = p;
+                        Step::Stop(0)
+                    }
+                }
+            }
+            Err(_) if final_ => {
+                self.end_param(calls, out);
+                Step::Next(first_end)
+            }
+            Err(keep) => {
+                self.scanned = rest.len() - keep;
+                Step::Stop(0)
+            }
+        }
+    }
+
+    /// `JsonStart`: before a JSON value's first byte; its leading whitespace is JSON
+    /// whitespace and is dropped.
+    fn on_json_start(&mut self, rest: &str) -> Step {
+        let ws = ws_len(rest);
+        if ws == rest.len() {
+            return Step::Stop(ws);
+        }
+        self.scan.reset();
+        self.state = State::JsonScan;
+        Step::Next(ws)
+    }
+
+    /// `JsonScan`: inside a JSON value, copied verbatim as it arrives while the lexical
+    /// scanner follows it, so a close tag inside one of its strings is data.
+    fn on_json_scan(
+        &mut self,
+        rest: &str,
+        final_: bool,
+        calls: &mut CallEmitter,
+        out: &mut DeltaSink<'_>,
+    ) -> Step {
+        let (n, st) = self.scan.feed(rest.as_bytes(), final_);
+        if n > 0 {
+            self.push_value(&rest[..n], calls, out);
+        }
+        if st == ScanStatus::Incomplete {
+            return Step::Stop(n);
+        }
+        self.state = State::JsonTail;
+        Step::Next(n)
+    }
+
+    /// `JsonTail`: after the JSON value (or text that is not JSON), up to the
+    /// parameter close tag: copied verbatim, so a malformed value is kept as written up
+    /// to the protocol boundary.
+    fn on_json_tail(
+        &mut self,
+        rest: &str,
+        calls: &mut CallEmitter,
+        out: &mut DeltaSink<'_>,
+    ) -> Step {
+        match self.param_close.find_or_held(rest, false) {
+            Ok(m) => {
+                if m.start > 0 {
+                    self.push_value(&rest[..m.start], calls, out);
+                }
+                self.end_param(calls, out);
+                Step::Next(m.end)
+            }
+            Err(keep) => {
+                if rest.len() > keep {
+                    self.push_value(&rest[..rest.len() - keep], calls, out);
+                }
+                Step::Stop(rest.len() - keep)
+            }
+        }
     }
 }
 

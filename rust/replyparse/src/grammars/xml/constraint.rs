@@ -67,6 +67,7 @@ const MINIMAX_XML: Shape<'static> = (
     "</parameter>",
 );
 
+/// The markup of `x` in the fields the styles fix, to compare with theirs.
 fn shape(x: &XmlSyntax) -> Shape<'_> {
     (
         &x.function_open,
@@ -94,17 +95,21 @@ fn style(x: &XmlSyntax) -> Option<&'static str> {
     }
 }
 
-/// See the module docs.
+/// The constraint writer of one XML-like dialect (see the module docs).
 pub(crate) struct XmlCalls<'a> {
+    /// The dialect's name (for messages) and its block's open and close tags.
     d: CallTags<'a>,
+    /// The dialect's markup.
     x: &'a XmlSyntax,
 }
 
 impl<'a> XmlCalls<'a> {
+    /// The writer for markup `x` inside the dialect's tags `d`.
     pub(crate) fn new(x: &'a XmlSyntax, d: CallTags<'a>) -> Self {
         XmlCalls { d, x }
     }
 
+    /// The block close, empty when the dialect has none.
     fn close(&self) -> &str {
         self.d.close.unwrap_or("")
     }
@@ -131,10 +136,12 @@ fn optional(content: Value) -> Value {
     json!({"type": "optional", "content": content})
 }
 
+/// Zero or more of `content`.
 fn star(content: Value) -> Value {
     json!({"type": "star", "content": content})
 }
 
+/// Optional whitespace, as the shared structural-tag helpers write it.
 fn ws() -> Value {
     st::regex(st::WS_REGEX)
 }

@@ -21,7 +21,7 @@
 //!   (`>`, `\n`, `<tool_sep>`, `<|sep|>`), its close (`</function>`, `</invoke>`);
 //!   the name is that text, trimmed, or, with `name_attr`, one of its attributes
 //!   (`<invoke name="F">`; quoted with `"` or `'` or not quoted, entities decoded with
-//!   `entities`: [`attrs`]);
+//!   `entities`: the `attrs` module);
 //! - a parameter: its open text and the end of its name or attribute text, the key being
 //!   that text or its `key_attr` attribute, an optional value element
 //!   (`<arg_value>`), and the value close; a value close holding `{key}` is per key, the
@@ -38,7 +38,7 @@
 //! - `json_body`: a call whose arguments are one JSON object in an element of its own
 //!   (Kimi K3's `<|open|>json type="object"<|sep|>{...}<|close|>json<|sep|>`);
 //! - `nested`: values written as child elements, converted to objects and arrays
-//!   ([`nested`], MiniMax M3).
+//!   (the `nested` module, MiniMax M3).
 //!
 //! Invariants, for every declaration:
 //! - A value whose type resolves to string streams at once, escaped, as it arrives; only
@@ -77,7 +77,7 @@ use crate::grammars::schema::{self, Ty};
 use crate::request::Schemas;
 use crate::scan::json_scan::{JsonValueScanner, ScanStatus};
 use crate::scan::lex::{head, partial, ws_len, Head};
-use crate::scan::prefix::TagSet;
+use crate::scan::prefix::{TagMatch, TagSet};
 
 /// How whitespace around a value is read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -113,6 +113,7 @@ pub struct NestedValues {
     pub item: String,
 }
 
+/// The element name of array items when a declaration leaves it out.
 fn default_item() -> String {
     "item".into()
 }
@@ -281,60 +282,102 @@ impl XmlSyntax {
     }
 }
 
+/// Where the driver is in one function (one payload). Each state has its method,
+/// `XmlGrammar::on_<state>`, which says what the state reads and why it holds what it
+/// holds; here, what each one means and what it holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
-    /// Before the function (its open text or, for GLM, its name).
+    /// Before the function (its open text or, for GLM, its name). Holds nothing: the
+    /// leading whitespace stays unconsumed, so a block that is not a call goes back to
+    /// the tool parser whole.
     Function,
-    /// Inside the function name (or its tag's attribute text).
+    /// Inside the function name (or its tag's attribute text). `buf` holds it, since
+    /// a name is given whole (identity first) and only once its end is seen.
     Name,
-    /// Between parameters.
+    /// Between parameters: the next parameter, the JSON body, skipped markup, or the
+    /// function or block close. Holds at most a possible prefix of one of those tags,
+    /// unconsumed.
     ArgStart,
-    /// Inside a parameter name (or its tag's attribute text).
+    /// Inside a parameter name (or its tag's attribute text). `buf` holds it: the key,
+    /// its type attribute and its per-key close tag are read from it whole.
     ArgName,
-    /// Between a parameter name and its value element.
+    /// Between a parameter name and its value element (`<arg_value>`). Holds at most a
+    /// possible prefix of that tag, unconsumed.
     ValueOpen,
-    /// Inside a value.
+    /// Inside a value. A string value streams as it arrives, escaped; it holds only
+    /// what may still turn out not to be value text: a possible prefix of the value
+    /// close tag and, under the newline policy, the newline before it (both
+    /// unconsumed), and whitespace a trimmed value, or one that may still be child
+    /// elements, may drop (`ws_held`). Any other type is held in `buf` until the close
+    /// tag: its text is converted whole (`3` of `30` is not yet the number).
     Value,
-    /// Inside a value's `<![CDATA[` section.
+    /// Inside a value's `<![CDATA[` section: text as written, up to `]]>`. Holds at
+    /// most a possible prefix of `]]>`, unconsumed.
     CData,
-    /// Inside a value written as child elements (held whole).
+    /// Inside a value written as child elements. `buf` holds the elements whole: they
+    /// are converted to an object or array only once the parameter's element closes.
     Element,
     /// After a value close tag that something other than markup follows: it may be
     /// data (a value holding `</parameter>`). Held until a later close tag that markup
     /// follows (then it was data), or the function or block close, or the end of input
-    /// (then it ended the value).
+    /// (then it ended the value). The text from the first close tag on stays
+    /// unconsumed; `lead` and `scanned` say how much of it is known.
     Tentative,
-    /// Inside the JSON body element's open tag.
+    /// Inside the JSON body element's open tag; its attribute text is skipped.
     JsonHead,
-    /// Inside the JSON body, followed by the lexical scanner.
+    /// Inside the JSON body, followed by the lexical scanner so a close tag inside one
+    /// of its strings is data. `buf` holds the body: it is checked whole before it
+    /// becomes the arguments.
     JsonScan,
-    /// After the JSON body's value, up to its close.
+    /// After the JSON body's value, up to the element's close; `buf` goes on holding
+    /// what is written there.
     JsonTail,
+    /// The payload ended (its function closed, or text that is no part of it came):
+    /// the driver consumes nothing more until [`PayloadGrammar::reset`].
     Done,
 }
 
-/// See the module docs.
+/// The XML-like payload grammar of one dialect (see the module docs): one function
+/// per payload, its arguments written as one JSON object.
+///
+/// The fields set from the declaration (`syn`, `ws`, `block_close`, `schemas`, the
+/// tag sets but the per-key ones) do not change; the others describe the function,
+/// parameter and value being read, and [`PayloadGrammar::reset`] clears them.
 #[derive(Debug)]
 pub struct XmlGrammar {
+    /// The dialect's markup.
     syn: XmlSyntax,
+    /// The whitespace policy of `syn`, resolved once.
     ws: ValueWhitespace,
+    /// The outer block's close tag (empty when the dialect has none): it ends a call
+    /// whose function close is missing, and it is never consumed.
     block_close: String,
+    /// The request's parameter schemas, by function: they type the values.
     schemas: Schemas,
     /// Tags that end a function name.
     name_stops: Arc<TagSet>,
+    /// The parameter name end (also the end of the JSON body's open tag).
     param_name_end: Arc<TagSet>,
+    /// The value close of the current parameter (per key when the value close names
+    /// the key: set by `start_param`).
     value_close: Arc<TagSet>,
     /// The value close of the current parameter's text (`value_close` with its key).
     value_close_text: String,
+    /// Where the driver is.
     state: State,
+    /// The payload began: a call was begun (its name may still be to come).
     began: bool,
     /// The function name, parameter name or typed value being collected.
     buf: String,
+    /// The current function's name (its parameters' schemas are looked up by it).
     function: String,
     /// The current parameter's name, written with the first byte of its value.
     key: String,
+    /// The current parameter's key was written (with the opening quote of a string).
     key_written: bool,
+    /// Values written in the current call: the first key opens the object with `{`.
     params: usize,
+    /// The current value's types: from its type attribute, or its schema.
     types: Vec<Ty>,
     /// No value byte seen yet (for the protocol newline after the open tag).
     value_fresh: bool,
@@ -354,9 +397,11 @@ pub struct XmlGrammar {
     /// In `Element`: the open and close tag of the current key, and how deep the value
     /// is in same-named elements.
     element_tags: Arc<TagSet>,
+    /// In `Element`: how many elements named by the key are open (1 at the value's).
     depth: usize,
-    /// The JSON body's close, and its scanner.
+    /// The JSON body's close.
     json_close: Arc<TagSet>,
+    /// In `JsonScan`: the lexical scanner following the JSON body.
     scan: JsonValueScanner,
     /// The arguments were a JSON body (the object is written whole).
     json_args: bool,
@@ -373,13 +418,26 @@ enum Follow {
     Hold,
 }
 
+/// What a state's method did with the text it was given ([`XmlGrammar::consume`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Step {
+    /// It consumed this many bytes and the driver goes on: the state changed, or the
+    /// method made progress the next call builds on.
+    Next(usize),
+    /// It consumed this many bytes and nothing more is decided in this chunk: more
+    /// text is needed, or the payload ended.
+    Stop(usize),
+}
+
 /// Longest whitespace run after a value close tag that the lookahead reads.
 const MAX_FOLLOW_WS: usize = 256;
 
 /// Index of the function-name-end tag in `name_stops` (the only stop that is consumed).
 const NAME_END: usize = 0;
 
+/// Opens a CDATA section (with `cdata`).
 const CDATA_OPEN: &str = "<![CDATA[";
+/// Closes a CDATA section.
 const CDATA_CLOSE: &str = "]]>";
 
 /// JSON whitespace (what the policies trim).
@@ -388,6 +446,8 @@ fn is_ws(c: char) -> bool {
 }
 
 impl XmlGrammar {
+    /// The grammar of `syn` in a block closed by `block_close`, typing values by the
+    /// request's `schemas`. The tag sets are built here, once per response.
     pub fn new(syn: XmlSyntax, block_close: Option<&str>, schemas: Schemas) -> Self {
         let block_close = block_close.unwrap_or("").to_owned();
         let mut stops = vec![syn.function_name_end.as_str(), syn.param_open.as_str()];
@@ -431,6 +491,8 @@ impl XmlGrammar {
         }
     }
 
+    /// What decides a tentative value close: the value close itself, the function
+    /// close and the block close.
     fn stops_for(syn: &XmlSyntax, value_close: &str, block_close: &str) -> Arc<TagSet> {
         let mut value_stops = vec![value_close];
         value_stops.extend(syn.function_close.as_deref());
@@ -438,6 +500,8 @@ impl XmlGrammar {
         TagSet::shared(&value_stops)
     }
 
+    /// Whether the current value streams as a JSON string (else it is held and
+    /// converted).
     fn string_value(&self) -> bool {
         schema::streams_as_string(&self.types)
     }
@@ -600,13 +664,12 @@ impl XmlGrammar {
     fn first_close_ends_value(
         &mut self,
         first_end: usize,
-        i: &mut usize,
         calls: &mut CallEmitter,
         out: &mut DeltaSink<'_>,
-    ) {
+    ) -> Step {
         self.end_value(true, calls, out);
-        *i += first_end;
         self.state = State::ArgStart;
+        Step::Next(first_end)
     }
 
     /// Starts a parameter from its name or attribute text.
@@ -735,6 +798,9 @@ impl PayloadGrammar for XmlGrammar {
         self.json_args = false;
     }
 
+    /// The driver: hands the unconsumed text to the method of the state the grammar is
+    /// in until one of them needs more text or the payload ends, then closes what the
+    /// end of input cut.
     fn consume(
         &mut self,
         text: &str,
@@ -745,378 +811,31 @@ impl PayloadGrammar for XmlGrammar {
         let mut i = 0;
         loop {
             let rest = &text[i..];
-            match self.state {
+            let step = match self.state {
                 State::Done => break,
-                State::Function => {
-                    // Whitespace before the function is left to the tool parser, so a
-                    // block that is not a call can be handed back whole.
-                    let ws = ws_len(rest);
-                    let r = &rest[ws..];
-                    if r.is_empty() {
-                        break;
-                    }
-                    let open = self.syn.function_open.as_str();
-                    if open.is_empty() {
-                        if !self.block_close.is_empty() && r.starts_with(&self.block_close) {
-                            self.state = State::Done;
-                            break;
-                        }
-                        if partial(r, &self.block_close) && !final_ {
-                            break;
-                        }
-                        i += ws;
-                    } else if r.starts_with(open) {
-                        i += ws + open.len();
-                    } else if partial(r, open) && !final_ {
-                        break;
-                    } else {
-                        // Not this dialect's function markup: the tool parser records it.
-                        self.state = State::Done;
-                        break;
-                    }
-                    self.began = true;
-                    calls.begin_call(out);
-                    self.buf.clear();
-                    self.state = State::Name;
-                }
-                State::Name => match self.name_stops.find_or_held(rest, final_) {
-                    Ok(m) => {
-                        self.buf.push_str(&rest[..m.start]);
-                        i += if m.tag == NAME_END { m.end } else { m.start };
-                        let name = self.name_of(&self.buf);
-                        self.buf.clear();
-                        if name.is_empty() {
-                            self.finish(calls, out);
-                            continue;
-                        }
-                        calls.set_name(&name, None, out);
-                        self.function = name;
-                        self.state = State::ArgStart;
-                    }
-                    Err(keep) => {
-                        self.buf.push_str(&rest[..rest.len() - keep]);
-                        i += rest.len() - keep;
-                        break;
-                    }
-                },
-                State::ArgStart => {
-                    let ws = ws_len(rest);
-                    let r = &rest[ws..];
-                    if r.is_empty() {
-                        i += ws;
-                        break;
-                    }
-                    let fclose = self.syn.function_close.as_deref().unwrap_or("");
-                    let json_open = self.syn.json_body.as_ref().map_or("", |j| j.open.as_str());
-                    let skip = self.syn.skip.iter().find(|s| r.starts_with(s.as_str()));
-                    // A key element's open (`NS<`) also begins its close tags (`NS</`):
-                    // the function and block close are looked for first, and a close
-                    // tag is no parameter.
-                    let after_open = r.strip_prefix(self.syn.param_open.as_str());
-                    let closing_tag =
-                        self.syn.element_keys() && after_open.is_some_and(|k| k.starts_with('/'));
-                    // `NS<` alone may still become `NS</invoke>`.
-                    let undecided = self.syn.element_keys() && after_open == Some("") && !final_;
-                    if !fclose.is_empty() && r.starts_with(fclose) {
-                        i += ws + fclose.len();
-                        self.finish(calls, out);
-                    } else if !self.block_close.is_empty() && r.starts_with(&self.block_close) {
-                        i += ws;
-                        self.finish(calls, out);
-                    } else if let Some(s) = skip {
-                        i += ws + s.len();
-                    } else if !json_open.is_empty() && self.params == 0 && r.starts_with(json_open)
-                    {
-                        i += ws + json_open.len();
-                        self.buf.clear();
-                        self.state = State::JsonHead;
-                    } else if undecided {
-                        i += ws;
-                        break;
-                    } else if !closing_tag && r.starts_with(&self.syn.param_open) {
-                        i += ws + self.syn.param_open.len();
-                        self.buf.clear();
-                        self.state = State::ArgName;
-                    } else if !final_
-                        && (partial(r, &self.syn.param_open)
-                            || partial(r, fclose)
-                            || partial(r, &self.block_close)
-                            || partial(r, json_open)
-                            || self.syn.skip.iter().any(|s| partial(r, s))
-                            || (closing_tag
-                                && self
-                                    .syn
-                                    .function_close
-                                    .iter()
-                                    .chain([&self.block_close])
-                                    .any(|c| partial(r, c))))
-                    {
-                        i += ws;
-                        break;
-                    } else {
-                        // Unexpected text between parameters ends the call here; the
-                        // tool parser records the rest up to the block close.
-                        i += ws;
-                        self.finish(calls, out);
-                    }
-                }
-                State::ArgName => match self.param_name_end.find_or_held(rest, final_) {
-                    Ok(m) => {
-                        self.buf.push_str(&rest[..m.start]);
-                        i += m.end;
-                        let header = std::mem::take(&mut self.buf);
-                        self.start_param(&header);
-                        self.buf = header;
-                        self.buf.clear();
-                        self.state = if self.syn.value_open.is_some() {
-                            State::ValueOpen
-                        } else {
-                            State::Value
-                        };
-                    }
-                    Err(keep) => {
-                        self.buf.push_str(&rest[..rest.len() - keep]);
-                        i += rest.len() - keep;
-                        break;
-                    }
-                },
-                State::ValueOpen => {
-                    let open = self.syn.value_open.as_deref().unwrap_or("");
-                    let ws = ws_len(rest);
-                    let r = &rest[ws..];
-                    if r.is_empty() || (partial(r, open) && !final_) {
-                        i += ws;
-                        break;
-                    }
-                    // A missing value element is tolerated: the value starts here.
-                    i += ws + if r.starts_with(open) { open.len() } else { 0 };
-                    self.state = State::Value;
-                }
-                State::Value => {
-                    if self.value_fresh {
-                        match self.ws {
-                            ValueWhitespace::Newline => {
-                                if rest.is_empty() {
-                                    break;
-                                }
-                                if rest.starts_with('\n') {
-                                    i += 1;
-                                    self.value_fresh = false;
-                                    continue;
-                                }
-                            }
-                            ValueWhitespace::Trim => {
-                                let ws = ws_len(rest);
-                                i += ws;
-                                if ws == rest.len() {
-                                    break;
-                                }
-                                self.value_fresh = false;
-                                continue;
-                            }
-                            ValueWhitespace::Keep => {}
-                        }
-                    }
-                    if !self.decided {
-                        if let Some(n) = self.value_start(rest, final_, calls, out) {
-                            i += n;
-                            if self.decided || n > 0 {
-                                continue;
-                            }
-                            break;
-                        }
-                    }
-                    // Even at the end of input a proper prefix of the close tag is
-                    // held: it is markup cut short, not data, so it stays out of the
-                    // value and is left to the tool parser, which records it.
-                    match self.value_close.find_or_held(rest, false) {
-                        Ok(m) => {
-                            // The newline before the close tag is protocol (Qwen3-Coder)
-                            // once the tag ends the value.
-                            let v_end = self.value_end(&rest[..m.start]);
-                            if v_end > 0 {
-                                self.value_fresh = false;
-                            }
-                            self.value_piece(&rest[..v_end], calls, out);
-                            match self.close_follows(&rest[m.end..], final_) {
-                                Follow::Structural => {
-                                    self.end_value(true, calls, out);
-                                    i += m.end;
-                                    self.state = State::ArgStart;
-                                }
-                                Follow::Hold => {
-                                    i += v_end;
-                                    break;
-                                }
-                                Follow::Data => {
-                                    // Perhaps `</parameter>` inside the value: decided by
-                                    // what comes later (see `State::Tentative`).
-                                    i += v_end;
-                                    self.lead = m.start - v_end;
-                                    self.scanned = m.end - v_end;
-                                    self.state = State::Tentative;
-                                }
-                            }
-                        }
-                        Err(mut keep) => {
-                            let mut v = &rest[..rest.len() - keep];
-                            // A trailing newline may be the protocol one before the close.
-                            if self.ws == ValueWhitespace::Newline {
-                                if !final_ && v.ends_with('\n') {
-                                    v = &v[..v.len() - 1];
-                                    keep += 1;
-                                }
-                                if final_ {
-                                    v = v.strip_suffix('\n').unwrap_or(v);
-                                }
-                            }
-                            if !v.is_empty() {
-                                self.value_fresh = false;
-                            }
-                            self.value_piece(v, calls, out);
-                            i += rest.len() - keep;
-                            break;
-                        }
-                    }
-                }
-                State::CData => match self.cdata_end.find_or_held(rest, final_) {
-                    Ok(m) => {
-                        self.value_text(&rest[..m.start], calls, out);
-                        self.value_fresh = false;
-                        i += m.end;
-                        self.state = State::Value;
-                    }
-                    Err(keep) => {
-                        self.value_text(&rest[..rest.len() - keep], calls, out);
-                        self.value_fresh = false;
-                        i += rest.len() - keep;
-                        break;
-                    }
-                },
-                State::Element => match self.element_tags.find_or_held(rest, false) {
-                    Ok(m) if m.tag == 2 => {
-                        // The block closed inside the elements: what was written is
-                        // text, and the call ends at the block close.
-                        self.buf.push_str(&rest[..m.start]);
-                        i += m.start;
-                        self.types = vec![Ty::String];
-                        let held = std::mem::take(&mut self.buf);
-                        self.value_text(&held, calls, out);
-                        self.end_value(true, calls, out);
-                        self.finish(calls, out);
-                    }
-                    Ok(m) => {
-                        self.depth = if m.tag == 0 {
-                            self.depth + 1
-                        } else {
-                            self.depth - 1
-                        };
-                        if self.depth == 0 {
-                            self.buf.push_str(&rest[..m.start]);
-                            i += m.end;
-                            self.end_element(calls, out);
-                            self.state = State::ArgStart;
-                        } else {
-                            self.buf.push_str(&rest[..m.end]);
-                            i += m.end;
-                        }
-                    }
-                    Err(keep) => {
-                        self.buf.push_str(&rest[..rest.len() - keep]);
-                        i += rest.len() - keep;
-                        break;
-                    }
-                },
-                State::Tentative => {
-                    // `rest` starts at the first close tag (and its protocol newline), held
-                    // since; `scanned` bytes of it are known to decide nothing.
-                    let first_end = self.lead + self.value_close_text.len();
-                    let from = self.scanned;
-                    match self.value_stops.find_or_held(&rest[from..], false) {
-                        Ok(m) if m.tag == 0 => {
-                            let (p, e) = (from + m.start, from + m.end);
-                            match self.close_follows(&rest[e..], final_) {
-                                Follow::Structural => {
-                                    // This one ends the value: every earlier close tag
-                                    // was data.
-                                    let v_end = self.value_end(&rest[..p]);
-                                    self.value_piece(&rest[..v_end], calls, out);
-                                    self.value_fresh = false;
-                                    self.end_value(true, calls, out);
-                                    i += e;
-                                    self.state = State::ArgStart;
-                                }
-                                Follow::Data => self.scanned = e,
-                                Follow::Hold => {
-                                    self.scanned = p;
-                                    break;
-                                }
-                            }
-                        }
-                        // The function or block closed with no later value close tag
-                        // (or the input ended): the first close tag ended the value and
-                        // what follows it is not a value; the call ends there.
-                        Ok(_) => self.first_close_ends_value(first_end, &mut i, calls, out),
-                        Err(_) if final_ => {
-                            self.first_close_ends_value(first_end, &mut i, calls, out)
-                        }
-                        Err(keep) => {
-                            self.scanned = rest.len() - keep;
-                            break;
-                        }
-                    }
-                }
-                State::JsonHead => match self.param_name_end.find_or_held(rest, final_) {
-                    Ok(m) => {
-                        i += m.end;
-                        self.buf.clear();
-                        self.scan.reset();
-                        self.state = State::JsonScan;
-                    }
-                    Err(keep) => {
-                        i += rest.len() - keep;
-                        break;
-                    }
-                },
-                State::JsonScan => {
-                    let (n, st) = self.scan.feed(rest.as_bytes(), final_);
-                    self.buf.push_str(&rest[..n]);
+                State::Function => self.on_function(rest, final_, calls, out),
+                State::Name => self.on_name(rest, final_, calls, out),
+                State::ArgStart => self.on_arg_start(rest, final_, calls, out),
+                State::ArgName => self.on_arg_name(rest, final_),
+                State::ValueOpen => self.on_value_open(rest, final_),
+                State::Value => self.on_value(rest, final_, calls, out),
+                State::CData => self.on_cdata(rest, final_, calls, out),
+                State::Element => self.on_element(rest, calls, out),
+                State::Tentative => self.on_tentative(rest, final_, calls, out),
+                State::JsonHead => self.on_json_head(rest, final_),
+                State::JsonScan => self.on_json_scan(rest, final_),
+                State::JsonTail => self.on_json_tail(rest, calls, out),
+            };
+            match step {
+                Step::Next(n) => i += n,
+                Step::Stop(n) => {
                     i += n;
-                    if st == ScanStatus::Incomplete {
-                        break;
-                    }
-                    self.state = State::JsonTail;
+                    break;
                 }
-                State::JsonTail => match self.json_close.find_or_held(rest, false) {
-                    Ok(m) => {
-                        self.buf.push_str(&rest[..m.start]);
-                        i += m.end;
-                        self.end_json_body(calls, out);
-                        self.state = State::ArgStart;
-                    }
-                    Err(keep) => {
-                        self.buf.push_str(&rest[..rest.len() - keep]);
-                        i += rest.len() - keep;
-                        break;
-                    }
-                },
             }
         }
         if final_ && self.state != State::Done && self.began {
-            // Input ended inside the payload: close what was opened, invent nothing.
-            match self.state {
-                State::Value | State::CData => self.end_value(false, calls, out),
-                State::Element => {
-                    // The elements were cut: what was written is text.
-                    self.types = vec![Ty::String];
-                    let held = std::mem::take(&mut self.buf);
-                    self.value_text(&held, calls, out);
-                    self.end_value(false, calls, out);
-                }
-                State::JsonScan | State::JsonTail => self.end_json_body(calls, out),
-                _ => {}
-            }
-            self.finish(calls, out);
+            self.end_of_input(calls, out);
         }
         i
     }
@@ -1142,6 +861,519 @@ impl PayloadGrammar for XmlGrammar {
 
     fn buffered_bytes(&self) -> usize {
         self.buf.len() + self.key.len() + self.function.len() + self.ws_held.len()
+    }
+}
+
+/// The states, one method each. A method receives the unconsumed text (`rest`), acts on
+/// what it can decide from it, and says how many bytes it consumed and whether the
+/// driver goes on (a `Step`). A method that changes the state says so by assigning
+/// `self.state`; one that returns `Step::Next` without changing it has made progress
+/// some other way (consumed bytes, or searched held text it will not search again).
+impl XmlGrammar {
+    /// `Function`: before the function. Whitespace before it is left to the tool parser,
+    /// so a block that is not a call can be handed back whole. With an open text
+    /// (`<function=`), the call begins once it is read whole; without one (GLM) the
+    /// payload starts with the name, unless the block closes first.
+    fn on_function(
+        &mut self,
+        rest: &str,
+        final_: bool,
+        calls: &mut CallEmitter,
+        out: &mut DeltaSink<'_>,
+    ) -> Step {
+        let ws = ws_len(rest);
+        let r = &rest[ws..];
+        if r.is_empty() {
+            return Step::Stop(0);
+        }
+        let open = self.syn.function_open.as_str();
+        let n = if open.is_empty() {
+            if !self.block_close.is_empty() && r.starts_with(&self.block_close) {
+                self.state = State::Done;
+                return Step::Stop(0);
+            }
+            if partial(r, &self.block_close) && !final_ {
+                return Step::Stop(0);
+            }
+            ws
+        } else if r.starts_with(open) {
+            ws + open.len()
+        } else if partial(r, open) && !final_ {
+            return Step::Stop(0);
+        } else {
+            // Not this dialect's function markup: the tool parser records it.
+            self.state = State::Done;
+            return Step::Stop(0);
+        };
+        self.began = true;
+        calls.begin_call(out);
+        self.buf.clear();
+        self.state = State::Name;
+        Step::Next(n)
+    }
+
+    /// `Name`: the function's name or attribute text, collected in `buf` until the name
+    /// end (consumed) or a parameter, the function close or the block close (not
+    /// consumed). The name is given before any argument byte (identity first); an empty
+    /// name ends the payload, since a call is never given an invented name.
+    fn on_name(
+        &mut self,
+        rest: &str,
+        final_: bool,
+        calls: &mut CallEmitter,
+        out: &mut DeltaSink<'_>,
+    ) -> Step {
+        match self.name_stops.find_or_held(rest, final_) {
+            Ok(m) => {
+                self.buf.push_str(&rest[..m.start]);
+                let n = if m.tag == NAME_END { m.end } else { m.start };
+                let name = self.name_of(&self.buf);
+                self.buf.clear();
+                if name.is_empty() {
+                    self.finish(calls, out);
+                    return Step::Next(n);
+                }
+                calls.set_name(&name, None, out);
+                self.function = name;
+                self.state = State::ArgStart;
+                Step::Next(n)
+            }
+            Err(keep) => {
+                self.buf.push_str(&rest[..rest.len() - keep]);
+                Step::Stop(rest.len() - keep)
+            }
+        }
+    }
+
+    /// `ArgStart`: between parameters, after whitespace: the function close or the
+    /// block close ends the call, skipped markup is dropped, the JSON body (only before
+    /// any parameter) or a parameter begins. Text that may still become one of these is
+    /// held; anything else ends the call, and the tool parser records it up to the
+    /// block close.
+    fn on_arg_start(
+        &mut self,
+        rest: &str,
+        final_: bool,
+        calls: &mut CallEmitter,
+        out: &mut DeltaSink<'_>,
+    ) -> Step {
+        let ws = ws_len(rest);
+        let r = &rest[ws..];
+        if r.is_empty() {
+            return Step::Stop(ws);
+        }
+        let fclose = self.syn.function_close.as_deref().unwrap_or("");
+        let json_open = self.syn.json_body.as_ref().map_or("", |j| j.open.as_str());
+        let skip = self.syn.skip.iter().find(|s| r.starts_with(s.as_str()));
+        // A key element's open (`NS<`) also begins its close tags (`NS</`):
+        // the function and block close are looked for first, and a close
+        // tag is no parameter.
+        let after_open = r.strip_prefix(self.syn.param_open.as_str());
+        let closing_tag = self.syn.element_keys() && after_open.is_some_and(|k| k.starts_with('/'));
+        // `NS<` alone may still become `NS</invoke>`.
+        let undecided = self.syn.element_keys() && after_open == Some("") && !final_;
+        if !fclose.is_empty() && r.starts_with(fclose) {
+            let n = ws + fclose.len();
+            self.finish(calls, out);
+            Step::Next(n)
+        } else if !self.block_close.is_empty() && r.starts_with(&self.block_close) {
+            self.finish(calls, out);
+            Step::Next(ws)
+        } else if let Some(s) = skip {
+            Step::Next(ws + s.len())
+        } else if !json_open.is_empty() && self.params == 0 && r.starts_with(json_open) {
+            let n = ws + json_open.len();
+            self.buf.clear();
+            self.state = State::JsonHead;
+            Step::Next(n)
+        } else if undecided {
+            Step::Stop(ws)
+        } else if !closing_tag && r.starts_with(&self.syn.param_open) {
+            let n = ws + self.syn.param_open.len();
+            self.buf.clear();
+            self.state = State::ArgName;
+            Step::Next(n)
+        } else if !final_ && self.may_become_markup(r, closing_tag) {
+            Step::Stop(ws)
+        } else {
+            // Unexpected text between parameters ends the call here; the
+            // tool parser records the rest up to the block close.
+            self.finish(calls, out);
+            Step::Next(ws)
+        }
+    }
+
+    /// In `ArgStart`: whether `r`, all the text there is yet, may still become markup
+    /// the state reads (a parameter, the function or block close, the JSON body,
+    /// skipped markup), so it is held instead of ending the call. `closing_tag`: `r` is
+    /// a key element's close tag (`NS</`), which may be the function or block close.
+    fn may_become_markup(&self, r: &str, closing_tag: bool) -> bool {
+        let fclose = self.syn.function_close.as_deref().unwrap_or("");
+        let json_open = self.syn.json_body.as_ref().map_or("", |j| j.open.as_str());
+        partial(r, &self.syn.param_open)
+            || partial(r, fclose)
+            || partial(r, &self.block_close)
+            || partial(r, json_open)
+            || self.syn.skip.iter().any(|s| partial(r, s))
+            || (closing_tag
+                && self
+                    .syn
+                    .function_close
+                    .iter()
+                    .chain([&self.block_close])
+                    .any(|c| partial(r, c)))
+    }
+
+    /// `ArgName`: the parameter's name or attribute text, collected in `buf` up to the
+    /// parameter name end. The key is not written yet (only with its value's first
+    /// byte), so input cut here leaves no key without a value.
+    fn on_arg_name(&mut self, rest: &str, final_: bool) -> Step {
+        match self.param_name_end.find_or_held(rest, final_) {
+            Ok(m) => {
+                self.buf.push_str(&rest[..m.start]);
+                let header = std::mem::take(&mut self.buf);
+                self.start_param(&header);
+                self.buf = header;
+                self.buf.clear();
+                self.state = if self.syn.value_open.is_some() {
+                    State::ValueOpen
+                } else {
+                    State::Value
+                };
+                Step::Next(m.end)
+            }
+            Err(keep) => {
+                self.buf.push_str(&rest[..rest.len() - keep]);
+                Step::Stop(rest.len() - keep)
+            }
+        }
+    }
+
+    /// `ValueOpen`: between the parameter name and its value element (`<arg_value>`),
+    /// after whitespace. A missing value element is tolerated: the value starts here.
+    fn on_value_open(&mut self, rest: &str, final_: bool) -> Step {
+        let open = self.syn.value_open.as_deref().unwrap_or("");
+        let ws = ws_len(rest);
+        let r = &rest[ws..];
+        if r.is_empty() || (partial(r, open) && !final_) {
+            return Step::Stop(ws);
+        }
+        let n = ws + if r.starts_with(open) { open.len() } else { 0 };
+        self.state = State::Value;
+        Step::Next(n)
+    }
+
+    /// `Value`: inside a value. Its leading whitespace goes by the policy
+    /// ([`Self::value_lead`]), its first bytes may make it a CDATA section or child
+    /// elements ([`Self::value_start`]); then it runs to the value close tag, which ends
+    /// it only where markup or the end of input follows ([`Self::close_follows`]).
+    fn on_value(
+        &mut self,
+        rest: &str,
+        final_: bool,
+        calls: &mut CallEmitter,
+        out: &mut DeltaSink<'_>,
+    ) -> Step {
+        if self.value_fresh {
+            if let Some(step) = self.value_lead(rest) {
+                return step;
+            }
+        }
+        if !self.decided {
+            if let Some(n) = self.value_start(rest, final_, calls, out) {
+                return if self.decided || n > 0 {
+                    Step::Next(n)
+                } else {
+                    Step::Stop(n)
+                };
+            }
+        }
+        // Even at the end of input a proper prefix of the close tag is
+        // held: it is markup cut short, not data, so it stays out of the
+        // value and is left to the tool parser, which records it.
+        match self.value_close.find_or_held(rest, false) {
+            Ok(m) => self.value_close_tag(rest, m, final_, calls, out),
+            Err(keep) => self.value_run(rest, keep, final_, calls, out),
+        }
+    }
+
+    /// In `Value`, before any value byte: the whitespace the policy reads as protocol
+    /// (one newline, or all of it for a trimmed value) is dropped. `None` when the value
+    /// goes on here.
+    fn value_lead(&mut self, rest: &str) -> Option<Step> {
+        match self.ws {
+            ValueWhitespace::Newline => {
+                if rest.is_empty() {
+                    return Some(Step::Stop(0));
+                }
+                if rest.starts_with('\n') {
+                    self.value_fresh = false;
+                    return Some(Step::Next(1));
+                }
+                None
+            }
+            ValueWhitespace::Trim => {
+                let ws = ws_len(rest);
+                if ws == rest.len() {
+                    return Some(Step::Stop(ws));
+                }
+                self.value_fresh = false;
+                Some(Step::Next(ws))
+            }
+            ValueWhitespace::Keep => None,
+        }
+    }
+
+    /// In `Value`, a value close tag at `m`: the text before it is value text (without
+    /// the protocol newline, once the tag ends the value), and what follows the tag
+    /// says whether it ends the value, is data (then `Tentative` decides), or is not
+    /// known yet (held).
+    fn value_close_tag(
+        &mut self,
+        rest: &str,
+        m: TagMatch,
+        final_: bool,
+        calls: &mut CallEmitter,
+        out: &mut DeltaSink<'_>,
+    ) -> Step {
+        // The newline before the close tag is protocol (Qwen3-Coder)
+        // once the tag ends the value.
+        let v_end = self.value_end(&rest[..m.start]);
+        if v_end > 0 {
+            self.value_fresh = false;
+        }
+        self.value_piece(&rest[..v_end], calls, out);
+        match self.close_follows(&rest[m.end..], final_) {
+            Follow::Structural => {
+                self.end_value(true, calls, out);
+                self.state = State::ArgStart;
+                Step::Next(m.end)
+            }
+            Follow::Hold => Step::Stop(v_end),
+            Follow::Data => {
+                // Perhaps `</parameter>` inside the value: decided by
+                // what comes later (see `State::Tentative`).
+                self.lead = m.start - v_end;
+                self.scanned = m.end - v_end;
+                self.state = State::Tentative;
+                Step::Next(v_end)
+            }
+        }
+    }
+
+    /// In `Value`, no close tag in `rest`: all of it is value text but the `keep` bytes
+    /// that may begin the close tag (and, under the newline policy, a trailing newline
+    /// that may be the protocol one before it).
+    fn value_run(
+        &mut self,
+        rest: &str,
+        mut keep: usize,
+        final_: bool,
+        calls: &mut CallEmitter,
+        out: &mut DeltaSink<'_>,
+    ) -> Step {
+        let mut v = &rest[..rest.len() - keep];
+        // A trailing newline may be the protocol one before the close.
+        if self.ws == ValueWhitespace::Newline {
+            if !final_ && v.ends_with('\n') {
+                v = &v[..v.len() - 1];
+                keep += 1;
+            }
+            if final_ {
+                v = v.strip_suffix('\n').unwrap_or(v);
+            }
+        }
+        if !v.is_empty() {
+            self.value_fresh = false;
+        }
+        self.value_piece(v, calls, out);
+        Step::Stop(rest.len() - keep)
+    }
+
+    /// `CData`: inside a value's `<![CDATA[` section: text as written, up to `]]>`, no
+    /// other tag ending it; the value goes on after it (its close tag is still to come).
+    fn on_cdata(
+        &mut self,
+        rest: &str,
+        final_: bool,
+        calls: &mut CallEmitter,
+        out: &mut DeltaSink<'_>,
+    ) -> Step {
+        match self.cdata_end.find_or_held(rest, final_) {
+            Ok(m) => {
+                self.value_text(&rest[..m.start], calls, out);
+                self.value_fresh = false;
+                self.state = State::Value;
+                Step::Next(m.end)
+            }
+            Err(keep) => {
+                self.value_text(&rest[..rest.len() - keep], calls, out);
+                self.value_fresh = false;
+                Step::Stop(rest.len() - keep)
+            }
+        }
+    }
+
+    /// `Element`: inside a value written as child elements, held whole in `buf` until
+    /// the close of the parameter's element (same-named children counted in `depth`),
+    /// then converted. The block closing inside them ends the value as text and the
+    /// call with it.
+    fn on_element(&mut self, rest: &str, calls: &mut CallEmitter, out: &mut DeltaSink<'_>) -> Step {
+        match self.element_tags.find_or_held(rest, false) {
+            Ok(m) if m.tag == 2 => {
+                // The block closed inside the elements: what was written is
+                // text, and the call ends at the block close.
+                self.buf.push_str(&rest[..m.start]);
+                self.elements_as_text(true, calls, out);
+                self.finish(calls, out);
+                Step::Next(m.start)
+            }
+            Ok(m) => {
+                self.depth = if m.tag == 0 {
+                    self.depth + 1
+                } else {
+                    self.depth - 1
+                };
+                if self.depth == 0 {
+                    self.buf.push_str(&rest[..m.start]);
+                    self.end_element(calls, out);
+                    self.state = State::ArgStart;
+                } else {
+                    self.buf.push_str(&rest[..m.end]);
+                }
+                Step::Next(m.end)
+            }
+            Err(keep) => {
+                self.buf.push_str(&rest[..rest.len() - keep]);
+                Step::Stop(rest.len() - keep)
+            }
+        }
+    }
+
+    /// In `Element`, the elements did not close (the block closed inside them, or the
+    /// input ended): the value is the text written, as a string. `complete` as for
+    /// [`Self::end_value`].
+    fn elements_as_text(
+        &mut self,
+        complete: bool,
+        calls: &mut CallEmitter,
+        out: &mut DeltaSink<'_>,
+    ) {
+        self.types = vec![Ty::String];
+        let held = std::mem::take(&mut self.buf);
+        self.value_text(&held, calls, out);
+        self.end_value(complete, calls, out);
+    }
+
+    /// `Tentative`: `rest` starts at the first value close tag (and its protocol
+    /// newline, `lead` bytes), held since; `scanned` bytes of it are known to decide
+    /// nothing. A later close tag that markup follows ends the value (every earlier one
+    /// was data); the function or block close, or the end of input, before one means
+    /// the first close tag ended the value.
+    fn on_tentative(
+        &mut self,
+        rest: &str,
+        final_: bool,
+        calls: &mut CallEmitter,
+        out: &mut DeltaSink<'_>,
+    ) -> Step {
+        let first_end = self.lead + self.value_close_text.len();
+        let from = self.scanned;
+        match self.value_stops.find_or_held(&rest[from..], false) {
+            Ok(m) if m.tag == 0 => {
+                let (p, e) = (from + m.start, from + m.end);
+                match self.close_follows(&rest[e..], final_) {
+                    Follow::Structural => {
+                        // This one ends the value: every earlier close tag
+                        // was data.
+                        let v_end = self.value_end(&rest[..p]);
+                        self.value_piece(&rest[..v_end], calls, out);
+                        self.value_fresh = false;
+                        self.end_value(true, calls, out);
+                        self.state = State::ArgStart;
+                        Step::Next(e)
+                    }
+                    Follow::Data => {
+                        self.scanned = e;
+                        Step::Next(0)
+                    }
+                    Follow::Hold => {
+                        self.scanned = p;
+                        Step::Stop(0)
+                    }
+                }
+            }
+            // The function or block closed with no later value close tag
+            // (or the input ended): the first close tag ended the value and
+            // what follows it is not a value; the call ends there.
+            Ok(_) => self.first_close_ends_value(first_end, calls, out),
+            Err(_) if final_ => self.first_close_ends_value(first_end, calls, out),
+            Err(keep) => {
+                self.scanned = rest.len() - keep;
+                Step::Stop(0)
+            }
+        }
+    }
+
+    /// `JsonHead`: inside the JSON body element's open tag, up to its end (the
+    /// parameter name end); its attribute text is not read.
+    fn on_json_head(&mut self, rest: &str, final_: bool) -> Step {
+        match self.param_name_end.find_or_held(rest, final_) {
+            Ok(m) => {
+                self.buf.clear();
+                self.scan.reset();
+                self.state = State::JsonScan;
+                Step::Next(m.end)
+            }
+            Err(keep) => Step::Stop(rest.len() - keep),
+        }
+    }
+
+    /// `JsonScan`: inside the JSON body, held in `buf` while the lexical scanner
+    /// follows it, so a close tag inside one of its strings is data.
+    fn on_json_scan(&mut self, rest: &str, final_: bool) -> Step {
+        let (n, st) = self.scan.feed(rest.as_bytes(), final_);
+        self.buf.push_str(&rest[..n]);
+        if st == ScanStatus::Incomplete {
+            return Step::Stop(n);
+        }
+        self.state = State::JsonTail;
+        Step::Next(n)
+    }
+
+    /// `JsonTail`: after the JSON body's value, up to the element's close; then the
+    /// body becomes the arguments ([`Self::end_json_body`]).
+    fn on_json_tail(
+        &mut self,
+        rest: &str,
+        calls: &mut CallEmitter,
+        out: &mut DeltaSink<'_>,
+    ) -> Step {
+        match self.json_close.find_or_held(rest, false) {
+            Ok(m) => {
+                self.buf.push_str(&rest[..m.start]);
+                self.end_json_body(calls, out);
+                self.state = State::ArgStart;
+                Step::Next(m.end)
+            }
+            Err(keep) => {
+                self.buf.push_str(&rest[..rest.len() - keep]);
+                Step::Stop(rest.len() - keep)
+            }
+        }
+    }
+
+    /// The input ended inside the payload: closes what was opened with what was
+    /// written, and invents nothing.
+    fn end_of_input(&mut self, calls: &mut CallEmitter, out: &mut DeltaSink<'_>) {
+        match self.state {
+            State::Value | State::CData => self.end_value(false, calls, out),
+            // The elements were cut: what was written is text.
+            State::Element => self.elements_as_text(false, calls, out),
+            State::JsonScan | State::JsonTail => self.end_json_body(calls, out),
+            _ => {}
+        }
+        self.finish(calls, out);
     }
 }
 

@@ -37,10 +37,12 @@ pub(crate) struct Elements<'a> {
 }
 
 impl Elements<'_> {
+    /// The open tag of the element `name`.
     fn open_tag(&self, name: &str) -> String {
         format!("{}{name}{}", self.open, self.name_end)
     }
 
+    /// The close tag of the element `name`.
     fn close_tag(&self, name: &str) -> String {
         self.close.replace("{key}", name)
     }
