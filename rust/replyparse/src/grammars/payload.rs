@@ -88,7 +88,8 @@ pub(crate) enum Step {
 /// grammar's end-of-input rule. Keeping the loop here means a grammar's `consume` is the
 /// dispatch of its states, and a state's method is all that state means.
 pub(crate) trait StateMachine: PayloadGrammar {
-    /// Runs the current state's method on `text` from `at`.
+    /// Runs the current state's method on `text` from `at`. [`drive`] calls it only
+    /// while the payload is open.
     fn step(
         &mut self,
         text: &str,

@@ -85,14 +85,17 @@ pub struct EnvelopeSyntax {
     pub separator: Option<String>,
 }
 
+/// Serde's `skip_serializing_if` for the default container.
 fn is_object(c: &Container) -> bool {
     *c == Container::Object
 }
 
+/// The default `name_field`, `name`.
 fn default_name_field() -> String {
     "name".into()
 }
 
+/// The default `argument_field`, `arguments`.
 fn default_argument_field() -> String {
     "arguments".into()
 }

@@ -18,7 +18,7 @@
 //! `{` / `(`: letters, digits, `_ - . :` (MCP-namespaced `google:mcp:search`), at most
 //! [`MAX_NAME`] bytes, held until the brace so text that turns out not to be a call is
 //! recorded whole. The call's id and name go out at the brace, then `{`, then each
-//! argument as it is read (rules in [`value`]). Several calls in one block
+//! argument as it is read (rules in `value.rs`). Several calls in one block
 //! (`call:a{}call:b{}`) are read one after another; back-to-back blocks are the usual
 //! form. A byte that cannot continue a call ends it, its arguments closed over what was
 //! read, and the rest of the block is the tool parser's stray text.

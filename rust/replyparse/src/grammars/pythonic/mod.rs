@@ -17,8 +17,8 @@
 //! A call is `NAME(` (a dotted name allowed: `grocery.orderIngredients`; whitespace
 //! before `(`), read without consuming it until the `(` is seen (at most
 //! [`MAX_NAME`] bytes), so text that turns out not to be a call is recorded or given
-//! back whole. The arguments go through [`value::ArgsReader`] (the literal-to-JSON
-//! rules are in its docs and [`number`] / [`strings`]): the call's id and name go out
+//! back whole. The arguments go through the reader in `value.rs` (the literal-to-JSON
+//! rules are in its docs and in `literal::number` / `literal::strings`): the call's id and name go out
 //! at `(`, then `{`, then each argument as it is read, string characters as they
 //! arrive. A byte that cannot continue a call ends it, its arguments closed over what
 //! was read (valid JSON), and the rest of the block is the tool parser's stray text.
