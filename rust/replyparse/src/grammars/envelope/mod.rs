@@ -580,6 +580,9 @@ impl JsonEnvelope {
 
     /// [`State::Arguments`]: the argument value's source goes out as it is scanned,
     /// verbatim, up to the value's end.
+    // Inlined into the driver: a long argument streams through this state, once or
+    // twice per chunk.
+    #[inline(always)]
     fn on_arguments(
         &mut self,
         text: &str,
@@ -738,6 +741,7 @@ impl JsonEnvelope {
 }
 
 impl StateMachine for JsonEnvelope {
+    #[inline(always)]
     fn step(
         &mut self,
         text: &str,

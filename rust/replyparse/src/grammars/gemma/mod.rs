@@ -227,6 +227,7 @@ impl GemmaGrammar {
 }
 
 impl StateMachine for GemmaGrammar {
+    #[inline(always)]
     fn step(
         &mut self,
         text: &str,

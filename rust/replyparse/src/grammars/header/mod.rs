@@ -377,6 +377,9 @@ impl HeaderGrammar {
 
     /// [`State::Args`]: the arguments' source goes out as it is scanned, up to the end
     /// of the JSON value (or a byte that cannot continue it).
+    // Inlined into the driver: a long argument streams through this state, once or
+    // twice per chunk.
+    #[inline(always)]
     fn on_args(
         &mut self,
         text: &str,
@@ -507,6 +510,7 @@ impl HeaderGrammar {
 }
 
 impl StateMachine for HeaderGrammar {
+    #[inline(always)]
     fn step(
         &mut self,
         text: &str,

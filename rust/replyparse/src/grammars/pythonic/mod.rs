@@ -276,6 +276,7 @@ impl PythonicGrammar {
 }
 
 impl StateMachine for PythonicGrammar {
+    #[inline(always)]
     fn step(
         &mut self,
         text: &str,
