@@ -44,6 +44,8 @@ pub struct Forms {
 }
 
 impl Forms {
+    /// `default`: the dialect's own form's grammar; `others`: each other form's
+    /// selecting first bytes and grammar.
     pub fn new(
         default: Box<dyn PayloadGrammar>,
         others: Vec<(String, Box<dyn PayloadGrammar>)>,
@@ -55,6 +57,7 @@ impl Forms {
         }
     }
 
+    /// The grammar of the current payload's form, once chosen.
     fn current(&self) -> Option<&dyn PayloadGrammar> {
         let k = self.chosen?;
         Some(match self.others.get(k) {
@@ -63,6 +66,7 @@ impl Forms {
         })
     }
 
+    /// As [`Self::current`], to drive it.
     fn current_mut(&mut self) -> Option<&mut Box<dyn PayloadGrammar>> {
         let k = self.chosen?;
         Some(match self.others.get_mut(k) {

@@ -6,7 +6,7 @@
 //! time) and read by its family's grammar. A dialect's payload syntax is one
 //! [`Syntax`], tagged by its family; each family's module holds its syntax struct and that
 //! struct's checks, its grammar and its constraint writer (`constraint.rs`, which uses
-//! [`crate::constraint_kit`]). Adding a dialect of an existing family is a declaration;
+//! `crate::constraint_kit`). Adding a dialect of an existing family is a declaration;
 //! adding a family is one module here plus one variant of [`Syntax`] (the only place that
 //! names every family's grammar) and one arm where [`crate::constraint`] picks the
 //! family's constraint writer.
@@ -26,8 +26,10 @@
 //! - [`gemma`]: Gemma call notation `call:NAME{key:value}`, a quote token for strings,
 //!   bare scalars typed by their literal form and the schema (Gemma 4, FunctionGemma);
 //! - [`forms`]: one name with several payload forms, told apart at the first bytes;
-//! - [`literal`]: Python literals, shared by the pythonic and Gemma families;
-//! - [`payload`]: the contract every grammar implements ([`PayloadGrammar`]).
+//! - `literal`: Python literals and the argument-reading protocol, shared by the
+//!   pythonic and Gemma families;
+//! - [`payload`]: the contract every grammar implements ([`PayloadGrammar`]), and the
+//!   driver the state-machine grammars share.
 
 pub mod dsml;
 pub mod envelope;

@@ -33,10 +33,12 @@ pub(crate) struct EnvelopeCalls<'a> {
 }
 
 impl EnvelopeCalls<'_> {
+    /// The dialect's syntax.
     fn syntax(&self) -> &EnvelopeSyntax {
         self.syn
     }
 
+    /// Whether one payload is an array of calls.
     fn array(&self) -> bool {
         self.syntax().container == Container::Array
     }

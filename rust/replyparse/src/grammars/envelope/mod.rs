@@ -33,7 +33,7 @@ use serde::{Deserialize, Serialize};
 use super::syntax::FieldError;
 use crate::calls::CallEmitter;
 use crate::delta::DeltaSink;
-use crate::grammars::payload::PayloadGrammar;
+use crate::grammars::payload::{drive, PayloadGrammar, StateMachine, Step};
 use crate::scan::json_scan::{JsonValueScanner, ScanStatus};
 use crate::scan::lex::{head, Head};
 
@@ -85,14 +85,17 @@ pub struct EnvelopeSyntax {
     pub separator: Option<String>,
 }
 
+/// Serde's `skip_serializing_if` for the default container.
 fn is_object(c: &Container) -> bool {
     *c == Container::Object
 }
 
+/// The default `name_field`, `name`.
 fn default_name_field() -> String {
     "name".into()
 }
 
+/// The default `argument_field`, `arguments`.
 fn default_argument_field() -> String {
     "arguments".into()
 }
@@ -141,69 +144,105 @@ impl EnvelopeSyntax {
     }
 }
 
+/// What the value of the key just read is to the call: it decides how the value is
+/// read ([`State::ValueStart`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Field {
+    /// The function name (one of the name keys): a string, collected whole.
     Name,
+    /// The arguments (the first argument key present; the key itself with
+    /// `name_as_key`): streamed when an object or an array, collected whole otherwise.
     Arguments,
+    /// The model's call id ([`EnvelopeSyntax::id_key`]): a string, collected whole.
     Id,
+    /// Any other key, or a second argument key: its value is skipped.
     Other,
 }
 
+/// Where the grammar is in its payload; each state has one method
+/// (`JsonEnvelope::on_<state>`). A state holds no more than its method needs besides
+/// the grammar's fields: the value states hold the [`Field`] their value belongs to, so
+/// its text goes to the right place once the value is read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
-    /// Before the payload's first byte (`{`, or `[` for an array).
+    /// Before the payload's first byte (`{`, or `[` for an array). Whitespace before it
+    /// is not consumed, so a block that turns out not to be a call is handed back whole.
     Open,
-    /// Inside an array, before an element (or the closing `]`).
+    /// Inside an array, before an element's `{` (or the closing `]`).
     ElementStart,
-    /// Before a call object's `{` (after a separator).
+    /// In a sequence, after a separator: before the next call object's `{`.
     ObjectStart,
-    /// After `{` or `,`: a key or the closing `}`.
+    /// After a call object's `{` or a member's `,`: a key, or the object's `}`.
     KeyOrEnd,
-    /// Inside a key string.
+    /// Inside a key string, collected in `buf` until the scanner completes it (a key
+    /// is compared whole, so it is never streamed).
     Key,
+    /// After a key: its `:`. What the key names is in `field`.
     Colon,
-    /// Before the first byte of a value.
+    /// After `:`, before the first byte of a value of this field: the byte and the
+    /// field decide whether the value is collected, streamed or skipped.
     ValueStart(Field),
-    /// Inside a string value that is collected whole (name, id, or string arguments).
+    /// Inside a value of this field collected whole in `buf`: a name or an id (which
+    /// mean something only complete) or arguments written as a string or a scalar
+    /// (decoded once complete).
     Collect(Field),
-    /// Inside the argument value, streaming its source.
+    /// Inside the argument object or array, its source streamed as it is scanned.
     Arguments,
-    /// Inside a value that is only skipped.
+    /// Inside a value that is only scanned past (another key's).
     Skip,
+    /// After a member's value: `,` or the object's `}`.
     AfterValue,
-    /// After a call object: `,` / `]` in an array, the separator in a sequence.
+    /// After a call object: `,` / `]` in an array, the separator in a sequence (an
+    /// object payload is done at its `}`).
     AfterObject,
+    /// The payload ended, at its end or at a byte it cannot place: nothing more is
+    /// consumed until [`PayloadGrammar::reset`].
     Done,
 }
 
 /// See the module docs.
 #[derive(Debug)]
 pub struct JsonEnvelope {
+    /// The keys read as the name: `name_field` first, then `name_keys`.
     name_keys: Vec<String>,
+    /// The keys read as the arguments: `argument_field` first, then `argument_keys`.
     argument_keys: Vec<String>,
+    /// The key of the model's call id, if the dialect writes one.
     id_key: Option<String>,
+    /// Each call is `{"NAME": {...}}`: the first key is the name.
     name_as_key: bool,
+    /// What one payload holds.
     container: Container,
+    /// For a sequence, the text between two objects (empty: a sequence of one).
     separator: String,
+    /// Where the grammar is in the payload.
     state: State,
+    /// The JSON scanner of the key or value being read (reset at each one's start).
     scan: JsonValueScanner,
-    /// Source of the key or string value being collected.
+    /// Source of the key or the collected value being read ([`State::Key`],
+    /// [`State::Collect`]).
     buf: String,
-    /// The field the current key names.
+    /// What the key just read names, until its value starts.
     field: Field,
-    /// The payload's first byte was seen: this payload is a call structure.
+    /// The payload's first byte was consumed: this payload is a call structure.
     began: bool,
     /// The end of input closed the payload before its end.
     cut: bool,
+    /// The current object's arguments were read (or began): later argument keys are
+    /// skipped, since two values concatenated would not be one JSON value.
     arguments_seen: bool,
     /// Keys seen in the current object (for name-as-key: the first one is the name).
     keys: usize,
-    /// The name, held until the id (only with an id key).
+    /// The name, held until the id (only with an id key), so the call's first delta
+    /// carries the model's id.
     held_name: Option<String>,
+    /// The model's call id, once read.
     id: Option<String>,
+    /// The call was named: a later name (or id) key does not rename it.
     named: bool,
 }
 
+/// The offset of the first byte from `i` that is not JSON whitespace.
 fn skip_ws(b: &[u8], mut i: usize) -> usize {
     while i < b.len() && matches!(b[i], b' ' | b'\t' | b'\n' | b'\r') {
         i += 1;
@@ -279,6 +318,352 @@ impl JsonEnvelope {
         }
     }
 
+    /// [`State::Open`]: the payload's first byte, `[` for an array, else `{`. Anything
+    /// else is not this payload: it ends unconsumed.
+    fn on_open(
+        &mut self,
+        text: &str,
+        at: usize,
+        calls: &mut CallEmitter,
+        out: &mut DeltaSink<'_>,
+    ) -> Step {
+        let b = text.as_bytes();
+        let i = skip_ws(b, at);
+        let Some(&c) = b.get(i) else {
+            // Only whitespace so far: none of it is consumed.
+            return Step::Wait(at);
+        };
+        match (self.container, c) {
+            (Container::Array, b'[') => {
+                self.began = true;
+                self.state = State::ElementStart;
+            }
+            (Container::Object | Container::Sequence, b'{') => self.begin_object(calls, out),
+            _ => {
+                self.state = State::Done;
+                return Step::Next(at);
+            }
+        }
+        Step::Next(i + 1)
+    }
+
+    /// [`State::ElementStart`]: an element's `{`, or the array's `]`.
+    fn on_element_start(
+        &mut self,
+        text: &str,
+        at: usize,
+        calls: &mut CallEmitter,
+        out: &mut DeltaSink<'_>,
+    ) -> Step {
+        let b = text.as_bytes();
+        let i = skip_ws(b, at);
+        let Some(&c) = b.get(i) else {
+            return Step::Wait(i);
+        };
+        match c {
+            b'{' => {
+                self.begin_object(calls, out);
+                Step::Next(i + 1)
+            }
+            b']' => {
+                self.state = State::Done;
+                Step::Next(i + 1)
+            }
+            _ => {
+                self.state = State::Done;
+                Step::Next(i)
+            }
+        }
+    }
+
+    /// [`State::ObjectStart`]: the next object's `{` after a sequence's separator.
+    fn on_object_start(
+        &mut self,
+        text: &str,
+        at: usize,
+        calls: &mut CallEmitter,
+        out: &mut DeltaSink<'_>,
+    ) -> Step {
+        let b = text.as_bytes();
+        let i = skip_ws(b, at);
+        let Some(&c) = b.get(i) else {
+            return Step::Wait(i);
+        };
+        if c == b'{' {
+            self.begin_object(calls, out);
+            Step::Next(i + 1)
+        } else {
+            self.state = State::Done;
+            Step::Next(i)
+        }
+    }
+
+    /// [`State::AfterObject`]: in an array, `,` (another element) or `]`; in a
+    /// sequence, the separator, with the whitespace before it, or else the payload
+    /// ends before that whitespace (it belongs to what follows the block).
+    fn on_after_object(&mut self, text: &str, at: usize, final_: bool) -> Step {
+        let b = text.as_bytes();
+        let j = skip_ws(b, at);
+        if self.container == Container::Array {
+            let Some(&c) = b.get(j) else {
+                return Step::Wait(j);
+            };
+            return match c {
+                b',' => {
+                    self.state = State::ElementStart;
+                    Step::Next(j + 1)
+                }
+                b']' => {
+                    self.state = State::Done;
+                    Step::Next(j + 1)
+                }
+                _ => {
+                    self.state = State::Done;
+                    Step::Next(j)
+                }
+            };
+        }
+        let sep = self.separator.as_str();
+        match head(&text[j..], sep) {
+            Head::Tag if !sep.is_empty() => {
+                self.state = State::ObjectStart;
+                Step::Next(j + sep.len())
+            }
+            Head::Partial if !final_ && !sep.is_empty() => Step::Wait(at),
+            _ => {
+                self.state = State::Done;
+                Step::Next(at)
+            }
+        }
+    }
+
+    /// [`State::KeyOrEnd`]: a key's opening quote (not consumed: the key's scanner
+    /// reads it), the object's `}`, or a `,` (a stray one is skipped).
+    fn on_key_or_end(
+        &mut self,
+        text: &str,
+        at: usize,
+        calls: &mut CallEmitter,
+        out: &mut DeltaSink<'_>,
+    ) -> Step {
+        let b = text.as_bytes();
+        let i = skip_ws(b, at);
+        let Some(&c) = b.get(i) else {
+            return Step::Wait(i);
+        };
+        match c {
+            b',' => Step::Next(i + 1),
+            b'"' => {
+                self.scan.reset();
+                self.buf.clear();
+                self.state = State::Key;
+                Step::Next(i)
+            }
+            b'}' => {
+                self.object_closed(calls, out);
+                Step::Next(i + 1)
+            }
+            _ => {
+                self.stop(calls, out);
+                Step::Next(i)
+            }
+        }
+    }
+
+    /// [`State::Key`]: the key string, collected whole; then what it names.
+    fn on_key(
+        &mut self,
+        text: &str,
+        at: usize,
+        calls: &mut CallEmitter,
+        out: &mut DeltaSink<'_>,
+        final_: bool,
+    ) -> Step {
+        let (i, status) = self.collect(text, at, final_);
+        match status {
+            ScanStatus::Incomplete => return Step::Wait(i),
+            ScanStatus::Invalid => self.stop(calls, out),
+            ScanStatus::Complete => {
+                let key = decode_string(&self.buf);
+                self.keys += 1;
+                self.field = if self.name_as_key && self.keys == 1 {
+                    // `{"NAME": {...}}`: the key is the name, its value the arguments.
+                    self.name(key, calls, out);
+                    Field::Arguments
+                } else if self.name_as_key {
+                    Field::Other
+                } else {
+                    self.field_of(&key)
+                };
+                self.state = State::Colon;
+            }
+        }
+        Step::Next(i)
+    }
+
+    /// [`State::Colon`]: the `:` after a key.
+    fn on_colon(
+        &mut self,
+        text: &str,
+        at: usize,
+        calls: &mut CallEmitter,
+        out: &mut DeltaSink<'_>,
+    ) -> Step {
+        let b = text.as_bytes();
+        let i = skip_ws(b, at);
+        let Some(&c) = b.get(i) else {
+            return Step::Wait(i);
+        };
+        if c == b':' {
+            self.state = State::ValueStart(self.field);
+            Step::Next(i + 1)
+        } else {
+            self.stop(calls, out);
+            Step::Next(i)
+        }
+    }
+
+    /// [`State::ValueStart`]: the value's first byte (not consumed) chooses how it is
+    /// read. A name or an id is a string collected whole; arguments are streamed when
+    /// an object or an array, collected whole when a string or a bare scalar (short,
+    /// and decoded or kept as written once complete); anything else is skipped.
+    fn on_value_start(&mut self, field: Field, text: &str, at: usize) -> Step {
+        let b = text.as_bytes();
+        let i = skip_ws(b, at);
+        let Some(&c) = b.get(i) else {
+            return Step::Wait(i);
+        };
+        self.scan.reset();
+        self.buf.clear();
+        self.state = match (field, c) {
+            (Field::Name | Field::Id, b'"') => State::Collect(field),
+            (Field::Arguments, b'{' | b'[') => {
+                self.arguments_seen = true;
+                State::Arguments
+            }
+            (Field::Arguments, _) => State::Collect(field),
+            _ => State::Skip,
+        };
+        Step::Next(i)
+    }
+
+    /// [`State::Collect`]: a value collected whole; once complete, the call's name,
+    /// its id, or its arguments ([`collected_arguments`]).
+    fn on_collect(
+        &mut self,
+        field: Field,
+        text: &str,
+        at: usize,
+        calls: &mut CallEmitter,
+        out: &mut DeltaSink<'_>,
+        final_: bool,
+    ) -> Step {
+        let (i, status) = self.collect(text, at, final_);
+        match status {
+            ScanStatus::Incomplete => return Step::Wait(i),
+            ScanStatus::Invalid => self.stop(calls, out),
+            ScanStatus::Complete => {
+                let value = std::mem::take(&mut self.buf);
+                match field {
+                    Field::Name => self.name(decode_string(&value), calls, out),
+                    Field::Id => self.id(decode_string(&value), calls, out),
+                    _ => {
+                        self.arguments_seen = true;
+                        calls.push_args(&collected_arguments(&value, true), out);
+                    }
+                }
+                self.state = State::AfterValue;
+            }
+        }
+        Step::Next(i)
+    }
+
+    /// [`State::Arguments`]: the argument value's source goes out as it is scanned,
+    /// verbatim, up to the value's end.
+    // Inlined into the driver: a long argument streams through this state, once or
+    // twice per chunk.
+    #[inline(always)]
+    fn on_arguments(
+        &mut self,
+        text: &str,
+        at: usize,
+        calls: &mut CallEmitter,
+        out: &mut DeltaSink<'_>,
+        final_: bool,
+    ) -> Step {
+        let (n, status) = self.scan.feed(&text.as_bytes()[at..], final_);
+        calls.push_args(&text[at..at + n], out);
+        self.value_scanned(at + n, status, calls, out)
+    }
+
+    /// [`State::Skip`]: a value no field reads, scanned past.
+    fn on_skip(
+        &mut self,
+        text: &str,
+        at: usize,
+        calls: &mut CallEmitter,
+        out: &mut DeltaSink<'_>,
+        final_: bool,
+    ) -> Step {
+        let (n, status) = self.scan.feed(&text.as_bytes()[at..], final_);
+        self.value_scanned(at + n, status, calls, out)
+    }
+
+    /// [`State::AfterValue`]: `,` (another member) or the object's `}`.
+    fn on_after_value(
+        &mut self,
+        text: &str,
+        at: usize,
+        calls: &mut CallEmitter,
+        out: &mut DeltaSink<'_>,
+    ) -> Step {
+        let b = text.as_bytes();
+        let i = skip_ws(b, at);
+        let Some(&c) = b.get(i) else {
+            return Step::Wait(i);
+        };
+        match c {
+            b',' => {
+                self.state = State::KeyOrEnd;
+                Step::Next(i + 1)
+            }
+            b'}' => {
+                self.object_closed(calls, out);
+                Step::Next(i + 1)
+            }
+            _ => {
+                self.stop(calls, out);
+                Step::Next(i)
+            }
+        }
+    }
+
+    /// Scans the key or value being collected from `at` into `buf`: the offset after
+    /// what was scanned, and the scanner's status.
+    fn collect(&mut self, text: &str, at: usize, final_: bool) -> (usize, ScanStatus) {
+        let (n, status) = self.scan.feed(&text.as_bytes()[at..], final_);
+        self.buf.push_str(&text[at..at + n]);
+        (at + n, status)
+    }
+
+    /// A streamed or skipped value was scanned up to `i`: it waits for more text, ends
+    /// the payload (invalid JSON), or is complete.
+    fn value_scanned(
+        &mut self,
+        i: usize,
+        status: ScanStatus,
+        calls: &mut CallEmitter,
+        out: &mut DeltaSink<'_>,
+    ) -> Step {
+        match status {
+            ScanStatus::Incomplete => return Step::Wait(i),
+            ScanStatus::Invalid => self.stop(calls, out),
+            ScanStatus::Complete => self.state = State::AfterValue,
+        }
+        Step::Next(i)
+    }
+
+    /// What a key names (without `name_as_key`).
     fn field_of(&self, key: &str) -> Field {
         if self.name_keys.iter().any(|k| k == key) {
             Field::Name
@@ -318,6 +703,7 @@ impl JsonEnvelope {
         }
     }
 
+    /// The model's call id: kept, and given with a held name.
     fn id(&mut self, id: String, calls: &mut CallEmitter, out: &mut DeltaSink<'_>) {
         if self.id.is_some() || self.named {
             return;
@@ -354,6 +740,56 @@ impl JsonEnvelope {
     }
 }
 
+impl StateMachine for JsonEnvelope {
+    #[inline(always)]
+    fn step(
+        &mut self,
+        text: &str,
+        at: usize,
+        calls: &mut CallEmitter,
+        out: &mut DeltaSink<'_>,
+        final_: bool,
+    ) -> Step {
+        match self.state {
+            State::Open => self.on_open(text, at, calls, out),
+            State::ElementStart => self.on_element_start(text, at, calls, out),
+            State::ObjectStart => self.on_object_start(text, at, calls, out),
+            State::AfterObject => self.on_after_object(text, at, final_),
+            State::KeyOrEnd => self.on_key_or_end(text, at, calls, out),
+            State::Key => self.on_key(text, at, calls, out, final_),
+            State::Colon => self.on_colon(text, at, calls, out),
+            State::ValueStart(field) => self.on_value_start(field, text, at),
+            State::Collect(field) => self.on_collect(field, text, at, calls, out, final_),
+            State::Arguments => self.on_arguments(text, at, calls, out, final_),
+            State::Skip => self.on_skip(text, at, calls, out, final_),
+            State::AfterValue => self.on_after_value(text, at, calls, out),
+            State::Done => Step::Wait(at),
+        }
+    }
+
+    /// Input ended inside the payload: the call ends with what was written (arguments
+    /// collected as a string decoded as far as they go). A sequence may end after any
+    /// object; an array or an object the input ended in is cut. Before the payload's
+    /// first byte nothing is decided: the tool parser has the whitespace.
+    fn end_of_input(&mut self, calls: &mut CallEmitter, out: &mut DeltaSink<'_>) {
+        if self.state == State::Open {
+            return;
+        }
+        let inside = !matches!(
+            self.state,
+            State::AfterObject | State::ElementStart | State::ObjectStart
+        );
+        if self.state == State::Collect(Field::Arguments) {
+            calls.push_args(&collected_arguments(&self.buf, false), out);
+        }
+        self.cut = inside || self.container == Container::Array;
+        if inside {
+            self.end_object(calls, out);
+        }
+        self.state = State::Done;
+    }
+}
+
 impl PayloadGrammar for JsonEnvelope {
     fn reset(&mut self) {
         self.state = State::Open;
@@ -375,245 +811,7 @@ impl PayloadGrammar for JsonEnvelope {
         out: &mut DeltaSink<'_>,
         final_: bool,
     ) -> usize {
-        let b = text.as_bytes();
-        let mut i = 0;
-        loop {
-            match self.state {
-                State::Done => break,
-                State::Open => {
-                    // Leading whitespace is not consumed until the payload starts, so a
-                    // block that turns out not to be a call can be handed back whole.
-                    let j = skip_ws(b, i);
-                    if j == b.len() {
-                        break;
-                    }
-                    let first = if self.container == Container::Array {
-                        b'['
-                    } else {
-                        b'{'
-                    };
-                    if b[j] != first {
-                        self.state = State::Done;
-                        break;
-                    }
-                    i = j + 1;
-                    if first == b'[' {
-                        self.began = true;
-                        self.state = State::ElementStart;
-                    } else {
-                        self.begin_object(calls, out);
-                    }
-                }
-                State::ElementStart => {
-                    i = skip_ws(b, i);
-                    if i == b.len() {
-                        break;
-                    }
-                    match b[i] {
-                        b'{' => {
-                            i += 1;
-                            self.begin_object(calls, out);
-                        }
-                        b']' => {
-                            i += 1;
-                            self.state = State::Done;
-                        }
-                        _ => self.state = State::Done,
-                    }
-                }
-                State::ObjectStart => {
-                    i = skip_ws(b, i);
-                    if i == b.len() {
-                        break;
-                    }
-                    if b[i] == b'{' {
-                        i += 1;
-                        self.begin_object(calls, out);
-                    } else {
-                        self.state = State::Done;
-                    }
-                }
-                State::AfterObject => {
-                    let j = skip_ws(b, i);
-                    if self.container == Container::Array {
-                        i = j;
-                        if i == b.len() {
-                            break;
-                        }
-                        match b[i] {
-                            b',' => {
-                                i += 1;
-                                self.state = State::ElementStart;
-                            }
-                            b']' => {
-                                i += 1;
-                                self.state = State::Done;
-                            }
-                            _ => self.state = State::Done,
-                        }
-                        continue;
-                    }
-                    // A sequence: the separator (whitespace before it is consumed with
-                    // it), or the payload ends before the whitespace.
-                    let sep = self.separator.as_str();
-                    match head(&text[j..], sep) {
-                        Head::Tag if !sep.is_empty() => {
-                            i = j + sep.len();
-                            self.state = State::ObjectStart;
-                        }
-                        Head::Partial if !final_ && !sep.is_empty() => break,
-                        _ => self.state = State::Done,
-                    }
-                }
-                State::KeyOrEnd => {
-                    i = skip_ws(b, i);
-                    if i == b.len() {
-                        break;
-                    }
-                    match b[i] {
-                        b',' => i += 1,
-                        b'"' => {
-                            self.scan.reset();
-                            self.buf.clear();
-                            self.state = State::Key;
-                        }
-                        b'}' => {
-                            i += 1;
-                            self.object_closed(calls, out);
-                        }
-                        _ => self.stop(calls, out),
-                    }
-                }
-                State::Key => {
-                    let (n, st) = self.scan.feed(&b[i..], final_);
-                    self.buf.push_str(&text[i..i + n]);
-                    i += n;
-                    match st {
-                        ScanStatus::Incomplete => break,
-                        ScanStatus::Invalid => self.stop(calls, out),
-                        ScanStatus::Complete => {
-                            let key = decode_string(&self.buf);
-                            self.keys += 1;
-                            self.field = if self.name_as_key && self.keys == 1 {
-                                // `{"NAME": {...}}`: the key is the name, its value the
-                                // arguments.
-                                self.name(key, calls, out);
-                                Field::Arguments
-                            } else if self.name_as_key {
-                                Field::Other
-                            } else {
-                                self.field_of(&key)
-                            };
-                            self.state = State::Colon;
-                        }
-                    }
-                }
-                State::Colon => {
-                    i = skip_ws(b, i);
-                    if i == b.len() {
-                        break;
-                    }
-                    if b[i] == b':' {
-                        i += 1;
-                        self.state = State::ValueStart(self.field);
-                    } else {
-                        self.stop(calls, out);
-                    }
-                }
-                State::ValueStart(field) => {
-                    i = skip_ws(b, i);
-                    if i == b.len() {
-                        break;
-                    }
-                    self.scan.reset();
-                    self.buf.clear();
-                    self.state = match (field, b[i]) {
-                        (Field::Name | Field::Id, b'"') => State::Collect(field),
-                        (Field::Arguments, b'{' | b'[') => {
-                            self.arguments_seen = true;
-                            State::Arguments
-                        }
-                        // A string or a bare scalar: short, collected whole (see below).
-                        (Field::Arguments, _) => State::Collect(field),
-                        _ => State::Skip,
-                    };
-                }
-                State::Collect(field) => {
-                    let (n, st) = self.scan.feed(&b[i..], final_);
-                    self.buf.push_str(&text[i..i + n]);
-                    i += n;
-                    match st {
-                        ScanStatus::Incomplete => break,
-                        ScanStatus::Invalid => self.stop(calls, out),
-                        ScanStatus::Complete => {
-                            let value = std::mem::take(&mut self.buf);
-                            match field {
-                                Field::Name => self.name(decode_string(&value), calls, out),
-                                Field::Id => self.id(decode_string(&value), calls, out),
-                                _ => {
-                                    self.arguments_seen = true;
-                                    calls.push_args(&collected_arguments(&value, true), out);
-                                }
-                            }
-                            self.state = State::AfterValue;
-                        }
-                    }
-                }
-                State::Arguments => {
-                    let (n, st) = self.scan.feed(&b[i..], final_);
-                    calls.push_args(&text[i..i + n], out);
-                    i += n;
-                    match st {
-                        ScanStatus::Incomplete => break,
-                        ScanStatus::Invalid => self.stop(calls, out),
-                        ScanStatus::Complete => self.state = State::AfterValue,
-                    }
-                }
-                State::Skip => {
-                    let (n, st) = self.scan.feed(&b[i..], final_);
-                    i += n;
-                    match st {
-                        ScanStatus::Incomplete => break,
-                        ScanStatus::Invalid => self.stop(calls, out),
-                        ScanStatus::Complete => self.state = State::AfterValue,
-                    }
-                }
-                State::AfterValue => {
-                    i = skip_ws(b, i);
-                    if i == b.len() {
-                        break;
-                    }
-                    match b[i] {
-                        b',' => {
-                            i += 1;
-                            self.state = State::KeyOrEnd;
-                        }
-                        b'}' => {
-                            i += 1;
-                            self.object_closed(calls, out);
-                        }
-                        _ => self.stop(calls, out),
-                    }
-                }
-            }
-        }
-        if final_ && !matches!(self.state, State::Done | State::Open) {
-            let inside = !matches!(
-                self.state,
-                State::AfterObject | State::ElementStart | State::ObjectStart
-            );
-            // Input ended inside the payload: the call ends with what was written.
-            if self.state == State::Collect(Field::Arguments) {
-                calls.push_args(&collected_arguments(&self.buf, false), out);
-            }
-            // A sequence may end after any object; an array or an object is cut.
-            self.cut = inside || self.container == Container::Array;
-            if inside {
-                self.end_object(calls, out);
-            }
-            self.state = State::Done;
-        }
-        i
+        drive(self, text, calls, out, final_)
     }
 
     fn payload_closed(&self) -> bool {

@@ -30,6 +30,7 @@ use crate::error::{Error, Result};
 
 use super::{GemmaSyntax, Values, CALL, MAX_NAME};
 
+/// How Gemma writes an argument: `key:value`, `,` between (a key is a bare name).
 const STYLE: ArgStyle<'static> = ArgStyle {
     assign: ":",
     sep: ",",
@@ -39,19 +40,24 @@ const STYLE: ArgStyle<'static> = ArgStyle {
 
 /// See the module docs.
 pub(crate) struct GemmaCalls<'a> {
+    /// The dialect's tags.
     d: CallTags<'a>,
+    /// The dialect's syntax.
     syn: &'a GemmaSyntax,
 }
 
 impl<'a> GemmaCalls<'a> {
+    /// The constraint writer of one dialect.
     pub(crate) fn new(syn: &'a GemmaSyntax, d: CallTags<'a>) -> Self {
         GemmaCalls { d, syn }
     }
 
+    /// What a call writes before its arguments: the open tag, `call:NAME{`.
     fn begin(&self, name: &str) -> String {
         format!("{}{CALL}{name}{{", self.d.open)
     }
 
+    /// What a call writes after its arguments: `}` and the close tag.
     fn end(&self) -> String {
         format!("}}{}", self.d.close.unwrap_or(""))
     }

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 
-use super::value::{ArgsReader, Read, Values};
+use super::value::{ArgsRead, ArgsReader, Read, Values};
 
 const Q: &str = "<|\"|>";
 

@@ -45,7 +45,8 @@ use serde_json::Value;
 use crate::constraint_kit::schema;
 use crate::grammars::literal::number::{self, Number};
 use crate::grammars::literal::strings::{Flavor, PyStr};
-pub(crate) use crate::grammars::literal::Read;
+use crate::grammars::literal::Flow;
+pub(crate) use crate::grammars::literal::{ArgsRead, Read};
 use crate::scan::escape::{escape_json_into, json_string_into};
 use crate::scan::prefix::TagSet;
 
@@ -63,13 +64,16 @@ pub enum Values {
     JsonInQuote,
 }
 
+/// What an open container is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
     /// An object closed by this byte (`}`, or `)` for the parenthesised call form).
     Obj(u8),
+    /// An array, closed by `]`.
     Arr,
 }
 
+/// Where a container is between its elements.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Phase {
     /// Expecting a key (object) or an element (array), or the close.
@@ -82,13 +86,18 @@ enum Phase {
     Sep,
 }
 
+/// One open container, with the schemas that type its values.
 #[derive(Debug, Clone)]
 struct Frame {
+    /// What it is.
     kind: Kind,
+    /// Where it is between its elements.
     phase: Phase,
+    /// An element was written (the next one needs `, `).
     any: bool,
     /// The container's schema, and the current member's (for an object).
     schema: Option<Arc<Value>>,
+    /// The schema of the current member's value (an object's), from its key.
     member: Option<Arc<Value>>,
 }
 
@@ -101,38 +110,55 @@ enum Quoted {
     Hold(String),
 }
 
+/// The token being read: the reader's state, each variant read by one method
+/// (`ArgsReader::on_<token>`). A token holds what it cannot decide yet: a bare key or
+/// scalar is held whole (its type depends on all of it), a FunctionGemma value until
+/// it shows it cannot be JSON.
 #[derive(Debug, Clone)]
 enum Tok {
+    /// Between tokens: a separator, a close, or the start of a key or a value.
     None,
-    /// Inside a quote-token string (`key`: it is a key, written to the held prefix).
+    /// Inside a quote-token string.
     Quoted {
+        /// How its text is written.
         q: Quoted,
+        /// It is a key, written to the held prefix.
         key: bool,
     },
     /// Inside a `"..."` / `'...'` string.
     Py {
+        /// The literal's reader.
         s: PyStr,
+        /// It is a key, written to the held prefix.
         key: bool,
     },
-    /// A bare scalar.
+    /// A bare scalar, up to `,` `}` `]` (and `)` in the parenthesised form).
     Bare(String),
-    /// A bare key.
+    /// A bare key, up to its `:` or `=`.
     Key(String),
 }
 
 /// See the module docs.
 #[derive(Debug, Clone)]
 pub(crate) struct ArgsReader {
+    /// How the dialect writes values.
     values: Values,
     /// The quote token, then the tags that end the block (a bare run stops at them).
     tags: Arc<TagSet>,
+    /// The quote token.
     quote: String,
+    /// The open containers, the call's arguments object at the bottom (empty when the
+    /// call closed).
     stack: Vec<Frame>,
+    /// The token being read.
     tok: Tok,
+    /// JSON text not yet handed out.
     out: String,
+    /// The separator and key of the next value, held until the value begins.
     pending: String,
 }
 
+/// JSON whitespace, skipped between tokens.
 fn is_ws(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | b'\r')
 }
@@ -242,11 +268,7 @@ impl ArgsReader {
         });
     }
 
-    pub(crate) fn take_output(&mut self, into: &mut String) {
-        into.push_str(&self.out);
-        self.out.clear();
-    }
-
+    /// Bytes held (for the response's buffer limit).
     pub(crate) fn buffered_bytes(&self) -> usize {
         let tok = match &self.tok {
             Tok::Quoted {
@@ -259,6 +281,7 @@ impl ArgsReader {
         self.out.len() + self.pending.len() + tok
     }
 
+    /// The innermost container.
     fn top(&mut self) -> &mut Frame {
         self.stack.last_mut().expect("a frame while reading")
     }
@@ -285,6 +308,7 @@ impl ArgsReader {
         self.pending.clear();
     }
 
+    /// An element (or a member's value) ended.
     fn value_done(&mut self) {
         let f = self.top();
         f.any = true;
@@ -331,153 +355,27 @@ impl ArgsReader {
         }
     }
 
-    /// Reads `text` from `i`. `final_`: no text follows.
-    pub(crate) fn feed(&mut self, text: &str, mut i: usize, final_: bool) -> Read {
+    /// [`Tok::None`]: whitespace, then a separator, a close, or the first byte of a
+    /// key or a value.
+    fn on_between(&mut self, text: &str, at: usize, final_: bool) -> Flow {
         let b = text.as_bytes();
-        loop {
-            match std::mem::replace(&mut self.tok, Tok::None) {
-                Tok::Quoted { q, key } => match self.quoted(text, i, q, key) {
-                    Ok(n) => i = n,
-                    Err(_) if final_ => return self.cut(text.len()),
-                    Err(n) => return Read::More(n),
-                },
-                Tok::Py { mut s, key } => {
-                    let sink = if key {
-                        &mut self.pending
-                    } else {
-                        &mut self.out
-                    };
-                    let (n, closed) = s.run(text, i, sink);
-                    i = n;
-                    if !closed {
-                        self.tok = Tok::Py { s, key };
-                        break;
-                    }
-                    self.sink(key).push('"');
-                    if key {
-                        // The key's text, for its schema: decoded back from the JSON.
-                        let k: String =
-                            serde_json::from_str(self.pending_key()).unwrap_or_default();
-                        self.key_done(&k);
-                    } else {
-                        self.value_done();
-                    }
-                }
-                t @ (Tok::Bare(_) | Tok::Key(_)) => {
-                    let (key, mut buf) = match t {
-                        Tok::Key(b) => (true, b),
-                        Tok::Bare(b) => (false, b),
-                        _ => unreachable!("matched above"),
-                    };
-                    let paren = self.stack.iter().any(|f| f.kind == Kind::Obj(b')'));
-                    let stops: &[u8] = match (key, paren) {
-                        (true, _) => b":=,{}[]",
-                        (false, false) => b",}]",
-                        (false, true) => b",}])",
-                    };
-                    let run = b[i..]
-                        .iter()
-                        .take_while(|&&c| !stops.contains(&c) && c != b'<')
-                        .count();
-                    buf.push_str(&text[i..i + run]);
-                    i += run;
-                    let put_back = |s: &mut Self, buf: String| {
-                        s.tok = if key { Tok::Key(buf) } else { Tok::Bare(buf) };
-                    };
-                    let Some(&c) = b.get(i) else {
-                        if final_ {
-                            // A key or a scalar cut by the end of input (see `close_all`).
-                            put_back(self, buf);
-                            return self.cut(text.len());
-                        }
-                        if buf.len() > MAX_TOKEN {
-                            return self.malformed(i);
-                        }
-                        put_back(self, buf);
-                        break;
-                    };
-                    if c == b'<' {
-                        match self.tags.find_or_held(&text[i..], final_) {
-                            Ok(m) if m.start == 0 && m.tag == 0 => {
-                                if key {
-                                    return self.malformed(i);
-                                }
-                                // A string whose opening quote was left out.
-                                i += m.end;
-                                self.begin_value();
-                                json_string_into(&mut self.out, buf.trim_start());
-                                self.value_done();
-                                continue;
-                            }
-                            Ok(m) if m.start == 0 => {
-                                // A block tag: the call ends here.
-                                return self.malformed(i);
-                            }
-                            Err(held) if held == text.len() - i => {
-                                put_back(self, buf);
-                                return Read::More(i);
-                            }
-                            _ => {}
-                        }
-                        // Data.
-                        buf.push(char::from(c));
-                        put_back(self, buf);
-                        i += 1;
-                        continue;
-                    }
-                    if key {
-                        if !matches!(c, b':' | b'=') {
-                            return self.malformed(i);
-                        }
-                        let k = buf.trim_matches([' ', '\t', '\n', '\r']);
-                        if k.is_empty() {
-                            return self.malformed(i);
-                        }
-                        json_string_into(&mut self.pending, k);
-                        self.key_done(k);
-                        continue;
-                    }
-                    self.bare_value(&buf);
-                }
-                Tok::None => {
-                    let n = b[i..].iter().take_while(|&&c| is_ws(c)).count();
-                    i += n;
-                    let Some(&c) = b.get(i) else {
-                        if final_ {
-                            return self.cut(text.len());
-                        }
-                        break;
-                    };
-                    match self.byte(text, i, c, final_) {
-                        Ok(Some(n)) => i = n,
-                        Ok(None) => break,
-                        Err(r) => return r,
-                    }
-                }
+        let i = at + b[at..].iter().take_while(|&&c| is_ws(c)).count();
+        let Some(&c) = b.get(i) else {
+            if final_ {
+                return Flow::End(self.cut(text.len()));
             }
+            return Flow::Wait(i);
+        };
+        if let Some(flow) = self.punctuation(i, c) {
+            return flow;
         }
-        if final_ {
-            return self.cut(text.len());
-        }
-        Read::More(i)
+        self.token_begins(text, i, c, final_)
     }
 
-    /// The key text in `pending` (after its separator).
-    fn pending_key(&self) -> &str {
-        self.pending
-            .strip_prefix(", ")
-            .unwrap_or(self.pending.as_str())
-    }
-
-    /// A quote-token string from `i`: Ok(offset) once it closed, Err(offset) when more
-    /// text is needed (the state is kept).
-    fn quoted(
-        &mut self,
-        text: &str,
-        mut i: usize,
-        mut q: Quoted,
-        key: bool,
-    ) -> Result<usize, usize> {
+    /// [`Tok::Quoted`]: a quote-token string's text, raw, up to the next quote token
+    /// (a possible piece of one at the end of `text` is held; at the end of input it is
+    /// markup, dropped).
+    fn on_quoted(&mut self, text: &str, mut i: usize, mut q: Quoted, key: bool) -> Flow {
         let b = text.as_bytes();
         let lead = self.quote.as_bytes()[0];
         loop {
@@ -501,27 +399,144 @@ impl ArgsReader {
             i = data_end;
             if held || (i == b.len() && !at_quote) {
                 self.tok = Tok::Quoted { q, key };
-                return Err(i);
+                return Flow::Wait(i);
             }
             if !at_quote {
                 continue;
             }
             i += self.quote.len();
             match q {
-                Quoted::Stream => {
-                    self.sink(key).push('"');
-                    if key {
-                        let k: String =
-                            serde_json::from_str(self.pending_key()).unwrap_or_default();
-                        self.key_done(&k);
-                    } else {
-                        self.value_done();
-                    }
-                }
+                Quoted::Stream => self.string_closed(key),
                 Quoted::Hold(h) => self.decoded_value(&h),
             }
-            return Ok(i);
+            return Flow::Next(i);
         }
+    }
+
+    /// [`Tok::Py`]: a `"..."` / `'...'` string read with Python's rules, up to its
+    /// closing quote.
+    fn on_py(&mut self, text: &str, at: usize, mut s: PyStr, key: bool) -> Flow {
+        let (n, closed) = s.run(text, at, self.sink(key));
+        if !closed {
+            self.tok = Tok::Py { s, key };
+            return Flow::Wait(n);
+        }
+        self.string_closed(key);
+        Flow::Next(n)
+    }
+
+    /// [`Tok::Bare`] and [`Tok::Key`] (`key`): bare text up to what ends it, held
+    /// whole; a `<` may begin the quote token (a value whose opening quote was left
+    /// out) or a block tag (the call ends), else it is data. A key then wants its `:`
+    /// (or `=`); a scalar is typed ([`bare_json`]).
+    fn on_bare(&mut self, text: &str, at: usize, mut buf: String, key: bool, final_: bool) -> Flow {
+        let b = text.as_bytes();
+        let paren = self.stack.iter().any(|f| f.kind == Kind::Obj(b')'));
+        let stops: &[u8] = match (key, paren) {
+            (true, _) => b":=,{}[]",
+            (false, false) => b",}]",
+            (false, true) => b",}])",
+        };
+        let run = b[at..]
+            .iter()
+            .take_while(|&&c| !stops.contains(&c) && c != b'<')
+            .count();
+        buf.push_str(&text[at..at + run]);
+        let i = at + run;
+        let Some(&c) = b.get(i) else {
+            if final_ {
+                // A key or a scalar cut by the end of input (see `close_all`).
+                self.put_back(key, buf);
+                return Flow::End(self.cut(text.len()));
+            }
+            if buf.len() > MAX_TOKEN {
+                return Flow::End(self.malformed(i));
+            }
+            self.put_back(key, buf);
+            return Flow::Wait(i);
+        };
+        if c == b'<' {
+            return self.bare_markup(text, i, buf, key, final_);
+        }
+        if key {
+            return self.bare_key_done(i, c, &buf);
+        }
+        self.bare_value(&buf);
+        Flow::Next(i)
+    }
+
+    /// A `<` at `i` in bare text `buf`: the quote token closes a value whose opening
+    /// quote was left out (`query:weather in Tokyo<|"|>}`); a block tag ends the call; a
+    /// possible piece of either at the end of `text` waits; anything else is data.
+    fn bare_markup(
+        &mut self,
+        text: &str,
+        i: usize,
+        mut buf: String,
+        key: bool,
+        final_: bool,
+    ) -> Flow {
+        match self.tags.find_or_held(&text[i..], final_) {
+            Ok(m) if m.start == 0 && m.tag == 0 => {
+                if key {
+                    return Flow::End(self.malformed(i));
+                }
+                self.begin_value();
+                json_string_into(&mut self.out, buf.trim_start());
+                self.value_done();
+                return Flow::Next(i + m.end);
+            }
+            // A block tag: the call ends here.
+            Ok(m) if m.start == 0 => return Flow::End(self.malformed(i)),
+            Err(held) if held == text.len() - i => {
+                self.put_back(key, buf);
+                return Flow::Wait(i);
+            }
+            _ => {}
+        }
+        // Data.
+        buf.push('<');
+        self.put_back(key, buf);
+        Flow::Next(i + 1)
+    }
+
+    /// A bare key `buf` ended at `c` (at `i`, not consumed): its `:` or `=` follows,
+    /// and the key is its trimmed text.
+    fn bare_key_done(&mut self, i: usize, c: u8, buf: &str) -> Flow {
+        if !matches!(c, b':' | b'=') {
+            return Flow::End(self.malformed(i));
+        }
+        let k = buf.trim_matches([' ', '\t', '\n', '\r']);
+        if k.is_empty() {
+            return Flow::End(self.malformed(i));
+        }
+        json_string_into(&mut self.pending, k);
+        self.key_done(k);
+        Flow::Next(i)
+    }
+
+    /// Bare text waits as the token it was.
+    fn put_back(&mut self, key: bool, buf: String) {
+        self.tok = if key { Tok::Key(buf) } else { Tok::Bare(buf) };
+    }
+
+    /// A string's closing quote: it goes out, and the key (its text decoded back from
+    /// the JSON, for its schema) or the value is done.
+    fn string_closed(&mut self, key: bool) {
+        self.sink(key).push('"');
+        if key {
+            let k: String = serde_json::from_str(self.pending_key()).unwrap_or_default();
+            self.key_done(&k);
+        } else {
+            self.value_done();
+        }
+    }
+
+    /// The key text in `pending` (after its separator).
+    fn pending_key(&self) -> &str {
+        self.pending
+            .strip_prefix(", ")
+            .unwrap_or(self.pending.as_str())
     }
 
     /// Quoted text as it arrives.
@@ -557,62 +572,71 @@ impl ArgsReader {
         self.value_done();
     }
 
-    /// One byte outside any token.
-    fn byte(&mut self, text: &str, i: usize, c: u8, final_: bool) -> Result<Option<usize>, Read> {
-        let f = self.stack.last().expect("a frame").clone();
-        match (c, f.phase) {
+    /// Outside a token, the byte `c` at `i` as punctuation: a separator, a key's `:`
+    /// (or `=`), or the close of the innermost container (closing the arguments object
+    /// closes the call). None: `c` is none of those here.
+    fn punctuation(&mut self, i: usize, c: u8) -> Option<Flow> {
+        let (kind, phase) = {
+            let f = self.stack.last().expect("a frame");
+            (f.kind, f.phase)
+        };
+        match (c, phase) {
             (b',', Phase::Sep) => {
                 self.top().phase = Phase::Elem;
-                return Ok(Some(i + 1));
+                return Some(Flow::Next(i + 1));
             }
             (b':' | b'=', Phase::Colon) => {
                 self.pending.push_str(": ");
                 self.top().phase = Phase::Val;
-                return Ok(Some(i + 1));
+                return Some(Flow::Next(i + 1));
             }
             _ => {}
         }
-        let close = match f.kind {
+        let close = match kind {
             Kind::Obj(c) => c,
             Kind::Arr => b']',
         };
-        if c == close && matches!(f.phase, Phase::Elem | Phase::Sep) {
-            self.out.push(if f.kind == Kind::Arr { ']' } else { '}' });
-            self.pending.clear();
-            self.stack.pop();
-            if self.stack.is_empty() {
-                return Err(Read::Closed(i + 1));
-            }
-            self.value_done();
-            return Ok(Some(i + 1));
+        if c != close || !matches!(phase, Phase::Elem | Phase::Sep) {
+            return None;
         }
-        let obj = matches!(f.kind, Kind::Obj(_));
-        if obj && matches!(f.phase, Phase::Elem | Phase::Sep) {
-            // A key (after a value with no comma, too).
+        self.out.push(if kind == Kind::Arr { ']' } else { '}' });
+        self.pending.clear();
+        self.stack.pop();
+        if self.stack.is_empty() {
+            return Some(Flow::End(Read::Closed(i + 1)));
+        }
+        self.value_done();
+        Some(Flow::Next(i + 1))
+    }
+
+    /// Outside a token, a key or a value begins with `c` at `i`. In an object, after
+    /// a member or at its start, it is a key (after a value with no comma, too); else
+    /// it is a value where one can stand.
+    fn token_begins(&mut self, text: &str, i: usize, c: u8, final_: bool) -> Flow {
+        let (kind, phase) = {
+            let f = self.stack.last().expect("a frame");
+            (f.kind, f.phase)
+        };
+        if matches!(kind, Kind::Obj(_)) && matches!(phase, Phase::Elem | Phase::Sep) {
             if matches!(c, b',' | b':' | b'=' | b'{' | b'}' | b'[' | b']' | b')') {
-                return Err(self.malformed(i));
+                return Flow::End(self.malformed(i));
             }
-            if f.phase == Phase::Sep {
+            if phase == Phase::Sep {
                 self.top().phase = Phase::Elem;
             }
             self.begin_key();
             return self.token_start(text, i, c, final_, true);
         }
-        if !matches!(f.phase, Phase::Elem | Phase::Val) {
-            return Err(self.malformed(i));
+        if !matches!(phase, Phase::Elem | Phase::Val) {
+            return Flow::End(self.malformed(i));
         }
         self.token_start(text, i, c, final_, false)
     }
 
-    /// A key or a value starts with `c` at `i`.
-    fn token_start(
-        &mut self,
-        text: &str,
-        i: usize,
-        c: u8,
-        final_: bool,
-        key: bool,
-    ) -> Result<Option<usize>, Read> {
+    /// A key or a value starts with `c` at `i`: a quote-token string, a Python string,
+    /// a bare key, a container, or a bare scalar. Waits while `c` may begin the quote
+    /// token.
+    fn token_start(&mut self, text: &str, i: usize, c: u8, final_: bool, key: bool) -> Flow {
         if text[i..].starts_with(self.quote.as_str()) {
             let i = i + self.quote.len();
             let q = if key {
@@ -628,10 +652,10 @@ impl ArgsReader {
                 Quoted::Stream
             };
             self.tok = Tok::Quoted { q, key };
-            return Ok(Some(i));
+            return Flow::Next(i);
         }
         if c == b'<' && !final_ && self.quote.starts_with(&text[i..]) {
-            return Ok(None);
+            return Flow::Wait(i);
         }
         if c == b'"' || c == b'\'' {
             if !key {
@@ -643,49 +667,59 @@ impl ArgsReader {
                 s: PyStr::new(fl),
                 key,
             };
-            return Ok(Some(i + 1));
+            return Flow::Next(i + 1);
         }
         if key {
             self.tok = Tok::Key(String::new());
-            return Ok(Some(i));
+            return Flow::Next(i);
         }
         if matches!(c, b'{' | b'[') {
-            let schema = self.value_schema();
-            self.begin_value();
-            self.out.push(char::from(c));
-            self.stack.push(Frame {
-                kind: if c == b'{' {
-                    Kind::Obj(b'}')
-                } else {
-                    Kind::Arr
-                },
-                phase: Phase::Elem,
-                any: false,
-                schema,
-                member: None,
-            });
-            return Ok(Some(i + 1));
+            self.open_container(c);
+            return Flow::Next(i + 1);
         }
         if matches!(c, b',' | b'}' | b']' | b')' | b':') {
-            return Err(self.malformed(i));
+            return Flow::End(self.malformed(i));
         }
         self.tok = Tok::Bare(String::new());
-        Ok(Some(i))
+        Flow::Next(i)
     }
 
-    /// The input cannot continue the call at `at`: the arguments end as read.
-    fn malformed(&mut self, at: usize) -> Read {
-        self.close_all();
-        Read::Malformed(at)
+    /// An object or an array opens with `c`, typed by the value's schema.
+    fn open_container(&mut self, c: u8) {
+        let schema = self.value_schema();
+        self.begin_value();
+        self.out.push(char::from(c));
+        self.stack.push(Frame {
+            kind: if c == b'{' {
+                Kind::Obj(b'}')
+            } else {
+                Kind::Arr
+            },
+            phase: Phase::Elem,
+            any: false,
+            schema,
+            member: None,
+        });
+    }
+}
+
+impl ArgsRead for ArgsReader {
+    fn step(&mut self, text: &str, at: usize, final_: bool) -> Flow {
+        match std::mem::replace(&mut self.tok, Tok::None) {
+            Tok::None => self.on_between(text, at, final_),
+            Tok::Quoted { q, key } => self.on_quoted(text, at, q, key),
+            Tok::Py { s, key } => self.on_py(text, at, s, key),
+            Tok::Bare(buf) => self.on_bare(text, at, buf, false, final_),
+            Tok::Key(buf) => self.on_bare(text, at, buf, true, final_),
+        }
     }
 
-    fn cut(&mut self, at: usize) -> Read {
-        self.close_all();
-        Read::More(at)
+    fn take_output(&mut self, into: &mut String) {
+        into.push_str(&self.out);
+        self.out.clear();
     }
 
-    /// Ends the token being read and closes every open container: one valid JSON
-    /// object. A cut string is closed as read, a cut number written as far as it reads;
+    /// A cut string is closed as read, a cut number written as far as it reads;
     /// other cut bare text and a cut key are dropped (`tru` may be a cut `true`); a held
     /// FunctionGemma value is its string.
     fn close_all(&mut self) {

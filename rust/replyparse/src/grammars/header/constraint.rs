@@ -32,6 +32,7 @@ pub(crate) struct HeaderCalls<'a> {
 }
 
 impl HeaderCalls<'_> {
+    /// The dialect's syntax.
     fn syntax(&self) -> &HeaderSyntax {
         self.syn
     }

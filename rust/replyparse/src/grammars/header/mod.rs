@@ -46,7 +46,7 @@ use serde::{Deserialize, Serialize};
 use super::syntax::FieldError;
 use crate::calls::CallEmitter;
 use crate::delta::DeltaSink;
-use crate::grammars::payload::PayloadGrammar;
+use crate::grammars::payload::{drive, PayloadGrammar, StateMachine, Step};
 use crate::scan::json_scan::{JsonValueScanner, ScanStatus};
 use crate::scan::lex::{head, ws_len, Head};
 use crate::scan::prefix::TagSet;
@@ -111,31 +111,44 @@ impl HeaderSyntax {
     }
 }
 
-/// Which header stop was found.
+/// The role of the header stop that was found (`HeaderGrammar::stop_roles` maps a
+/// [`TagSet`] match to one): the argument marker, the arguments follow.
 const STOP_ARGS: usize = 0;
+/// The id marker: the model's call id follows, then the argument marker.
 const STOP_ID: usize = 1;
+/// A `{` (`args_on_brace`): the arguments' first byte, not consumed.
 const STOP_BRACE: usize = 2;
+/// The call end marker right after the header: a call without arguments.
 const STOP_END: usize = 3;
 /// A marker that is not the header's (the block's tags, the next call's begin): the
 /// call ends without arguments, and the marker is left to the tool parser.
 const STOP_OTHER: usize = 4;
 
+/// Where the grammar is in its one call; each state has one method
+/// (`HeaderGrammar::on_<state>`). The text read up to a marker (the header, then the
+/// id) is in `buf`, since neither means anything until its marker ends it; the
+/// arguments are streamed and hold nothing but the scanner.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 enum State {
-    /// Before the call's begin marker (whitespace was skipped by the tool parser).
+    /// Before the call's begin marker (whitespace was skipped by the tool parser); for
+    /// a dialect without one, before the header the block's open tag began.
     #[default]
     Start,
-    /// Reading the header, up to a stop marker.
+    /// Reading the header into `buf`, up to a stop marker.
     Header,
-    /// Reading the model's call id, up to the argument marker.
+    /// Reading the model's call id into `buf`, up to the argument marker.
     Id,
-    /// Before the first non-whitespace byte of the arguments.
+    /// Before the first non-whitespace byte of the arguments (leading whitespace is
+    /// not part of them).
     ArgsStart,
+    /// Inside the JSON arguments: streamed verbatim, `scan` finding the value's end
+    /// (markers inside its strings are data).
     Args,
     /// After the arguments value: the suffix, the call end, or whatever ends the call.
     AfterArgs,
     /// After the suffix: the call end.
     AfterSuffix,
+    /// The call ended: nothing more is consumed until [`PayloadGrammar::reset`].
     Done,
 }
 
@@ -159,18 +172,28 @@ const ID_PREFIX: &str = "functions.";
 /// See the module docs.
 #[derive(Debug)]
 pub struct HeaderGrammar {
+    /// The dialect's markers.
     syn: HeaderSyntax,
-    /// The header's stops, at the `STOP_*` indices (absent ones as empty tags, which
-    /// the set drops, so indices are mapped through `stop_roles`).
+    /// What ends a header: the dialect's markers that may follow it, `{` with
+    /// `args_on_brace`, and the block's tags (the markers given, in the order of
+    /// `stop_roles`).
     stops: Arc<TagSet>,
+    /// The role (`STOP_*`) of each tag of `stops`, by the match's tag index.
     stop_roles: Vec<usize>,
     /// The id's stops: the argument marker, and `{` when it also ends the header.
     id_stops: Arc<TagSet>,
+    /// Where the grammar is in the call.
     state: State,
-    /// The header, then the id, being collected.
+    /// The header, then the id, being collected (each is trimmed once its marker
+    /// comes, so markers decoded with spaces beside them still give the bare text).
     buf: String,
+    /// The header read (the name, or for `name_from_id` the id it is derived from),
+    /// kept until the call is named: with an id marker that is after the id.
     name: String,
+    /// The JSON scanner of the arguments: it finds the value's end, so markers inside
+    /// its strings are data.
     scan: JsonValueScanner,
+    /// The call's begin was consumed: the block holds a call structure.
     began: bool,
     /// The input ended inside a call (for a dialect without a close tag, the only sign
     /// that the output was cut in a tool block).
@@ -214,6 +237,244 @@ impl HeaderGrammar {
         }
     }
 
+    /// [`State::Start`]: the call's begin marker. Anything else is not a call: the
+    /// tool parser decides what it is (the section end, or stray text).
+    fn on_start(
+        &mut self,
+        text: &str,
+        at: usize,
+        calls: &mut CallEmitter,
+        out: &mut DeltaSink<'_>,
+        final_: bool,
+    ) -> Step {
+        let rest = &text[at..];
+        let Some(begin) = self.syn.call_begin.as_deref() else {
+            return self.on_bare_start(rest, at, calls, out, final_);
+        };
+        match head(rest, begin) {
+            Head::Tag => {
+                let n = begin.len();
+                self.begin_call(calls, out);
+                Step::Next(at + n)
+            }
+            Head::Partial => Step::Wait(at),
+            Head::Other => {
+                self.state = State::Done;
+                Step::Next(at)
+            }
+        }
+    }
+
+    /// [`State::Start`] of a dialect without a call begin marker: the block's open tag
+    /// began the call if a header follows it, ended by the argument or id marker (or
+    /// `{`) within [`MAX_BARE_HEADER`] bytes. The header is looked at whole before any
+    /// of it is consumed, so text that is not one (Mistral's `[TOOL_CALLS]` before
+    /// prose) is handed back as written.
+    fn on_bare_start(
+        &mut self,
+        rest: &str,
+        at: usize,
+        calls: &mut CallEmitter,
+        out: &mut DeltaSink<'_>,
+        final_: bool,
+    ) -> Step {
+        match self.stops.find_or_held(rest, final_) {
+            Ok(m)
+                if m.start <= MAX_BARE_HEADER
+                    && matches!(self.stop_roles[m.tag], STOP_ARGS | STOP_ID | STOP_BRACE)
+                    && !rest[..m.start].trim().is_empty() =>
+            {
+                self.begin_call(calls, out);
+                Step::Next(at)
+            }
+            // Wait while a marker may still start within the bound: the held bytes (a
+            // marker's partial start) count from where they begin, or a chunk ending
+            // inside a marker that begins at the bound would decide "not a call" where
+            // the whole text says "a call" (found by fuzzing).
+            Err(keep) if !final_ && rest.len() - keep <= MAX_BARE_HEADER => Step::Wait(at),
+            _ => {
+                self.state = State::Done;
+                Step::Next(at)
+            }
+        }
+    }
+
+    /// [`State::Header`]: the header up to its first stop; the stop's role says what
+    /// follows (the id, the arguments, or nothing: the call ends).
+    fn on_header(
+        &mut self,
+        text: &str,
+        at: usize,
+        calls: &mut CallEmitter,
+        out: &mut DeltaSink<'_>,
+        final_: bool,
+    ) -> Step {
+        let rest = &text[at..];
+        let m = match self.stops.find_or_held(rest, final_) {
+            Ok(m) => m,
+            Err(keep) => return self.read_into_buf(rest, keep, at),
+        };
+        self.buf.push_str(&rest[..m.start]);
+        let role = self.stop_roles[m.tag];
+        // A `{` is the arguments' first byte, another marker not the header's: neither
+        // is consumed.
+        let next = at
+            + if matches!(role, STOP_BRACE | STOP_OTHER) {
+                m.start
+            } else {
+                m.end
+            };
+        self.name = self.header_done().unwrap_or_default();
+        match role {
+            STOP_ID => self.state = State::Id,
+            STOP_END => {
+                self.name_call(None, calls, out);
+                self.end(calls, out);
+            }
+            // Kimi's rule: a header not followed by its argument marker names nothing.
+            STOP_OTHER => self.end(calls, out),
+            _ => {
+                self.name_call(None, calls, out);
+                self.state = State::ArgsStart;
+            }
+        }
+        Step::Next(next)
+    }
+
+    /// [`State::Id`]: the model's call id up to the argument marker (or a `{`, not
+    /// consumed); the call is named with it.
+    fn on_id(
+        &mut self,
+        text: &str,
+        at: usize,
+        calls: &mut CallEmitter,
+        out: &mut DeltaSink<'_>,
+        final_: bool,
+    ) -> Step {
+        let rest = &text[at..];
+        let m = match self.id_stops.find_or_held(rest, final_) {
+            Ok(m) => m,
+            Err(keep) => return self.read_into_buf(rest, keep, at),
+        };
+        self.buf.push_str(&rest[..m.start]);
+        let brace = &rest[m.start..m.end] == "{";
+        let id = std::mem::take(&mut self.buf);
+        self.name_call(Some(id.trim()), calls, out);
+        self.state = State::ArgsStart;
+        Step::Next(at + if brace { m.start } else { m.end })
+    }
+
+    /// [`State::ArgsStart`]: whitespace before the arguments is dropped.
+    fn on_args_start(&mut self, text: &str, at: usize) -> Step {
+        let i = at + ws_len(&text[at..]);
+        if i == text.len() {
+            return Step::Wait(i);
+        }
+        self.scan.reset();
+        self.state = State::Args;
+        Step::Next(i)
+    }
+
+    /// [`State::Args`]: the arguments' source goes out as it is scanned, up to the end
+    /// of the JSON value (or a byte that cannot continue it).
+    // Inlined into the driver: a long argument streams through this state, once or
+    // twice per chunk.
+    #[inline(always)]
+    fn on_args(
+        &mut self,
+        text: &str,
+        at: usize,
+        calls: &mut CallEmitter,
+        out: &mut DeltaSink<'_>,
+        final_: bool,
+    ) -> Step {
+        let rest = &text[at..];
+        let (n, status) = self.scan.feed(rest.as_bytes(), final_);
+        calls.push_args(&rest[..n], out);
+        if status == ScanStatus::Incomplete {
+            return Step::Wait(at + n);
+        }
+        self.state = State::AfterArgs;
+        Step::Next(at + n)
+    }
+
+    /// [`State::AfterArgs`]: the optional suffix after the value (DeepSeek V3's closing
+    /// fence, with the whitespace before it); without it, on as [`State::AfterSuffix`].
+    fn on_after_args(
+        &mut self,
+        text: &str,
+        at: usize,
+        calls: &mut CallEmitter,
+        out: &mut DeltaSink<'_>,
+        final_: bool,
+    ) -> Step {
+        let suffix = self.syn.args_suffix.as_deref().unwrap_or("");
+        if !suffix.is_empty() {
+            let rest = &text[at..];
+            let ws = ws_len(rest);
+            match head(&rest[ws..], suffix) {
+                Head::Tag => {
+                    let n = ws + suffix.len();
+                    self.state = State::AfterSuffix;
+                    return Step::Next(at + n);
+                }
+                Head::Partial if !final_ => return Step::Wait(at),
+                _ => {}
+            }
+        }
+        self.on_after_suffix(text, at, calls, out, final_)
+    }
+
+    /// [`State::AfterSuffix`]: the call end marker (with the whitespace before it) ends
+    /// the call; anything else ends it too and is left to the tool parser. Without a
+    /// call end marker the value ends the call (Mistral): whitespace after it is left
+    /// to whatever follows.
+    fn on_after_suffix(
+        &mut self,
+        text: &str,
+        at: usize,
+        calls: &mut CallEmitter,
+        out: &mut DeltaSink<'_>,
+        final_: bool,
+    ) -> Step {
+        let end = self.syn.call_end.as_deref().unwrap_or("");
+        if end.is_empty() {
+            self.end(calls, out);
+            return Step::Next(at);
+        }
+        let rest = &text[at..];
+        let ws = ws_len(rest);
+        match head(&rest[ws..], end) {
+            Head::Tag => {
+                let n = ws + end.len();
+                self.end(calls, out);
+                Step::Next(at + n)
+            }
+            Head::Partial if !final_ => Step::Wait(at + ws),
+            _ => {
+                self.end(calls, out);
+                Step::Next(at + ws)
+            }
+        }
+    }
+
+    /// No stop in `rest` yet: what cannot begin one goes into `buf`, the last `keep`
+    /// bytes (a possible prefix of a stop) are held for the next chunk.
+    fn read_into_buf(&mut self, rest: &str, keep: usize, at: usize) -> Step {
+        let n = rest.len() - keep;
+        self.buf.push_str(&rest[..n]);
+        Step::Wait(at + n)
+    }
+
+    /// The call's begin (its marker, or the header after the block's open tag): the
+    /// payload began, and the header follows.
+    fn begin_call(&mut self, calls: &mut CallEmitter, out: &mut DeltaSink<'_>) {
+        self.began = true;
+        calls.begin_call(out);
+        self.state = State::Header;
+    }
+
+    /// Ends the call (and the payload: one payload is one call).
     fn end(&mut self, calls: &mut CallEmitter, out: &mut DeltaSink<'_>) {
         calls.end_call(out);
         self.state = State::Done;
@@ -248,6 +509,40 @@ impl HeaderGrammar {
     }
 }
 
+impl StateMachine for HeaderGrammar {
+    #[inline(always)]
+    fn step(
+        &mut self,
+        text: &str,
+        at: usize,
+        calls: &mut CallEmitter,
+        out: &mut DeltaSink<'_>,
+        final_: bool,
+    ) -> Step {
+        match self.state {
+            State::Start => self.on_start(text, at, calls, out, final_),
+            State::Header => self.on_header(text, at, calls, out, final_),
+            State::Id => self.on_id(text, at, calls, out, final_),
+            State::ArgsStart => self.on_args_start(text, at),
+            State::Args => self.on_args(text, at, calls, out, final_),
+            State::AfterArgs => self.on_after_args(text, at, calls, out, final_),
+            State::AfterSuffix => self.on_after_suffix(text, at, calls, out, final_),
+            State::Done => Step::Wait(at),
+        }
+    }
+
+    /// Input ended inside a call: it ends with what was written, and is cut; a header
+    /// (or id) without its marker may be cut, so it names nothing. Before the call's
+    /// begin marker nothing is decided: the tool parser has the held text.
+    fn end_of_input(&mut self, calls: &mut CallEmitter, out: &mut DeltaSink<'_>) {
+        if self.state == State::Start {
+            return;
+        }
+        self.cut = true;
+        self.end(calls, out);
+    }
+}
+
 impl PayloadGrammar for HeaderGrammar {
     fn reset(&mut self) {
         self.state = State::Start;
@@ -265,172 +560,7 @@ impl PayloadGrammar for HeaderGrammar {
         out: &mut DeltaSink<'_>,
         final_: bool,
     ) -> usize {
-        let mut i = 0;
-        loop {
-            let rest = &text[i..];
-            match self.state {
-                State::Done => break,
-                State::Start => match self.syn.call_begin.as_deref() {
-                    Some(begin) => match head(rest, begin) {
-                        Head::Tag => {
-                            i += begin.len();
-                            self.began = true;
-                            calls.begin_call(out);
-                            self.state = State::Header;
-                        }
-                        Head::Partial => break,
-                        // Not a call: the tool parser decides (section end or stray text).
-                        Head::Other => {
-                            self.state = State::Done;
-                            break;
-                        }
-                    },
-                    None => {
-                        // The block's open tag began the call, if a header follows it:
-                        // the header is looked at whole before any of it is consumed,
-                        // so text that is not one (Mistral's `[TOOL_CALLS]` before
-                        // prose) is handed back as written.
-                        match self.stops.find_or_held(rest, final_) {
-                            Ok(m)
-                                if m.start <= MAX_BARE_HEADER
-                                    && matches!(
-                                        self.stop_roles[m.tag],
-                                        STOP_ARGS | STOP_ID | STOP_BRACE
-                                    )
-                                    && !rest[..m.start].trim().is_empty() =>
-                            {
-                                self.began = true;
-                                calls.begin_call(out);
-                                self.state = State::Header;
-                            }
-                            // Wait while a marker may still start within the bound: the
-                            // held bytes (a marker's partial start) count from where they
-                            // begin, or a chunk ending inside a marker that begins at the
-                            // bound would decide "not a call" where the whole text says
-                            // "a call" (found by fuzzing).
-                            Err(keep) if !final_ && rest.len() - keep <= MAX_BARE_HEADER => break,
-                            _ => {
-                                self.state = State::Done;
-                                break;
-                            }
-                        }
-                    }
-                },
-                State::Header => match self.stops.find_or_held(rest, final_) {
-                    Ok(m) => {
-                        self.buf.push_str(&rest[..m.start]);
-                        let role = self.stop_roles[m.tag];
-                        // A `{` is the arguments' first byte, another marker not the
-                        // header's: neither is consumed.
-                        i += if matches!(role, STOP_BRACE | STOP_OTHER) {
-                            m.start
-                        } else {
-                            m.end
-                        };
-                        self.name = self.header_done().unwrap_or_default();
-                        match role {
-                            STOP_ID => {
-                                self.state = State::Id;
-                            }
-                            STOP_END => {
-                                self.name_call(None, calls, out);
-                                self.end(calls, out);
-                            }
-                            STOP_OTHER => {
-                                // Kimi's rule: a header not followed by its argument
-                                // marker names nothing.
-                                self.end(calls, out);
-                            }
-                            _ => {
-                                self.name_call(None, calls, out);
-                                self.state = State::ArgsStart;
-                            }
-                        }
-                    }
-                    Err(keep) => {
-                        self.buf.push_str(&rest[..rest.len() - keep]);
-                        i += rest.len() - keep;
-                        break;
-                    }
-                },
-                State::Id => match self.id_stops.find_or_held(rest, final_) {
-                    Ok(m) => {
-                        self.buf.push_str(&rest[..m.start]);
-                        let brace = &rest[m.start..m.end] == "{";
-                        i += if brace { m.start } else { m.end };
-                        let id = std::mem::take(&mut self.buf);
-                        self.name_call(Some(id.trim()), calls, out);
-                        self.state = State::ArgsStart;
-                    }
-                    Err(keep) => {
-                        self.buf.push_str(&rest[..rest.len() - keep]);
-                        i += rest.len() - keep;
-                        break;
-                    }
-                },
-                State::ArgsStart => {
-                    i += ws_len(rest);
-                    if i == text.len() {
-                        break;
-                    }
-                    self.scan.reset();
-                    self.state = State::Args;
-                }
-                State::Args => {
-                    let (n, st) = self.scan.feed(rest.as_bytes(), final_);
-                    calls.push_args(&rest[..n], out);
-                    i += n;
-                    if st == ScanStatus::Incomplete {
-                        break;
-                    }
-                    self.state = State::AfterArgs;
-                }
-                State::AfterArgs | State::AfterSuffix => {
-                    let ws = ws_len(rest);
-                    let r = &rest[ws..];
-                    let suffix = self.syn.args_suffix.as_deref().unwrap_or("");
-                    let end = self.syn.call_end.as_deref().unwrap_or("");
-                    if self.state == State::AfterArgs && !suffix.is_empty() {
-                        match head(r, suffix) {
-                            Head::Tag => {
-                                i += ws + suffix.len();
-                                self.state = State::AfterSuffix;
-                                continue;
-                            }
-                            Head::Partial if !final_ => break,
-                            _ => {}
-                        }
-                    }
-                    if end.is_empty() {
-                        // Nothing ends a call but its value (Mistral): whitespace after
-                        // it is left to whatever follows.
-                        self.end(calls, out);
-                        continue;
-                    }
-                    match head(r, end) {
-                        Head::Tag => {
-                            i += ws + end.len();
-                            self.end(calls, out);
-                        }
-                        Head::Partial if !final_ => {
-                            i += ws;
-                            break;
-                        }
-                        _ => {
-                            i += ws;
-                            self.end(calls, out);
-                        }
-                    }
-                }
-            }
-        }
-        if final_ && !matches!(self.state, State::Start | State::Done) {
-            // Input ended inside a call: it ends with what was written; a header (or id)
-            // without its marker may be cut, so it names nothing.
-            self.cut = true;
-            self.end(calls, out);
-        }
-        i
+        drive(self, text, calls, out, final_)
     }
 
     fn cut_by_end_of_input(&self) -> bool {

@@ -31,10 +31,15 @@ use crate::scan::escape::escape_json_into;
 /// Prefix flags and quote of one literal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Flavor {
+    /// The quote character, `'` or `"`.
     pub quote: u8,
+    /// Triple-quoted (`'''` / `"""`): three quotes in a row close it; one or two are data.
     pub triple: bool,
+    /// `r`: backslashes are data (one still keeps the next character from closing).
     pub raw: bool,
+    /// `b`: escapes denote bytes, decoded as UTF-8.
     pub bytes: bool,
+    /// `f`: `{{` and `}}` are braces; a placeholder is kept as written.
     pub fmt: bool,
 }
 
@@ -68,29 +73,54 @@ impl Flavor {
     }
 }
 
+/// Where the literal is in an escape sequence: what the next character means. An
+/// escape's digits are held as its value so far, so a sequence split across chunks
+/// decodes as one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Esc {
+    /// Not in an escape.
     None,
     /// After a backslash.
     Slash,
     /// Raw string: the character after a backslash is data, whatever it is.
     RawNext,
+    /// An octal escape `\ooo`.
     Oct {
+        /// Its value so far.
         v: u32,
+        /// Its digits so far (up to 3).
         n: u8,
     },
+    /// A hex escape: `\xhh`, `\uXXXX` or `\UXXXXXXXX`.
     Hex {
+        /// The escape's letter (`x`, `u`, `U`), to keep it as written when cut short.
         letter: u8,
+        /// The digits it takes.
         want: u8,
+        /// The digits so far.
         got: u8,
+        /// Its value so far.
         v: u32,
     },
+}
+
+/// What a state's method of [`PyStr::run`] did with the character it was given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Took {
+    /// Consumed it.
+    Char,
+    /// Left it, to be looked at again in the state it moved to.
+    Nothing,
+    /// Consumed it, and it closed the literal.
+    Close,
 }
 
 /// The state of one string literal being read.
 #[derive(Debug, Clone)]
 pub(crate) struct PyStr {
+    /// The literal's prefix flags and quote.
     pub flavor: Flavor,
+    /// Where it is in an escape sequence.
     esc: Esc,
     /// Triple-quoted: closing quote characters seen in a row (1 or 2; 3 closes).
     quotes: u8,
@@ -98,19 +128,23 @@ pub(crate) struct PyStr {
     high: Option<u32>,
     /// Bytes mode: escaped bytes of an unfinished UTF-8 sequence.
     acc: [u8; 4],
+    /// How many bytes of `acc` are held.
     acc_len: usize,
     /// f-string: a `{` or `}` waiting to see whether it is doubled.
     brace: u8,
 }
 
+/// What text UTF-8 cannot hold becomes (a lone surrogate, an invalid byte sequence).
 const REPLACEMENT: &str = "\u{fffd}";
 
+/// Writes one character, JSON-escaped.
 fn push_char(t: &mut String, c: char) {
     let mut b = [0u8; 4];
     escape_json_into(t, c.encode_utf8(&mut b));
 }
 
 impl PyStr {
+    /// A literal of this flavor, just after its opening quote(s).
     pub(crate) fn new(flavor: Flavor) -> Self {
         PyStr {
             flavor,
@@ -123,6 +157,8 @@ impl PyStr {
         }
     }
 
+    /// Nothing is waiting (no escape, quote run, surrogate, byte sequence or brace):
+    /// text up to the next special character can be copied as a run.
     fn clear(&self) -> bool {
         self.esc == Esc::None
             && self.quotes == 0
@@ -148,11 +184,13 @@ impl PyStr {
         }
     }
 
+    /// Writes `s` as data, after what was waiting.
     fn text(&mut self, t: &mut String, s: &str) {
         self.flush_pending(t);
         escape_json_into(t, s);
     }
 
+    /// Writes `c` as data, after what was waiting.
     fn chr(&mut self, t: &mut String, c: char) {
         self.flush_pending(t);
         push_char(t, c);
@@ -217,6 +255,8 @@ impl PyStr {
         }
     }
 
+    /// An octal escape ended with value `v`: a byte in a bytes literal (U+FFFD past
+    /// 255), else a code point.
     fn finish_oct(&mut self, t: &mut String, v: u32) {
         if self.flavor.bytes {
             match u8::try_from(v) {
@@ -228,6 +268,8 @@ impl PyStr {
         }
     }
 
+    /// A hex escape ended with value `v`: `\x` in a bytes literal is a byte, any other
+    /// a code point.
     fn finish_hex(&mut self, t: &mut String, letter: u8, v: u32) {
         if letter == b'x' && self.flavor.bytes {
             self.byte(t, u8::try_from(v).expect("two hex digits"));
@@ -237,142 +279,179 @@ impl PyStr {
     }
 
     /// Consumes string text from `i` until the closing quote (consumed; returns true)
-    /// or the end of `text`. `t` receives the decoded text, JSON-escaped.
+    /// or the end of `text`. `t` receives the decoded text, JSON-escaped. Text with
+    /// nothing waiting is copied in runs up to the next special character; each special
+    /// character goes to the method of the state the literal is in (a run of closing
+    /// quotes, an escape, or none).
     pub(crate) fn run(&mut self, text: &str, mut i: usize, t: &mut String) -> (usize, bool) {
         let b = text.as_bytes();
-        let q = self.flavor.quote;
         while i < b.len() {
             if self.clear() {
-                let rest = &b[i..];
-                let stop = if self.flavor.fmt {
-                    rest.iter()
-                        .position(|&c| c == q || c == b'\\' || c == b'{' || c == b'}')
-                } else {
-                    memchr::memchr2(q, b'\\', rest)
-                };
-                let end = stop.map_or(b.len(), |k| i + k);
-                if end > i {
-                    // The stops are ASCII, so `i..end` lies on char boundaries.
-                    escape_json_into(t, &text[i..end]);
-                    i = end;
-                }
+                i = self.copy_run(text, i, t);
                 if i == b.len() {
                     break;
                 }
             }
             let c = text[i..].chars().next().expect("i is a char boundary");
-            let n = c.len_utf8();
-            if self.quotes > 0 {
-                if c == char::from(q) {
-                    self.quotes += 1;
-                    i += n;
-                    if self.quotes == 3 {
-                        self.quotes = 0;
-                        self.flush_pending(t);
-                        return (i, true);
-                    }
-                    continue;
-                }
-                let quotes = std::mem::take(&mut self.quotes);
-                for _ in 0..quotes {
-                    self.chr(t, char::from(q));
-                }
-                continue;
-            }
-            match self.esc {
-                Esc::RawNext => {
-                    self.esc = Esc::None;
-                    self.chr(t, c);
-                    i += n;
-                }
-                Esc::Slash => {
-                    self.esc = Esc::None;
-                    i += n;
-                    self.escape(t, c);
-                }
-                Esc::Oct { v, n: k } => match c.to_digit(8) {
-                    Some(d) if k < 3 => {
-                        i += n;
-                        let v = v * 8 + d;
-                        if k + 1 == 3 {
-                            self.esc = Esc::None;
-                            self.finish_oct(t, v);
-                        } else {
-                            self.esc = Esc::Oct { v, n: k + 1 };
-                        }
-                    }
-                    _ => {
+            let took = if self.quotes > 0 {
+                self.on_quote_run(t, c)
+            } else {
+                match self.esc {
+                    Esc::None => self.on_char(t, c),
+                    Esc::Slash => {
                         self.esc = Esc::None;
-                        self.finish_oct(t, v);
+                        self.escape(t, c);
+                        Took::Char
                     }
-                },
-                Esc::Hex {
-                    letter,
-                    want,
-                    got,
-                    v,
-                } => match c.to_digit(16) {
-                    Some(d) => {
-                        i += n;
-                        let v = v * 16 + d;
-                        if got + 1 == want {
-                            self.esc = Esc::None;
-                            self.finish_hex(t, letter, v);
-                        } else {
-                            self.esc = Esc::Hex {
-                                letter,
-                                want,
-                                got: got + 1,
-                                v,
-                            };
-                        }
-                    }
-                    None => {
-                        // Cut short: kept as written (the digits' case aside).
+                    Esc::RawNext => {
                         self.esc = Esc::None;
-                        let digits = if got == 0 {
-                            String::new()
-                        } else {
-                            format!("{v:0w$x}", w = usize::from(got))
-                        };
-                        self.text(t, &format!("\\{}{digits}", char::from(letter)));
+                        self.chr(t, c);
+                        Took::Char
                     }
-                },
-                Esc::None => {
-                    i += n;
-                    if c == char::from(q) {
-                        if self.flavor.triple {
-                            self.quotes = 1;
-                            continue;
-                        }
-                        self.flush_pending(t);
-                        return (i, true);
-                    }
-                    if c == '\\' {
-                        if self.flavor.raw {
-                            self.text(t, "\\");
-                            self.esc = Esc::RawNext;
-                        } else {
-                            self.esc = Esc::Slash;
-                        }
-                        continue;
-                    }
-                    if self.flavor.fmt && (c == '{' || c == '}') {
-                        let c = c as u8;
-                        if self.brace == c {
-                            self.brace = 0;
-                            t.push(char::from(c));
-                        } else {
-                            self.flush_pending(t);
-                            self.brace = c;
-                        }
-                        continue;
-                    }
-                    self.chr(t, c);
+                    Esc::Oct { v, n } => self.on_octal(t, c, v, n),
+                    Esc::Hex {
+                        letter,
+                        want,
+                        got,
+                        v,
+                    } => self.on_hex(t, c, letter, want, got, v),
                 }
+            };
+            match took {
+                Took::Char => i += c.len_utf8(),
+                Took::Nothing => {}
+                Took::Close => return (i + c.len_utf8(), true),
             }
         }
         (i, false)
+    }
+
+    /// Copies the text from `i` up to the next character that may be special (the
+    /// quote, a backslash, an f-string's brace) as data, escaped for JSON in one pass;
+    /// returns where it stopped.
+    fn copy_run(&mut self, text: &str, i: usize, t: &mut String) -> usize {
+        let b = text.as_bytes();
+        let q = self.flavor.quote;
+        let rest = &b[i..];
+        let stop = if self.flavor.fmt {
+            rest.iter()
+                .position(|&c| c == q || c == b'\\' || c == b'{' || c == b'}')
+        } else {
+            memchr::memchr2(q, b'\\', rest)
+        };
+        let end = stop.map_or(b.len(), |k| i + k);
+        if end > i {
+            // The stops are ASCII, so `i..end` lies on char boundaries.
+            escape_json_into(t, &text[i..end]);
+        }
+        end
+    }
+
+    /// After one or two quotes of a triple-quoted literal: a third closes it; anything
+    /// else makes them data (and is looked at again).
+    fn on_quote_run(&mut self, t: &mut String, c: char) -> Took {
+        let q = char::from(self.flavor.quote);
+        if c == q {
+            self.quotes += 1;
+            if self.quotes == 3 {
+                self.quotes = 0;
+                self.flush_pending(t);
+                return Took::Close;
+            }
+            return Took::Char;
+        }
+        let quotes = std::mem::take(&mut self.quotes);
+        for _ in 0..quotes {
+            self.chr(t, q);
+        }
+        Took::Nothing
+    }
+
+    /// [`Esc::None`]: the quote (closes the literal, or begins a triple's closing run),
+    /// a backslash (an escape, or in a raw literal a kept backslash), an f-string's
+    /// brace (waits to see whether it is doubled), or data.
+    fn on_char(&mut self, t: &mut String, c: char) -> Took {
+        if c == char::from(self.flavor.quote) {
+            if self.flavor.triple {
+                self.quotes = 1;
+                return Took::Char;
+            }
+            self.flush_pending(t);
+            return Took::Close;
+        }
+        if c == '\\' {
+            if self.flavor.raw {
+                self.text(t, "\\");
+                self.esc = Esc::RawNext;
+            } else {
+                self.esc = Esc::Slash;
+            }
+            return Took::Char;
+        }
+        if self.flavor.fmt && (c == '{' || c == '}') {
+            let c = c as u8;
+            if self.brace == c {
+                self.brace = 0;
+                t.push(char::from(c));
+            } else {
+                self.flush_pending(t);
+                self.brace = c;
+            }
+            return Took::Char;
+        }
+        self.chr(t, c);
+        Took::Char
+    }
+
+    /// [`Esc::Oct`] with value `v` from `n` digits: another octal digit (up to three),
+    /// or the escape ends before `c` (looked at again).
+    fn on_octal(&mut self, t: &mut String, c: char, v: u32, n: u8) -> Took {
+        match c.to_digit(8) {
+            Some(d) if n < 3 => {
+                let v = v * 8 + d;
+                if n + 1 == 3 {
+                    self.esc = Esc::None;
+                    self.finish_oct(t, v);
+                } else {
+                    self.esc = Esc::Oct { v, n: n + 1 };
+                }
+                Took::Char
+            }
+            _ => {
+                self.esc = Esc::None;
+                self.finish_oct(t, v);
+                Took::Nothing
+            }
+        }
+    }
+
+    /// [`Esc::Hex`]: another hex digit, the escape complete at its `want`-th; a
+    /// character that is not one cuts it short: kept as written (the digits' case
+    /// aside), and `c` is looked at again.
+    fn on_hex(&mut self, t: &mut String, c: char, letter: u8, want: u8, got: u8, v: u32) -> Took {
+        let Some(d) = c.to_digit(16) else {
+            self.esc = Esc::None;
+            let digits = if got == 0 {
+                String::new()
+            } else {
+                format!("{v:0w$x}", w = usize::from(got))
+            };
+            self.text(t, &format!("\\{}{digits}", char::from(letter)));
+            return Took::Nothing;
+        };
+        let v = v * 16 + d;
+        if got + 1 == want {
+            self.esc = Esc::None;
+            self.finish_hex(t, letter, v);
+        } else {
+            self.esc = Esc::Hex {
+                letter,
+                want,
+                got: got + 1,
+                v,
+            };
+        }
+        Took::Char
     }
 
     /// The character after a backslash (non-raw).

@@ -40,6 +40,8 @@ pub(crate) struct PythonicCalls<'a> {
     pub d: CallTags<'a>,
 }
 
+/// Whether `s` is one Python identifier (ASCII) within the grammar's name bound: a
+/// segment of a tool name, or a parameter, that a call can be written with.
 fn is_name(s: &str) -> bool {
     let b = s.as_bytes();
     !s.is_empty()
@@ -49,6 +51,7 @@ fn is_name(s: &str) -> bool {
 }
 
 impl PythonicCalls<'_> {
+    /// Whether each call stands on its own line (else one list holds them).
     fn lines(&self) -> bool {
         self.syn.container == Container::Lines
     }

@@ -17,8 +17,8 @@
 //! A call is `NAME(` (a dotted name allowed: `grocery.orderIngredients`; whitespace
 //! before `(`), read without consuming it until the `(` is seen (at most
 //! [`MAX_NAME`] bytes), so text that turns out not to be a call is recorded or given
-//! back whole. The arguments go through [`value::ArgsReader`] (the literal-to-JSON
-//! rules are in its docs and [`number`] / [`strings`]): the call's id and name go out
+//! back whole. The arguments go through the reader in `value.rs` (the literal-to-JSON
+//! rules are in its docs and in `literal::number` / `literal::strings`): the call's id and name go out
 //! at `(`, then `{`, then each argument as it is read, string characters as they
 //! arrive. A byte that cannot continue a call ends it, its arguments closed over what
 //! was read (valid JSON), and the rest of the block is the tool parser's stray text.
@@ -33,9 +33,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::calls::CallEmitter;
 use crate::delta::DeltaSink;
-use crate::grammars::payload::{BareCall, PayloadGrammar};
+use crate::grammars::literal::{CallArgs, Read};
+use crate::grammars::payload::{drive, BareCall, PayloadGrammar, StateMachine, Step};
 use crate::request::Schemas;
-use value::{is_ident, is_ident_start, param_names, ArgsReader, Read};
+use crate::scan::lex::ws_len;
+use value::{is_ident, is_ident_start, param_names, ArgsReader};
 
 /// Longest function name looked at before deciding the text is not a call.
 pub const MAX_NAME: usize = 256;
@@ -55,58 +57,180 @@ pub enum Container {
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PythonicSyntax {
+    /// How the calls of one block are laid out.
     #[serde(default)]
     pub container: Container,
 }
 
+/// Where the grammar is in its payload; each state has one method
+/// (`PythonicGrammar::on_<state>`). The grammar itself holds nothing across chunks but
+/// the state: a call's name is read whole from the text (it is not consumed until its
+/// `(`), and inside a call everything held is the argument reader's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
-    /// Before the list's `[`.
+    /// Before the list's `[` (a list payload starts there).
     Start,
     /// Expecting a call's name (after `[`, a `,`, or at a line's start), or `]`.
     Name,
+    /// Inside a call's arguments, read by the argument reader.
     InCall,
     /// After a call in a list: `,` or `]`.
     AfterCall,
+    /// The payload ended (the list's `]`, a line's call, or a byte that cannot continue
+    /// it): nothing more is consumed until [`PayloadGrammar::reset`].
     Done,
 }
 
 /// See the module docs.
 #[derive(Debug)]
 pub struct PythonicGrammar {
+    /// The dialect's syntax.
     syn: PythonicSyntax,
+    /// The request's parameter schemas: a positional argument takes the name of the
+    /// declared parameter at its position.
     schemas: Schemas,
+    /// Where the grammar is in the payload.
     state: State,
-    reader: ArgsReader,
+    /// The current call's argument reader.
+    args: CallArgs<ArgsReader>,
+    /// The payload began (`[`, or a call's `(`): the block holds a call structure.
     began: bool,
+    /// The end of input closed the payload before its end.
     cut: bool,
-    scratch: String,
 }
 
 impl PythonicGrammar {
+    /// The grammar of one dialect's pythonic syntax; `schemas`: the request's
+    /// parameter schemas.
     pub fn new(syn: &PythonicSyntax, schemas: Schemas) -> Self {
         let mut g = PythonicGrammar {
             syn: syn.clone(),
             schemas,
             state: State::Start,
-            reader: ArgsReader::new(),
+            args: CallArgs::new(ArgsReader::new()),
             began: false,
             cut: false,
-            scratch: String::new(),
         };
         g.reset();
         g
     }
 
+    /// Whether one payload is a whole list (else one line's call).
     fn list(&self) -> bool {
         self.syn.container == Container::List
     }
 
-    /// Hands the converted text so far to the open call.
-    fn flush(&mut self, calls: &mut CallEmitter, out: &mut DeltaSink<'_>) {
-        self.scratch.clear();
-        self.reader.take_output(&mut self.scratch);
-        calls.push_args(&self.scratch, out);
+    /// [`State::Start`]: the list's `[`; anything else is not this payload.
+    fn on_start(&mut self, text: &str, at: usize) -> Step {
+        match text.as_bytes().get(at) {
+            Some(b'[') => {
+                self.began = true;
+                self.state = State::Name;
+                Step::Next(at + 1)
+            }
+            Some(_) => {
+                self.state = State::Done;
+                Step::Next(at)
+            }
+            None => Step::Wait(at),
+        }
+    }
+
+    /// [`State::Name`]: `NAME(` opens a call ([`Self::call_head`], read whole before
+    /// any of it is consumed); in a list, `]` ends the payload. Text that is not a
+    /// call ends the payload unconsumed: the tool parser records it.
+    fn on_name(
+        &mut self,
+        text: &str,
+        at: usize,
+        calls: &mut CallEmitter,
+        out: &mut DeltaSink<'_>,
+        final_: bool,
+    ) -> Step {
+        // Whitespace before a name is the list's (a line's is skipped by the tool
+        // parser).
+        let lead = if self.list() { ws_len(&text[at..]) } else { 0 };
+        let at = at + lead;
+        let r = &text[at..];
+        if self.list() && r.starts_with(']') {
+            self.state = State::Done;
+            return Step::Next(at + 1);
+        }
+        if r.is_empty() {
+            return Step::Wait(at);
+        }
+        match Self::call_head(r, final_) {
+            Ok(Some((name_end, through))) => {
+                self.open_call(&r[..name_end], calls, out);
+                Step::Next(at + through)
+            }
+            Ok(None) => Step::Wait(at),
+            Err(()) => {
+                self.state = State::Done;
+                Step::Next(at)
+            }
+        }
+    }
+
+    /// [`State::InCall`]: the arguments, converted as they stream, up to the call's
+    /// `)` (in a list, then `,` or `]`; a line's payload is its one call) or a byte
+    /// that cannot continue them (the payload ends there).
+    fn on_in_call(
+        &mut self,
+        text: &str,
+        at: usize,
+        calls: &mut CallEmitter,
+        out: &mut DeltaSink<'_>,
+        final_: bool,
+    ) -> Step {
+        match self.args.feed(text, at, final_, calls, out) {
+            Read::More(n) => Step::Wait(n),
+            Read::Closed(n) => {
+                self.state = if self.list() {
+                    State::AfterCall
+                } else {
+                    State::Done
+                };
+                Step::Next(n)
+            }
+            Read::Malformed(n) => {
+                self.state = State::Done;
+                Step::Next(n)
+            }
+        }
+    }
+
+    /// [`State::AfterCall`]: `,` (another call) or `]` ends a list's call; anything
+    /// else ends the payload, left to the tool parser.
+    fn on_after_call(&mut self, text: &str, at: usize) -> Step {
+        let at = at + ws_len(&text[at..]);
+        match text.as_bytes().get(at) {
+            Some(b',') => {
+                self.state = State::Name;
+                Step::Next(at + 1)
+            }
+            Some(b']') => {
+                self.state = State::Done;
+                Step::Next(at + 1)
+            }
+            Some(_) => {
+                self.state = State::Done;
+                Step::Next(at)
+            }
+            None => Step::Wait(at),
+        }
+    }
+
+    /// A call's head was read: the call begins and gets its name, and its arguments
+    /// open with the tool's declared parameters (for positional arguments).
+    fn open_call(&mut self, name: &str, calls: &mut CallEmitter, out: &mut DeltaSink<'_>) {
+        self.began = true;
+        calls.begin_call(out);
+        calls.set_name(name, None, out);
+        let params = Arc::new(param_names(self.schemas.get(name)));
+        self.args.reader.open(params);
+        self.args.flush(calls, out);
+        self.state = State::InCall;
     }
 
     /// Looks for `NAME (` at the start of `rest`: Ok(Some((name end, bytes through
@@ -151,6 +275,33 @@ impl PythonicGrammar {
     }
 }
 
+impl StateMachine for PythonicGrammar {
+    #[inline(always)]
+    fn step(
+        &mut self,
+        text: &str,
+        at: usize,
+        calls: &mut CallEmitter,
+        out: &mut DeltaSink<'_>,
+        final_: bool,
+    ) -> Step {
+        match self.state {
+            State::Start => self.on_start(text, at),
+            State::Name => self.on_name(text, at, calls, out, final_),
+            State::InCall => self.on_in_call(text, at, calls, out, final_),
+            State::AfterCall => self.on_after_call(text, at),
+            State::Done => Step::Wait(at),
+        }
+    }
+
+    /// Input ended inside the payload (a call ended as written by its reader, or the
+    /// list not closed): the payload is cut.
+    fn end_of_input(&mut self, _calls: &mut CallEmitter, _out: &mut DeltaSink<'_>) {
+        self.cut = true;
+        self.state = State::Done;
+    }
+}
+
 impl PayloadGrammar for PythonicGrammar {
     fn reset(&mut self) {
         self.state = if self.list() {
@@ -169,123 +320,7 @@ impl PayloadGrammar for PythonicGrammar {
         out: &mut DeltaSink<'_>,
         final_: bool,
     ) -> usize {
-        let mut i = 0;
-        loop {
-            let rest = &text[i..];
-            let ws = rest.len() - rest.trim_start_matches([' ', '\t', '\n', '\r']).len();
-            match self.state {
-                State::Done => break,
-                State::Start => match rest.as_bytes().first() {
-                    Some(b'[') => {
-                        i += 1;
-                        self.began = true;
-                        self.state = State::Name;
-                    }
-                    Some(_) => {
-                        self.state = State::Done;
-                        break;
-                    }
-                    None => break,
-                },
-                State::Name => {
-                    // Whitespace before a name is the list's (a line's is skipped by
-                    // the tool parser).
-                    let lead = if self.list() { ws } else { 0 };
-                    let r = &rest[lead..];
-                    if self.list() && r.starts_with(']') {
-                        i += lead + 1;
-                        self.state = State::Done;
-                        continue;
-                    }
-                    if r.is_empty() {
-                        if final_ {
-                            self.cut = true;
-                            self.state = State::Done;
-                        }
-                        i += lead;
-                        break;
-                    }
-                    match Self::call_head(r, final_) {
-                        Ok(Some((name_end, through))) => {
-                            let name = &r[..name_end];
-                            self.began = true;
-                            calls.begin_call(out);
-                            calls.set_name(name, None, out);
-                            let params = Arc::new(param_names(self.schemas.get(name)));
-                            self.reader.open(params);
-                            self.flush(calls, out);
-                            i += lead + through;
-                            self.state = State::InCall;
-                        }
-                        Ok(None) => {
-                            i += lead;
-                            break;
-                        }
-                        Err(()) => {
-                            i += lead;
-                            self.state = State::Done;
-                            break;
-                        }
-                    }
-                }
-                State::InCall => {
-                    let r = self.reader.feed(text, i, final_);
-                    self.flush(calls, out);
-                    match r {
-                        Read::More(n) => {
-                            i = n;
-                            if final_ {
-                                self.cut = true;
-                                calls.end_call(out);
-                                self.state = State::Done;
-                            }
-                            break;
-                        }
-                        Read::Closed(n) => {
-                            i = n;
-                            calls.end_call(out);
-                            self.state = if self.list() {
-                                State::AfterCall
-                            } else {
-                                State::Done
-                            };
-                        }
-                        Read::Malformed(n) => {
-                            i = n;
-                            calls.end_call(out);
-                            self.state = State::Done;
-                        }
-                    }
-                }
-                State::AfterCall => match rest.as_bytes()[ws..].first() {
-                    Some(b',') => {
-                        i += ws + 1;
-                        self.state = State::Name;
-                    }
-                    Some(b']') => {
-                        i += ws + 1;
-                        self.state = State::Done;
-                    }
-                    Some(_) => {
-                        i += ws;
-                        self.state = State::Done;
-                    }
-                    None => {
-                        if final_ {
-                            self.cut = true;
-                            self.state = State::Done;
-                        }
-                        i += ws;
-                        break;
-                    }
-                },
-            }
-        }
-        if final_ && self.state != State::Done {
-            self.cut = true;
-            self.state = State::Done;
-        }
-        i
+        drive(self, text, calls, out, final_)
     }
 
     fn payload_closed(&self) -> bool {
@@ -314,7 +349,7 @@ impl PayloadGrammar for PythonicGrammar {
     }
 
     fn buffered_bytes(&self) -> usize {
-        self.reader.buffered_bytes()
+        self.args.reader.buffered_bytes()
     }
 
     fn cut_by_end_of_input(&self) -> bool {

@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use super::value::{ArgsReader, Read};
+use super::value::{ArgsRead, ArgsReader, Read};
 
 /// The reader on `args` (the text after `(`), whole: the JSON and where it stopped.
 fn read(args: &str, params: &[&str]) -> (String, Read) {

@@ -35,29 +35,35 @@ use serde_json::Value;
 
 use crate::grammars::literal::number::{self, Number};
 use crate::grammars::literal::strings::{Flavor, PyStr};
-pub(crate) use crate::grammars::literal::Read;
+use crate::grammars::literal::Flow;
+pub(crate) use crate::grammars::literal::{ArgsRead, Read};
 use crate::scan::escape::json_string_into;
 
 /// Longest number or bare name held (beyond it the call is malformed): a token is held
 /// whole, so this bounds what one token makes the grammar keep.
 const MAX_TOKEN: usize = 1 << 16;
 
+/// What an open container is, which decides its JSON form and its close.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
-    /// The call's argument list, closed by `)`.
+    /// The call's argument list, closed by `)`: a JSON object of named arguments.
     Args,
     /// `[...]`, `(...)` (tuples) and sets: a JSON array closed by `close`.
     List {
+        /// The byte that closes it: `]`, `)`, or `}` for a set.
         close: u8,
     },
+    /// A dict: a JSON object closed by `}`.
     Dict,
     /// `{` before its first element decided between a dict and a set: the output from
-    /// `hold` on is not released yet.
+    /// `hold` on is not released yet (it would be `{` or `[`).
     Undecided {
+        /// The offset in `out` where the container's text begins.
         hold: usize,
     },
 }
 
+/// Where a container is between its elements.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Phase {
     /// Expecting an element (or a key, or an argument), or the close.
@@ -70,29 +76,42 @@ enum Phase {
     Sep,
 }
 
+/// One open container.
 #[derive(Debug, Clone, Copy)]
 struct Frame {
+    /// What it is.
     kind: Kind,
+    /// Where it is between its elements.
     phase: Phase,
     /// An element was written (the next one needs `, `).
     any: bool,
 }
 
-/// The current token, when inside one.
+/// The token being read: the reader's state, each variant read by one method
+/// (`ArgsReader::on_<token>`). A token holds what it cannot decide yet: a number or a
+/// name is held whole (its meaning depends on its last byte), the whitespace after a
+/// closing quote until what follows says whether the quote closed the string.
 #[derive(Debug, Clone)]
 enum Tok {
+    /// Between tokens: a separator, a close, or the start of a value.
     None,
+    /// Inside a string literal.
     Str {
+        /// The literal's reader.
         s: PyStr,
         /// The string is a dict key, written to the held prefix.
         key: bool,
     },
     /// After a closing quote: the whitespace after it, until what follows decides.
     AfterStr {
+        /// The literal's reader, to go on with if the quote was data.
         s: PyStr,
+        /// As in [`Tok::Str`].
         key: bool,
+        /// The whitespace after the quote, data if the string goes on.
         ws: String,
     },
+    /// A number literal, held until its last byte (then converted whole).
     Number(String),
     /// A name: a keyword, a literal, a bare string, or a string prefix.
     Ident(String),
@@ -103,27 +122,34 @@ enum Tok {
 /// See the module docs.
 #[derive(Debug, Clone)]
 pub(crate) struct ArgsReader {
+    /// The open containers, the call's argument list at the bottom (empty when the
+    /// call closed).
     stack: Vec<Frame>,
+    /// The token being read.
     tok: Tok,
-    /// JSON text not yet handed out (released by [`take_output`](Self::take_output)).
+    /// JSON text not yet handed out (released by [`take_output`](ArgsRead::take_output)).
     out: String,
     /// The separator and key of the next value, held until the value begins.
     pending: String,
-    /// Positional arguments so far, and whether a keyword one came.
+    /// Positional arguments so far.
     positional: usize,
+    /// A keyword argument came: a positional one after it is malformed.
     keyword_seen: bool,
     /// The tool's declared parameter names, for positional arguments.
     params: Arc<Vec<String>>,
 }
 
+/// JSON whitespace (which Python's is, between tokens).
 fn is_ws(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | b'\r')
 }
 
+/// Whether `b` can begin a Python name (ASCII only).
 pub(crate) fn is_ident_start(b: u8) -> bool {
     b.is_ascii_alphabetic() || b == b'_'
 }
 
+/// Whether `b` can continue a Python name (ASCII only).
 pub(crate) fn is_ident(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_'
 }
@@ -151,7 +177,30 @@ fn name_json(name: &str) -> String {
     }
 }
 
+/// The bytes from `at` that continue the number token `buf`: number bytes, and a sign
+/// right after a decimal exponent's `e`.
+fn number_run(b: &[u8], at: usize, buf: &str) -> usize {
+    b[at..]
+        .iter()
+        .enumerate()
+        .take_while(|&(k, &c)| {
+            number::is_number_byte(c)
+                || (matches!(c, b'+' | b'-') && {
+                    let prev = if k == 0 {
+                        buf.as_bytes().last().copied()
+                    } else {
+                        Some(b[at + k - 1])
+                    };
+                    matches!(prev, Some(b'e' | b'E'))
+                        && !buf.starts_with("0x")
+                        && !buf.starts_with("0X")
+                })
+        })
+        .count()
+}
+
 impl ArgsReader {
+    /// A reader with no call open.
     pub(crate) fn new() -> Self {
         ArgsReader {
             stack: Vec::new(),
@@ -164,7 +213,8 @@ impl ArgsReader {
         }
     }
 
-    /// Starts a call's arguments (after its `(`): writes `{`.
+    /// Starts a call's arguments (after its `(`): writes `{`. `params`: the tool's
+    /// declared parameter names, which positional arguments take.
     pub(crate) fn open(&mut self, params: Arc<Vec<String>>) {
         self.stack.clear();
         self.tok = Tok::None;
@@ -181,19 +231,7 @@ impl ArgsReader {
         });
     }
 
-    /// JSON text ready to go out (everything before a held `{`).
-    pub(crate) fn take_output(&mut self, into: &mut String) {
-        let upto = self.hold().unwrap_or(self.out.len());
-        into.push_str(&self.out[..upto]);
-        self.out.drain(..upto);
-        // Held positions are offsets into `out`: shift them.
-        for f in &mut self.stack {
-            if let Kind::Undecided { hold } = &mut f.kind {
-                *hold -= upto;
-            }
-        }
-    }
-
+    /// Where the held output begins: the first undecided `{`, if any.
     fn hold(&self) -> Option<usize> {
         self.stack.iter().find_map(|f| match f.kind {
             Kind::Undecided { hold } => Some(hold),
@@ -211,6 +249,345 @@ impl ArgsReader {
         self.out.len() + self.pending.len() + tok
     }
 
+    /// [`Tok::None`]: whitespace, then a separator, a close, or a value's first byte.
+    fn on_between(&mut self, text: &str, at: usize, final_: bool) -> Flow {
+        let b = text.as_bytes();
+        let i = at + b[at..].iter().take_while(|&&c| is_ws(c)).count();
+        let Some(&c) = b.get(i) else {
+            if final_ {
+                return Flow::End(self.cut(text.len()));
+            }
+            return Flow::Wait(i);
+        };
+        if let Some(flow) = self.punctuation(i, c) {
+            return flow;
+        }
+        self.value_begins(text, i, c, final_)
+            .unwrap_or_else(|at| Flow::End(self.malformed(at)))
+    }
+
+    /// [`Tok::Str`]: the string's text, decoded as it arrives, up to a closing quote
+    /// (which may still be data: [`Tok::AfterStr`] decides).
+    fn on_str(&mut self, text: &str, at: usize, mut s: PyStr, key: bool) -> Flow {
+        let (n, closed) = s.run(text, at, self.sink(key));
+        if !closed {
+            self.tok = Tok::Str { s, key };
+            return Flow::Wait(n);
+        }
+        self.tok = Tok::AfterStr {
+            s,
+            key,
+            ws: String::new(),
+        };
+        Flow::Next(n)
+    }
+
+    /// [`Tok::AfterStr`]: what follows a closing quote (after whitespace) decides. A
+    /// byte that can follow a value ends the string; another quote continues it
+    /// (implicit concatenation); anything else makes the quote data, as LFM2 writes
+    /// `'sed -n '360,450p' f.py'`.
+    fn on_after_str(
+        &mut self,
+        text: &str,
+        at: usize,
+        mut s: PyStr,
+        key: bool,
+        mut ws: String,
+        final_: bool,
+    ) -> Flow {
+        let b = text.as_bytes();
+        let n = b[at..].iter().take_while(|&&c| is_ws(c)).count();
+        ws.push_str(&text[at..at + n]);
+        let i = at + n;
+        let Some(&c) = b.get(i) else {
+            self.tok = Tok::AfterStr { s, key, ws };
+            return Flow::Wait(i);
+        };
+        if matches!(c, b',' | b')' | b']' | b'}' | b':') {
+            self.sink(key).push('"');
+            self.string_done(key);
+            return Flow::Next(i);
+        }
+        if c == b'\'' || c == b'"' {
+            // Implicit concatenation: the same JSON string goes on.
+            let mut f = Flavor::of_prefix(b"", c).expect("no prefix");
+            match self.triple(text, i + 1, c) {
+                Some(t) => f.triple = t,
+                None if final_ => {}
+                None => {
+                    self.tok = Tok::AfterStr { s, key, ws };
+                    return Flow::Wait(i);
+                }
+            }
+            self.tok = Tok::Str {
+                s: PyStr::new(f),
+                key,
+            };
+            return Flow::Next(i + if f.triple { 3 } else { 1 });
+        }
+        // The quote was data: the string goes on.
+        let sink = self.sink(key);
+        s.reopen(sink);
+        s.data(sink, &ws);
+        self.tok = Tok::Str { s, key };
+        Flow::Next(i)
+    }
+
+    /// [`Tok::Number`]: the number's bytes, held until a byte that cannot continue it;
+    /// then the JSON number of its value ([`number::convert`]).
+    fn on_number(&mut self, text: &str, at: usize, mut buf: String, final_: bool) -> Flow {
+        let n = number_run(text.as_bytes(), at, &buf);
+        buf.push_str(&text[at..at + n]);
+        let i = at + n;
+        if i == text.len() && !final_ {
+            if buf.len() > MAX_TOKEN {
+                return Flow::End(self.malformed(i));
+            }
+            self.tok = Tok::Number(buf);
+            return Flow::Wait(i);
+        }
+        if !self.number_value(&buf) {
+            return Flow::End(self.malformed(i));
+        }
+        Flow::Next(i)
+    }
+
+    /// [`Tok::Ident`]: a name, held whole. A quote right after it makes it a string
+    /// prefix (`r'...'`); an argument's name waits for its `=` ([`Tok::IdentWs`]);
+    /// otherwise it is a value ([`name_json`]).
+    fn on_ident(&mut self, text: &str, at: usize, mut buf: String, final_: bool) -> Flow {
+        let b = text.as_bytes();
+        let n = b[at..].iter().take_while(|&&c| is_ident(c)).count();
+        buf.push_str(&text[at..at + n]);
+        let i = at + n;
+        let Some(&c) = b.get(i) else {
+            if final_ {
+                // A name cut by the end of input may be a cut literal.
+                return Flow::End(self.cut(text.len()));
+            }
+            if buf.len() > MAX_TOKEN {
+                return Flow::End(self.malformed(i));
+            }
+            self.tok = Tok::Ident(buf);
+            return Flow::Wait(i);
+        };
+        if c == b'\'' || c == b'"' {
+            return self.prefixed_string(text, i, c, buf, final_);
+        }
+        if self.top().kind == Kind::Args && self.top().phase == Phase::Elem {
+            self.tok = Tok::IdentWs(buf);
+            return Flow::Next(i);
+        }
+        self.bare_name(i, &buf)
+    }
+
+    /// [`Tok::IdentWs`]: after an argument's name and whitespace, `=` makes it a
+    /// keyword; anything else makes the name a positional value.
+    fn on_ident_ws(&mut self, text: &str, at: usize, buf: String, final_: bool) -> Flow {
+        let b = text.as_bytes();
+        let i = at + b[at..].iter().take_while(|&&c| is_ws(c)).count();
+        let Some(&c) = b.get(i) else {
+            if final_ {
+                return Flow::End(self.cut(text.len()));
+            }
+            self.tok = Tok::IdentWs(buf);
+            return Flow::Wait(i);
+        };
+        if c == b'=' {
+            self.keyword_seen = true;
+            self.sep();
+            json_string_into(&mut self.pending, &buf);
+            self.pending.push_str(": ");
+            self.top().phase = Phase::Val;
+            return Flow::Next(i + 1);
+        }
+        self.bare_name(i, &buf)
+    }
+
+    /// The name `prefix` before a quote at `i`: a string with that prefix, or (no
+    /// prefix Python knows) malformed. Waits while the quote may open `'''`.
+    fn prefixed_string(
+        &mut self,
+        text: &str,
+        i: usize,
+        quote: u8,
+        prefix: String,
+        final_: bool,
+    ) -> Flow {
+        let Some(mut f) = Flavor::of_prefix(prefix.as_bytes(), quote) else {
+            return Flow::End(self.malformed(i));
+        };
+        match self.triple(text, i + 1, quote) {
+            Some(t) => f.triple = t,
+            None if final_ => {}
+            None => {
+                // The quote is looked at again with more text.
+                self.tok = Tok::Ident(prefix);
+                return Flow::Wait(i);
+            }
+        }
+        let i = i + if f.triple { 3 } else { 1 };
+        match self.open_string(f, i) {
+            Ok(()) => Flow::Next(i),
+            Err(at) => Flow::End(self.malformed(at)),
+        }
+    }
+
+    /// A bare name ended at `i`: it is a value where one can stand.
+    fn bare_name(&mut self, i: usize, name: &str) -> Flow {
+        if let Err(at) = self.element_start(i) {
+            return Flow::End(self.malformed(at));
+        }
+        self.name_value(name);
+        Flow::Next(i)
+    }
+
+    /// Outside a token, the byte `c` at `i` as punctuation: a separator, a dict's `:`
+    /// (which also decides an undecided `{` as a dict), or the close of the innermost
+    /// container. None: `c` is none of those here.
+    fn punctuation(&mut self, i: usize, c: u8) -> Option<Flow> {
+        let f = *self.stack.last().expect("a frame");
+        match (c, f.phase) {
+            (b',', Phase::Sep) => {
+                if let Kind::Undecided { hold } = f.kind {
+                    // `{a, ...`: a set.
+                    self.out.insert(hold, '[');
+                    self.top().kind = Kind::List { close: b'}' };
+                }
+                self.top().phase = Phase::Elem;
+                return Some(Flow::Next(i + 1));
+            }
+            (b':', Phase::Colon) => {
+                self.pending.push_str(": ");
+                self.top().phase = Phase::Val;
+                return Some(Flow::Next(i + 1));
+            }
+            (b':', Phase::Sep) => {
+                if let Kind::Undecided { hold } = f.kind {
+                    self.decide_dict(hold);
+                    return Some(Flow::Next(i + 1));
+                }
+            }
+            _ => {}
+        }
+        let close = match f.kind {
+            Kind::Args => b')',
+            Kind::List { close } => close,
+            Kind::Dict | Kind::Undecided { .. } => b'}',
+        };
+        if c == close && matches!(f.phase, Phase::Elem | Phase::Sep) {
+            return Some(self.close(f, i));
+        }
+        None
+    }
+
+    /// `{k: ...`: the undecided `{` at `hold` is a dict; its first element, held, is
+    /// its first key (a key that is not a string becomes its text).
+    fn decide_dict(&mut self, hold: usize) {
+        let first = self.out.split_off(hold);
+        let key = if first.starts_with('"') {
+            first
+        } else {
+            format!("\"{first}\"")
+        };
+        // The key waits for its value, as every key does.
+        self.out.push('{');
+        self.pending.push_str(&key);
+        self.pending.push_str(": ");
+        self.top().kind = Kind::Dict;
+        self.top().phase = Phase::Val;
+    }
+
+    /// The innermost container `f` closes at `i`; closing the argument list closes the
+    /// call.
+    fn close(&mut self, f: Frame, i: usize) -> Flow {
+        match f.kind {
+            Kind::Undecided { hold } => {
+                if f.phase == Phase::Sep {
+                    // `{a}`: a set of one.
+                    self.out.insert(hold, '[');
+                    self.out.push(']');
+                } else {
+                    self.out.truncate(hold);
+                    self.out.push_str("{}");
+                }
+            }
+            Kind::Dict | Kind::Args => self.out.push('}'),
+            Kind::List { .. } => self.out.push(']'),
+        }
+        self.pending.clear();
+        self.stack.pop();
+        if self.stack.is_empty() {
+            return Flow::End(Read::Closed(i + 1));
+        }
+        self.value_done();
+        Flow::Next(i + 1)
+    }
+
+    /// Outside a token, a value (or a key, or an argument) begins with `c` at `i`: a
+    /// string, a name, a number or a container. Errs with the offset when no value can
+    /// begin here.
+    fn value_begins(&mut self, text: &str, i: usize, c: u8, final_: bool) -> Result<Flow, usize> {
+        let phase = self.stack.last().expect("a frame").phase;
+        if !matches!(phase, Phase::Elem | Phase::Val) {
+            return Err(i);
+        }
+        if c == b'\'' || c == b'"' {
+            let mut fl = Flavor::of_prefix(b"", c).expect("no prefix");
+            match self.triple(text, i + 1, c) {
+                Some(t) => fl.triple = t,
+                None if final_ => {}
+                None => return Ok(Flow::Wait(i)),
+            }
+            self.open_string(fl, i)?;
+            return Ok(Flow::Next(i + if fl.triple { 3 } else { 1 }));
+        }
+        if is_ident_start(c) {
+            self.tok = Tok::Ident(String::new());
+            return Ok(Flow::Next(i));
+        }
+        if c.is_ascii_digit() || matches!(c, b'-' | b'+' | b'.') {
+            self.element_start(i)?;
+            self.tok = Tok::Number(text[i..i + 1].to_owned());
+            return Ok(Flow::Next(i + 1));
+        }
+        if matches!(c, b'[' | b'(' | b'{') {
+            self.open_container(i, c)?;
+            return Ok(Flow::Next(i + 1));
+        }
+        Err(i)
+    }
+
+    /// A list, tuple, dict or set opens with `c` at `i`.
+    fn open_container(&mut self, i: usize, c: u8) -> Result<(), usize> {
+        if self.key_position() || matches!(self.top().kind, Kind::Undecided { .. }) {
+            // A container cannot be a key (nor a set element).
+            return Err(i);
+        }
+        self.element_start(i)?;
+        self.begin_value();
+        let kind = match c {
+            b'[' => {
+                self.out.push('[');
+                Kind::List { close: b']' }
+            }
+            b'(' => {
+                self.out.push('[');
+                Kind::List { close: b')' }
+            }
+            _ => Kind::Undecided {
+                hold: self.out.len(),
+            },
+        };
+        self.stack.push(Frame {
+            kind,
+            phase: Phase::Elem,
+            any: false,
+        });
+        Ok(())
+    }
+
+    /// The innermost container.
     fn top(&mut self) -> &mut Frame {
         self.stack.last_mut().expect("a frame while reading")
     }
@@ -235,195 +612,6 @@ impl ArgsReader {
         if self.top().any {
             self.pending.push_str(", ");
         }
-    }
-
-    /// Reads `text` from `i`. `final_`: no text follows.
-    pub(crate) fn feed(&mut self, text: &str, mut i: usize, final_: bool) -> Read {
-        let b = text.as_bytes();
-        loop {
-            match std::mem::replace(&mut self.tok, Tok::None) {
-                Tok::Str { mut s, key } => {
-                    let sink = if key {
-                        &mut self.pending
-                    } else {
-                        &mut self.out
-                    };
-                    let (n, closed) = s.run(text, i, sink);
-                    i = n;
-                    if !closed {
-                        self.tok = Tok::Str { s, key };
-                        break;
-                    }
-                    self.tok = Tok::AfterStr {
-                        s,
-                        key,
-                        ws: String::new(),
-                    };
-                }
-                Tok::AfterStr { mut s, key, mut ws } => {
-                    let n = b[i..].iter().take_while(|&&c| is_ws(c)).count();
-                    ws.push_str(&text[i..i + n]);
-                    i += n;
-                    let Some(&c) = b.get(i) else {
-                        self.tok = Tok::AfterStr { s, key, ws };
-                        break;
-                    };
-                    if matches!(c, b',' | b')' | b']' | b'}' | b':') {
-                        self.sink(key).push('"');
-                        self.string_done(key);
-                    } else if c == b'\'' || c == b'"' {
-                        // Implicit concatenation: the same JSON string goes on.
-                        let mut f = Flavor::of_prefix(b"", c).expect("no prefix");
-                        match self.triple(text, i + 1, c) {
-                            Some(t) => f.triple = t,
-                            None if final_ => {}
-                            None => {
-                                self.tok = Tok::AfterStr { s, key, ws };
-                                break;
-                            }
-                        }
-                        i += if f.triple { 3 } else { 1 };
-                        self.tok = Tok::Str {
-                            s: PyStr::new(f),
-                            key,
-                        };
-                    } else {
-                        // The quote was data: the string goes on.
-                        let sink = if key {
-                            &mut self.pending
-                        } else {
-                            &mut self.out
-                        };
-                        s.reopen(sink);
-                        s.data(sink, &ws);
-                        self.tok = Tok::Str { s, key };
-                    }
-                }
-                Tok::Number(mut buf) => {
-                    let n = b[i..]
-                        .iter()
-                        .enumerate()
-                        .take_while(|&(k, &c)| {
-                            number::is_number_byte(c)
-                                || (matches!(c, b'+' | b'-') && {
-                                    let prev = if k == 0 {
-                                        buf.as_bytes().last().copied()
-                                    } else {
-                                        Some(b[i + k - 1])
-                                    };
-                                    matches!(prev, Some(b'e' | b'E'))
-                                        && !buf.starts_with("0x")
-                                        && !buf.starts_with("0X")
-                                })
-                        })
-                        .count();
-                    buf.push_str(&text[i..i + n]);
-                    i += n;
-                    if i == b.len() && !final_ {
-                        if buf.len() > MAX_TOKEN {
-                            return self.malformed(i);
-                        }
-                        self.tok = Tok::Number(buf);
-                        break;
-                    }
-                    match number::convert(&buf) {
-                        Some(Number::Json(j)) => self.scalar(&j),
-                        Some(Number::Spelling) => {
-                            let mut s = String::new();
-                            json_string_into(&mut s, &buf);
-                            self.scalar(&s);
-                        }
-                        None => return self.malformed(i),
-                    }
-                }
-                Tok::Ident(mut buf) => {
-                    let n = b[i..].iter().take_while(|&&c| is_ident(c)).count();
-                    buf.push_str(&text[i..i + n]);
-                    i += n;
-                    let Some(&c) = b.get(i) else {
-                        if final_ {
-                            // A name cut by the end of input may be a cut literal.
-                            return self.cut(text.len());
-                        }
-                        if buf.len() > MAX_TOKEN {
-                            return self.malformed(i);
-                        }
-                        self.tok = Tok::Ident(buf);
-                        break;
-                    };
-                    if c == b'\'' || c == b'"' {
-                        let Some(mut f) = Flavor::of_prefix(buf.as_bytes(), c) else {
-                            return self.malformed(i);
-                        };
-                        match self.triple(text, i + 1, c) {
-                            Some(t) => f.triple = t,
-                            None if final_ => {}
-                            None => {
-                                // The quote is looked at again with more text.
-                                self.tok = Tok::Ident(buf);
-                                break;
-                            }
-                        }
-                        i += if f.triple { 3 } else { 1 };
-                        if let Err(at) = self.open_string(f, i) {
-                            return self.malformed(at);
-                        }
-                        continue;
-                    }
-                    if self.top().kind == Kind::Args && self.top().phase == Phase::Elem {
-                        self.tok = Tok::IdentWs(buf);
-                        continue;
-                    }
-                    if let Err(at) = self.element_start(i) {
-                        return self.malformed(at);
-                    }
-                    self.name_value(&buf);
-                }
-                Tok::IdentWs(buf) => {
-                    let n = b[i..].iter().take_while(|&&c| is_ws(c)).count();
-                    i += n;
-                    let Some(&c) = b.get(i) else {
-                        if final_ {
-                            return self.cut(text.len());
-                        }
-                        self.tok = Tok::IdentWs(buf);
-                        break;
-                    };
-                    if c == b'=' {
-                        i += 1;
-                        self.keyword_seen = true;
-                        self.sep();
-                        json_string_into(&mut self.pending, &buf);
-                        self.pending.push_str(": ");
-                        self.top().phase = Phase::Val;
-                        continue;
-                    }
-                    if let Err(at) = self.element_start(i) {
-                        return self.malformed(at);
-                    }
-                    self.name_value(&buf);
-                }
-                Tok::None => {
-                    let n = b[i..].iter().take_while(|&&c| is_ws(c)).count();
-                    i += n;
-                    let Some(&c) = b.get(i) else {
-                        if final_ {
-                            return self.cut(text.len());
-                        }
-                        break;
-                    };
-                    match self.byte(text, i, c, final_) {
-                        Ok(Some(n)) => i = n,
-                        Ok(None) => break,
-                        Err(r) => return r,
-                    }
-                }
-            }
-        }
-        if final_ {
-            return self.cut(text.len());
-        }
-        Read::More(i)
     }
 
     /// Whether a quote at `i - 1` opens a triple-quoted string: None until two more
@@ -516,6 +704,21 @@ impl ArgsReader {
         self.value_done();
     }
 
+    /// A complete number token as a scalar: false when it is no number literal.
+    fn number_value(&mut self, buf: &str) -> bool {
+        match number::convert(buf) {
+            Some(Number::Json(j)) => self.scalar(&j),
+            Some(Number::Spelling) => {
+                let mut s = String::new();
+                json_string_into(&mut s, buf);
+                self.scalar(&s);
+            }
+            None => return false,
+        }
+        true
+    }
+
+    /// A complete bare name as a scalar.
     fn name_value(&mut self, name: &str) {
         self.scalar(&name_json(name));
     }
@@ -535,142 +738,36 @@ impl ArgsReader {
         f.any = true;
         f.phase = Phase::Sep;
     }
+}
 
-    /// One byte outside any token.
-    fn byte(&mut self, text: &str, i: usize, c: u8, final_: bool) -> Result<Option<usize>, Read> {
-        let f = *self.stack.last().expect("a frame");
-        match (c, f.phase) {
-            (b',', Phase::Sep) => {
-                if let Kind::Undecided { hold } = f.kind {
-                    // `{a, ...`: a set.
-                    self.out.insert(hold, '[');
-                    self.top().kind = Kind::List { close: b'}' };
-                }
-                self.top().phase = Phase::Elem;
-                return Ok(Some(i + 1));
-            }
-            (b':', Phase::Colon) => {
-                self.pending.push_str(": ");
-                self.top().phase = Phase::Val;
-                return Ok(Some(i + 1));
-            }
-            (b':', Phase::Sep) => {
-                if let Kind::Undecided { hold } = f.kind {
-                    // `{k: ...`: a dict; a key that is not a string becomes its text.
-                    let first = self.out.split_off(hold);
-                    let key = if first.starts_with('"') {
-                        first
-                    } else {
-                        format!("\"{first}\"")
-                    };
-                    // The key waits for its value, as every key does.
-                    self.out.push('{');
-                    self.pending.push_str(&key);
-                    self.pending.push_str(": ");
-                    self.top().kind = Kind::Dict;
-                    self.top().phase = Phase::Val;
-                    return Ok(Some(i + 1));
-                }
-            }
-            _ => {}
+impl ArgsRead for ArgsReader {
+    fn step(&mut self, text: &str, at: usize, final_: bool) -> Flow {
+        match std::mem::replace(&mut self.tok, Tok::None) {
+            Tok::None => self.on_between(text, at, final_),
+            Tok::Str { s, key } => self.on_str(text, at, s, key),
+            Tok::AfterStr { s, key, ws } => self.on_after_str(text, at, s, key, ws, final_),
+            Tok::Number(buf) => self.on_number(text, at, buf, final_),
+            Tok::Ident(buf) => self.on_ident(text, at, buf, final_),
+            Tok::IdentWs(buf) => self.on_ident_ws(text, at, buf, final_),
         }
-        if matches!(f.phase, Phase::Elem | Phase::Sep) {
-            let close = match f.kind {
-                Kind::Args => b')',
-                Kind::List { close } => close,
-                Kind::Dict | Kind::Undecided { .. } => b'}',
-            };
-            if c == close {
-                match f.kind {
-                    Kind::Undecided { hold } => {
-                        if f.phase == Phase::Sep {
-                            // `{a}`: a set of one.
-                            self.out.insert(hold, '[');
-                            self.out.push(']');
-                        } else {
-                            self.out.truncate(hold);
-                            self.out.push_str("{}");
-                        }
-                    }
-                    Kind::Dict | Kind::Args => self.out.push('}'),
-                    Kind::List { .. } => self.out.push(']'),
-                }
-                self.pending.clear();
-                self.stack.pop();
-                if self.stack.is_empty() {
-                    return Err(Read::Closed(i + 1));
-                }
-                self.value_done();
-                return Ok(Some(i + 1));
-            }
-        }
-        if !matches!(f.phase, Phase::Elem | Phase::Val) {
-            return Err(self.malformed(i));
-        }
-        // A value (or a key, or an argument) begins.
-        if c == b'\'' || c == b'"' {
-            let mut fl = Flavor::of_prefix(b"", c).expect("no prefix");
-            match self.triple(text, i + 1, c) {
-                Some(t) => fl.triple = t,
-                None if final_ => {}
-                None => return Ok(None),
-            }
-            self.open_string(fl, i).map_err(|at| self.malformed(at))?;
-            return Ok(Some(i + if fl.triple { 3 } else { 1 }));
-        }
-        if is_ident_start(c) {
-            self.tok = Tok::Ident(String::new());
-            return Ok(Some(i));
-        }
-        if c.is_ascii_digit() || matches!(c, b'-' | b'+' | b'.') {
-            self.element_start(i).map_err(|at| self.malformed(at))?;
-            self.tok = Tok::Number(text[i..i + 1].to_owned());
-            return Ok(Some(i + 1));
-        }
-        if matches!(c, b'[' | b'(' | b'{') {
-            if self.key_position() || matches!(self.top().kind, Kind::Undecided { .. }) {
-                // A container cannot be a key (nor a set element).
-                return Err(self.malformed(i));
-            }
-            self.element_start(i).map_err(|at| self.malformed(at))?;
-            self.begin_value();
-            let kind = match c {
-                b'[' => {
-                    self.out.push('[');
-                    Kind::List { close: b']' }
-                }
-                b'(' => {
-                    self.out.push('[');
-                    Kind::List { close: b')' }
-                }
-                _ => Kind::Undecided {
-                    hold: self.out.len(),
-                },
-            };
-            self.stack.push(Frame {
-                kind,
-                phase: Phase::Elem,
-                any: false,
-            });
-            return Ok(Some(i + 1));
-        }
-        Err(self.malformed(i))
     }
 
-    /// The input cannot continue the call at `at`: the arguments end as read.
-    fn malformed(&mut self, at: usize) -> Read {
-        self.close_all();
-        Read::Malformed(at)
+    /// JSON text ready to go out: everything before a held `{`.
+    fn take_output(&mut self, into: &mut String) {
+        let upto = self.hold().unwrap_or(self.out.len());
+        into.push_str(&self.out[..upto]);
+        self.out.drain(..upto);
+        // Held positions are offsets into `out`: shift them.
+        for f in &mut self.stack {
+            if let Kind::Undecided { hold } = &mut f.kind {
+                *hold -= upto;
+            }
+        }
     }
 
-    /// The end of input: the arguments end as read.
-    fn cut(&mut self, at: usize) -> Read {
-        self.close_all();
-        Read::More(at)
-    }
-
-    /// Ends the token being read (as its final meaning, or dropped) and closes every
-    /// open container, so the output is one valid JSON object.
+    /// A cut string is closed as read, a cut number written as far as it converts; a
+    /// cut name (it may be a cut `True`) and a cut key are dropped; an undecided `{`
+    /// is an empty dict.
     fn close_all(&mut self) {
         match std::mem::replace(&mut self.tok, Tok::None) {
             Tok::Str { mut s, key } | Tok::AfterStr { mut s, key, .. } => {
@@ -680,15 +777,9 @@ impl ArgsReader {
                     self.value_done();
                 }
             }
-            Tok::Number(buf) => match number::convert(&buf) {
-                Some(Number::Json(j)) => self.scalar(&j),
-                Some(Number::Spelling) => {
-                    let mut s = String::new();
-                    json_string_into(&mut s, &buf);
-                    self.scalar(&s);
-                }
-                None => {}
-            },
+            Tok::Number(buf) => {
+                self.number_value(&buf);
+            }
             Tok::Ident(_) | Tok::IdentWs(_) | Tok::None => {}
         }
         self.pending.clear();
