@@ -38,7 +38,7 @@ use crate::delta::{Channel, DeltaSink, StreamItem};
 use crate::error::{Error, Result};
 use crate::registry::{self, ReasoningDialect, ToolDialect};
 use crate::request::{ToolPolicy, ToolSpec};
-use crate::scan::lex::ws_len;
+use crate::scan::lex::{trim_ws, ws_len};
 use crate::scan::prefix::{TagMatch, TagSet};
 use crate::tool::ToolParser;
 
@@ -60,9 +60,10 @@ enum PlainAt {
     /// The start of the content channel, nothing shown as content yet: of the output
     /// (`fresh`: nothing was emitted or consumed at all, so a stray reasoning close tag
     /// here is dropped) or right after reasoning closed. A bare payload may start here,
-    /// after whitespace ([`Composed::on_content_start`]).
+    /// after whitespace; whitespace is content whatever follows, so it is shown as it
+    /// comes and the state stays ([`Composed::on_content_start`]).
     Start {
-        /// Nothing emitted or consumed yet (the output's start).
+        /// Nothing but whitespace emitted, nothing consumed (the output's start).
         fresh: bool,
     },
     /// The reasoning closed and one newline after its close tag is protocol: it is
@@ -211,6 +212,16 @@ fn markup<'a>(
     (markup, drop_ends)
 }
 
+/// [`Rules::start_ws_keep`] for the tags armed in plain text: the most leading
+/// whitespace of a tag, `None` if a tag is whitespace only.
+fn start_ws_keep(tags: &TagSet) -> Option<usize> {
+    (0..tags.len()).try_fold(0, |keep, i| {
+        let tag = tags.text(i);
+        let ws = ws_len(tag);
+        (ws < tag.len()).then_some(keep.max(ws))
+    })
+}
+
 /// The tags armed in one mode, with their roles in the same order.
 #[derive(Debug)]
 struct Armed {
@@ -275,6 +286,11 @@ struct Rules {
     /// The bare payload has no marker (pythonic lines): a line that begins a call of a
     /// request tool starts it, and another such line may follow it.
     bare_lines: bool,
+    /// How much of a whitespace run at the start of the content may still be part of a
+    /// tag armed in plain text (the most leading whitespace of one: DSML's `\n\n`); the
+    /// rest of the run is content whatever follows. `None` when a tag is whitespace
+    /// only (the run then waits whole for what follows it).
+    start_ws_keep: Option<usize>,
     /// The tags armed outside reasoning.
     plain: Armed,
     /// `plain` without the reasoning open tags, once a `once` dialect's reasoning closed.
@@ -474,6 +490,7 @@ impl Composed {
                 drop_ends,
                 bare_start,
                 bare_lines,
+                start_ws_keep: start_ws_keep(&plain.tags),
                 plain,
                 plain_after,
                 in_reasoning,
@@ -626,9 +643,13 @@ impl Composed {
         Step::Next(used)
     }
 
-    /// The start of the content channel ([`PlainAt::Start`]): after whitespace, a bare
-    /// payload starts a block; otherwise the tag search decides, and the state ends once
-    /// the search shows text or consumes a tag.
+    /// The start of the content channel ([`PlainAt::Start`]). Whitespace here is content
+    /// in every outcome (before a bare payload, a tag or text), so it is shown as it
+    /// arrives and the state stays: a long run is neither held nor parsed again on
+    /// every chunk. Only its last [`Rules::start_ws_keep`] bytes wait, as they may begin
+    /// a tag. After the whitespace a bare payload starts a block; otherwise the tag
+    /// search decides, and the state ends once the search shows text that is not
+    /// whitespace or consumes a tag.
     fn on_content_start(
         &mut self,
         fresh: bool,
@@ -637,6 +658,12 @@ impl Composed {
         final_: bool,
     ) -> Step {
         let ws = ws_len(text);
+        if let Some(keep) = self.rules.start_ws_keep {
+            if ws > keep {
+                sink.text(Channel::Content, &text[..ws - keep]);
+                return Step::Next(ws - keep);
+            }
+        }
         match self.bare_payload(text, final_) {
             Bare::Hold => Step::Wait(0),
             Bare::Start => {
@@ -765,7 +792,7 @@ impl Composed {
                     text_channel(reasoning, self.rules.reasoning_as_content),
                     shown,
                 );
-                if start.is_some() && !shown.is_empty() {
+                if start.is_some() && !trim_ws(shown).is_empty() {
                     self.state.mode = Mode::Plain(PlainAt::Text);
                 }
                 Step::Wait(shown.len())
@@ -776,8 +803,8 @@ impl Composed {
     /// A whole tag `m` of the armed set `set`, found in `text`: the
     /// text before it goes to the mode's channel (less the protocol newline before a
     /// reasoning close), the search's state ends, and the tag acts by its role.
-    /// `fresh`: nothing was shown or consumed before `text`, so a stray reasoning close
-    /// tag after whitespace only is the stray leading one, and goes.
+    /// `fresh`: nothing but whitespace was shown or consumed before `text`, so a stray
+    /// reasoning close tag after whitespace only is the stray leading one, and goes.
     fn on_tag(
         &mut self,
         set: ArmedSet,
@@ -814,7 +841,7 @@ impl Composed {
                 });
             }
             Role::StrayClose => {
-                if !(fresh && before.trim().is_empty()) {
+                if !(fresh && trim_ws(before).is_empty()) {
                     sink.text(ch, &text[m.start..m.end]);
                 }
             }
@@ -848,7 +875,8 @@ impl Composed {
 
     /// Whether a bare payload starts here, at the start of the content: after
     /// whitespace, the grammar's payload marker (`{`, `[`). Whitespace alone is held
-    /// until what follows it is known.
+    /// until what follows it is known ([`on_content_start`](Self::on_content_start)
+    /// shows all but the last [`Rules::start_ws_keep`] bytes of it first).
     fn bare_payload(&self, text: &str, final_: bool) -> Bare {
         if !self.rules.bare_start {
             return Bare::No;
