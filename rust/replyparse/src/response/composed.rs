@@ -692,11 +692,15 @@ impl Composed {
     /// line is the layout's when that line begins another call of a request tool (a new
     /// bare block starts after it); otherwise the whitespace and the rest are text (the
     /// separator wait, then the search), as is text after the call on its own line.
+    /// The whitespace cannot be shown before that is known, so the wait is bounded: a
+    /// run longer than [`MAX_HELD_WHITESPACE`] is text whatever follows.
     fn on_bare_next(&mut self, text: &str, final_: bool) -> Step {
         let ws = ws_len(text);
         let lead = &text[ws..];
         let tool = self.tool.as_mut().expect("a bare block was armed");
-        let next = if lead.is_empty() {
+        let next = if ws > MAX_HELD_WHITESPACE {
+            Some(false)
+        } else if lead.is_empty() {
             final_.then_some(false)
         } else if !text[..ws].contains('\n') {
             // A call is one line: text after it on its line is content.
@@ -1009,6 +1013,12 @@ fn text_channel(reasoning: bool, reasoning_as_content: bool) -> Channel {
 /// chunk rescan it. The decision depends only on the run itself, so it is the same under
 /// any chunking.
 pub(super) const MAX_SEPARATOR_NEWLINES: usize = 64;
+
+/// A whitespace run that waits for what follows it (between two bare lines) is text once it is longer than this, whatever follows:
+/// no template puts more there, and holding an unbounded run would make every chunk
+/// parse it again. The decision depends only on the run itself, so it is the same
+/// under any chunking.
+pub(super) const MAX_HELD_WHITESPACE: usize = 64;
 
 /// What the newlines right after a tool block are.
 enum Separator {

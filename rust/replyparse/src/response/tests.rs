@@ -884,3 +884,28 @@ fn whitespace_runs_stream_as_complete() {
         }
     }
 }
+
+/// Whitespace between two bare lines (Granite's pythonic lines) is the layout's when a
+/// call follows it and content otherwise: it waits for what follows, so the wait is
+/// bounded. A run longer than `MAX_HELD_WHITESPACE` is content whatever follows; it
+/// used to be held whole and parsed again on every chunk.
+#[test]
+fn bare_lines_whitespace_wait_is_bounded() {
+    let max = composed::MAX_HELD_WHITESPACE;
+    let call = "get_weather(city='x')";
+    let cfg = config("granite_pythonic", None, None);
+    let ws = format!("{}\n", " ".repeat(max - 1));
+    let r = assert_chunking_invariant(&cfg, &format!("{call}{ws}{call}"));
+    assert_eq!((r.tool_calls.len(), r.content), (2, None));
+    let ws = format!("{}\n", " ".repeat(max));
+    let r = assert_chunking_invariant(&cfg, &format!("{call}{ws}{call}"));
+    assert_eq!(r.tool_calls.len(), 1);
+    assert_eq!(r.content, Some(format!("{ws}{call}")));
+    let (piece, chunks) = ("  \t\n", 10_000);
+    let run = piece.repeat(chunks);
+    let (r, max_pending, handed) = stream_whitespace_run(&cfg, call, piece, chunks, call);
+    assert!(max_pending <= max + piece.len(), "held {max_pending}");
+    assert!(handed <= 2 * run.len(), "handed {handed}");
+    assert_eq!(r.tool_calls.len(), 1);
+    assert_eq!(r.content, Some(format!("{run}{call}")));
+}
