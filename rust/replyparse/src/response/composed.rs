@@ -743,7 +743,10 @@ impl Composed {
     /// Reasoning began implicitly ([`ReasoningAt::LeadingOpen`]): an open tag the model
     /// writes anyway, after nothing but whitespace, is the protocol's tag (Kimi K2
     /// Thinking writes "\n<think>"), so it and that whitespace go; so does a start label
-    /// (Gemma 4's `thought\n`).
+    /// (Gemma 4's `thought\n`). The whitespace waits for what follows it, so the wait is
+    /// bounded: a run longer than [`MAX_HELD_WHITESPACE`] is reasoning text whatever
+    /// follows (an open tag after it is still dropped, as inside reasoning; a start
+    /// label is text).
     fn on_leading_open(&mut self, text: &str, final_: bool) -> Step {
         let ws = ws_len(text);
         let after = &text[ws..];
@@ -754,13 +757,14 @@ impl Composed {
                     .chain(r.start_labels.iter().map(String::as_str))
             })
         };
-        if !final_ && opens().any(|o| after.len() < o.len() && o.starts_with(after)) {
+        let bounded = ws <= MAX_HELD_WHITESPACE;
+        if bounded && !final_ && opens().any(|o| after.len() < o.len() && o.starts_with(after)) {
             return Step::Wait(0);
         }
         self.state.mode = Mode::Reasoning(ReasoningAt::Text);
         // The longest spelling that matches.
         let open = opens()
-            .filter(|o| !o.is_empty() && after.starts_with(o))
+            .filter(|o| bounded && !o.is_empty() && after.starts_with(o))
             .max_by_key(|o| o.len());
         Step::Next(open.map_or(0, |o| ws + o.len()))
     }
@@ -1014,7 +1018,8 @@ fn text_channel(reasoning: bool, reasoning_as_content: bool) -> Channel {
 /// any chunking.
 pub(super) const MAX_SEPARATOR_NEWLINES: usize = 64;
 
-/// A whitespace run that waits for what follows it (between two bare lines) is text once it is longer than this, whatever follows:
+/// A whitespace run that waits for what follows it (before a leading reasoning open
+/// tag, between two bare lines) is text once it is longer than this, whatever follows:
 /// no template puts more there, and holding an unbounded run would make every chunk
 /// parse it again. The decision depends only on the run itself, so it is the same
 /// under any chunking.

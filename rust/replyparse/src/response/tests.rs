@@ -909,3 +909,28 @@ fn bare_lines_whitespace_wait_is_bounded() {
     assert_eq!(r.tool_calls.len(), 1);
     assert_eq!(r.content, Some(format!("{run}{call}")));
 }
+
+/// Whitespace before a leading reasoning open tag (reasoning began implicitly; Kimi K2
+/// writes "\n<think>") goes with the tag and is reasoning otherwise: it waits for what
+/// follows, so the wait is bounded. A run longer than `MAX_HELD_WHITESPACE` is
+/// reasoning whatever follows (the open tag after it is still dropped, as inside
+/// reasoning); it used to be held whole and parsed again on every chunk.
+#[test]
+fn leading_open_whitespace_wait_is_bounded() {
+    let max = composed::MAX_HELD_WHITESPACE;
+    let cfg = config("qwen", Some("qwen3"), None);
+    let ws = format!("\n{}", " ".repeat(max - 1));
+    let r = assert_chunking_invariant(&cfg, &format!("{ws}<think>plan</think>x"));
+    assert_eq!(r.reasoning_content.as_deref(), Some("plan"));
+    let ws = format!("\n{}", " ".repeat(max));
+    let r = assert_chunking_invariant(&cfg, &format!("{ws}<think>plan</think>x"));
+    assert_eq!(r.reasoning_content, Some(format!("{ws}plan")));
+    let (piece, chunks) = ("  \t\n", 10_000);
+    let run = piece.repeat(chunks);
+    let tail = "<think>plan</think>x";
+    let (r, max_pending, handed) = stream_whitespace_run(&cfg, "", piece, chunks, tail);
+    assert!(max_pending <= max + piece.len(), "held {max_pending}");
+    assert!(handed <= 2 * run.len(), "handed {handed}");
+    assert_eq!(r.reasoning_content, Some(format!("{run}plan")));
+    assert_eq!(r.content.as_deref(), Some("x"));
+}
