@@ -742,7 +742,7 @@ impl Composed {
 
     /// Reasoning began implicitly ([`ReasoningAt::LeadingOpen`]): an open tag the model
     /// writes anyway, after nothing but whitespace, is the protocol's tag (Kimi K2
-    /// Thinking writes "\n<think>"), so it and that whitespace go; so does a start label
+    /// Thinking writes `\n<think>`), so it and that whitespace go; so does a start label
     /// (Gemma 4's `thought\n`). The whitespace waits for what follows it, so the wait is
     /// bounded: a run longer than [`MAX_HELD_WHITESPACE`] is reasoning text whatever
     /// follows (an open tag after it is still dropped, as inside reasoning; a start
