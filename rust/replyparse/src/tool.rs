@@ -25,12 +25,17 @@ use crate::scan::prefix::TagSet;
 /// One kind of block: where it closes, and where stray text inside it ends.
 #[derive(Debug)]
 struct Kind {
+    /// Its close tags, in every spelling (none for a block that ends with its payload).
     close: Arc<TagSet>,
+    /// Its close tags, then the grammar's payload marker: where stray text ends.
     stray_stops: Arc<TagSet>,
+    /// A block of this kind is a call only once it emits one (see
+    /// [`ToolParser::start_bare_block`]).
     tentative: bool,
 }
 
 impl Kind {
+    /// A kind closed by `closes`, whose payloads begin with `marker`.
     fn new<S: AsRef<str>>(closes: &[S], marker: Option<&str>, tentative: bool) -> Self {
         let mut stops: Vec<&str> = closes.iter().map(AsRef::as_ref).collect();
         stops.extend(marker);
@@ -45,14 +50,18 @@ impl Kind {
 /// See the module docs.
 #[derive(Debug)]
 pub struct ToolParser {
+    /// The dialect, for its block kinds and tag spellings.
     dialect: Arc<ToolDialect>,
+    /// The payload grammar of the dialect's family.
     grammar: Box<dyn PayloadGrammar>,
+    /// Identity-first call output, filtering and indices across blocks.
     calls: CallEmitter,
     /// The close tags of each kind of block ([`ToolDialect::block_kinds`]), and one more
     /// kind without any for a bare payload ([`start_bare_block`](Self::start_bare_block)).
     kinds: Vec<Kind>,
     /// The kind of the current block.
     kind: usize,
+    /// The current kind's close tags.
     close: Arc<TagSet>,
     /// The close tags, then the grammar's payload marker (if any): where stray text
     /// ends.
@@ -60,13 +69,20 @@ pub struct ToolParser {
     /// A bare block (no open tag) is a call only once it emits one: until then its text
     /// is kept, to be given back if it turns out to be content.
     tentative: bool,
+    /// A tentative block's text so far.
     tentative_text: String,
     /// Rejected records before the current block (a tentative block's are dropped when
     /// it is given back).
     rejected_before: usize,
+    /// Calls emitted before the current block (a tentative block is a call once it
+    /// emits one).
     emitted_before: usize,
+    /// The grammar's payload ended (see the module docs).
     payload_closed: bool,
+    /// The whole block is consumed, close tag included, or the end of input forced it
+    /// (see the module docs); also before the first block.
     block_closed: bool,
+    /// See [`abandoned`](Self::abandoned).
     abandoned: bool,
     /// The end of input closed the block before its close tag (or before its payload
     /// ended).
@@ -103,6 +119,8 @@ impl ToolParser {
         Self::with_schemas(dialect, allowed, Schemas::default())
     }
 
+    /// A tool parser for the calls `allowed` may name, converting values by `schemas`
+    /// where the grammar reads them.
     pub fn with_schemas(
         dialect: Arc<ToolDialect>,
         allowed: AllowedNames,
@@ -143,6 +161,7 @@ impl ToolParser {
         }
     }
 
+    /// The dialect this parser reads.
     pub fn dialect(&self) -> &ToolDialect {
         &self.dialect
     }
@@ -207,10 +226,13 @@ impl ToolParser {
         }
     }
 
+    /// The grammar's payload ended (set by the grammar; the close tag may follow).
     pub fn payload_closed(&self) -> bool {
         self.payload_closed
     }
 
+    /// The whole block is consumed, close tag included, or the end of input closed it.
+    /// What follows it (the rest of the text fed) is the caller's again.
     pub fn block_closed(&self) -> bool {
         self.block_closed
     }
@@ -233,10 +255,12 @@ impl ToolParser {
         self.truncated
     }
 
+    /// Number of calls emitted so far, over every block.
     pub fn emitted_calls(&self) -> usize {
         self.calls.emitted_calls()
     }
 
+    /// Calls and block text that did not reach the client, in order.
     pub fn rejected_calls(&self) -> &[RejectedCall] {
         self.calls.rejected()
     }
@@ -265,6 +289,8 @@ impl ToolParser {
         used
     }
 
+    /// [`feed_tool_block`](Self::feed_tool_block) before the tentative bookkeeping: the
+    /// payload (or payloads), then what follows it up to the close tag.
     fn feed(&mut self, text: &str, out: &mut DeltaSink<'_>, final_: bool) -> usize {
         let mut pos = 0;
         while !self.block_closed {
@@ -388,6 +414,7 @@ impl ToolParser {
         self.tentative_text.len()
     }
 
+    /// The block is closed: its stray text becomes a record.
     fn close_block(&mut self) {
         self.block_closed = true;
         self.flush_stray();

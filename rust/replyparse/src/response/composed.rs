@@ -8,10 +8,26 @@
 //! reasoning -- tool open -------> tool -- block closed --> reasoning
 //! ```
 //!
+//! Those three modes are [`Mode`]'s variants, and each holds what only it needs: in
+//! plain text and reasoning, the wait to decide on entering it before the ordinary tag
+//! search ([`PlainAt`], [`ReasoningAt`]); in a tool block, how it was opened
+//! ([`Opened`]). A response starts in `Start { fresh: true }` or in `LeadingOpen`:
+//!
+//! ```text
+//! plain      Start { fresh } -> Text                 or a bare payload: tool
+//!            EatNewline -> Start { fresh: false }    a reasoning close enters either
+//!            BareNext -> AfterBlock -> Text          or the next bare line: tool
+//!            AfterBlock -> Text                      entered when a block closes
+//! reasoning  LeadingOpen -> Text                     reasoning began implicitly
+//!            AfterBlock -> Text                      entered when a block closes
+//! tool       Bare | Tag { set, tag }
+//! ```
+//!
 //! `pending` is the only buffer: in plain and reasoning modes it holds at most a proper
-//! prefix of an armed tag (plus separator newlines after a block); in tool mode it holds
-//! what the tool parser has not consumed yet. Every byte is therefore searched once,
-//! and the per-chunk work is proportional to the new text plus one tag length.
+//! prefix of an armed tag, or what one of the waits above holds (separator newlines
+//! after a block, bounded by [`MAX_SEPARATOR_NEWLINES`]); in tool mode it holds what the
+//! tool parser has not consumed yet. Every byte is therefore searched once, and the
+//! per-chunk work is proportional to the new text plus one tag length.
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -22,23 +38,89 @@ use crate::delta::{Channel, DeltaSink, StreamItem};
 use crate::error::{Error, Result};
 use crate::registry::{self, ReasoningDialect, ToolDialect};
 use crate::request::{ToolPolicy, ToolSpec};
-use crate::scan::prefix::TagSet;
+use crate::scan::lex::{trim_ws, ws_len};
+use crate::scan::prefix::{TagMatch, TagSet};
 use crate::tool::ToolParser;
 
+/// Plain, reasoning or tool: the three modes of the module diagram, each with the state
+/// only it needs, so that a combination no response reaches cannot be written down.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Mode {
-    Plain,
-    Reasoning,
-    /// Inside a tool block entered from `Plain` or `Reasoning`.
-    Tool {
-        from_reasoning: bool,
+    /// Outside reasoning and tool blocks: text is content.
+    Plain(PlainAt),
+    /// Inside reasoning: text is reasoning (content with thinking disabled).
+    Reasoning(ReasoningAt),
+    /// Inside a tool block, opened as this says; the tool parser holds the block.
+    Tool(Opened),
+}
+
+/// Where plain text is: a wait that must be decided before the tag search, or none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PlainAt {
+    /// The start of the content channel, nothing shown as content yet: of the output
+    /// (`fresh`: nothing was emitted or consumed at all, so a stray reasoning close tag
+    /// here is dropped) or right after reasoning closed. A bare payload may start here,
+    /// after whitespace; whitespace is content whatever follows, so it is shown as it
+    /// comes and the state stays ([`Composed::on_content_start`]).
+    Start {
+        /// Nothing but whitespace emitted, nothing consumed (the output's start).
+        fresh: bool,
     },
+    /// The reasoning closed and one newline after its close tag is protocol: it is
+    /// dropped if it comes; then [`PlainAt::Start`].
+    EatNewline,
+    /// A bare line's call just closed (a marker-less lines dialect): the next line may
+    /// be another call; then [`PlainAt::AfterBlock`].
+    BareNext,
+    /// A tool block just closed: newlines are separators if the next tool open tag
+    /// follows them.
+    AfterBlock,
+    /// Nothing to decide: the tag search.
+    Text,
+}
+
+/// Where reasoning text is: a wait that must be decided before the tag search, or none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ReasoningAt {
+    /// Reasoning began implicitly and nothing came yet: an open tag (or start label)
+    /// the model writes anyway, after whitespace only, is dropped with that whitespace.
+    LeadingOpen,
+    /// A tool block entered from reasoning just closed, as [`PlainAt::AfterBlock`].
+    AfterBlock,
+    /// Nothing to decide: the tag search.
+    Text,
+}
+
+/// How the current tool block was opened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Opened {
+    /// A bare payload (no open tag), always from plain text.
+    Bare,
+    /// An open tag: the one at index `tag` of the armed set `set`. An abandoned block
+    /// gives back that spelling, to the channel of the mode it was found in.
+    Tag {
+        /// The armed set the tag was found in (and so the mode the block returns to).
+        set: ArmedSet,
+        /// The tag's index in that set.
+        tag: usize,
+    },
+}
+
+/// What one state's handler did with the text it was given (the rest of the input).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Step {
+    /// Consumed this many bytes; the state (possibly a new one) goes on with the rest.
+    Next(usize),
+    /// Consumed this many bytes; the rest is held until the next chunk.
+    Wait(usize),
 }
 
 /// What an armed tag does when found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Role {
+    /// Enters reasoning (inside reasoning: dropped, the mode stays).
     ReasoningOpen,
+    /// Leaves reasoning.
     ReasoningClose,
     /// Opens a tool block of this kind ([`ToolDialect::block_kinds`]).
     ToolOpen(usize),
@@ -57,16 +139,22 @@ enum Role {
 /// Which armed set a tag was found in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum ArmedSet {
+    /// Plain text ([`Rules::plain`]).
     Plain,
+    /// Plain text after a `once` dialect's reasoning closed ([`Rules::plain_after`]).
     PlainAfter,
+    /// Reasoning ([`Rules::in_reasoning`]).
     Reasoning,
 }
 
 /// Whether a bare payload starts at the start of the content.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Bare {
+    /// It starts here.
     Start,
+    /// Not known yet: hold the text.
     Hold,
+    /// It does not: the text is ordinary plain text.
     No,
 }
 
@@ -90,14 +178,61 @@ fn drop_until(rest: &str, end: &str, final_: bool) -> Option<DropEnd> {
     }
 }
 
+/// The dialects' content wrappers and dropped markup, armed in every mode, and the end
+/// of each `DropUntil` rule. They are the dialect's protocol whether or not the request
+/// arms tool calls; the reasoning dialect's own are added (a reasoning parser used
+/// without a tool parser still removes them).
+fn markup<'a>(
+    tool: Option<&'a ToolDialect>,
+    reasoning: Option<&'a ReasoningDialect>,
+) -> (Vec<(Option<&'a str>, Role)>, Vec<String>) {
+    let mut markup: Vec<(Option<&str>, Role)> = Vec::new();
+    let mut drop_ends: Vec<String> = Vec::new();
+    let wrappers = tool
+        .iter()
+        .flat_map(|d| d.content_wrappers.iter())
+        .chain(reasoning.iter().flat_map(|r| r.content_wrappers.iter()));
+    for w in wrappers {
+        markup.push((Some(&w.open), Role::WrapperOpen));
+        markup.push((Some(&w.close), Role::Drop));
+    }
+    let drops = tool
+        .iter()
+        .flat_map(|d| d.drop_markup.iter())
+        .chain(reasoning.iter().flat_map(|r| r.drop_markup.iter()));
+    for m in drops {
+        if let Some(t) = &m.tag {
+            markup.push((Some(t), Role::Drop));
+        }
+        if let (Some(p), Some(e)) = (&m.prefix, &m.end) {
+            markup.push((Some(p), Role::DropUntil(drop_ends.len())));
+            drop_ends.push(e.clone());
+        }
+    }
+    (markup, drop_ends)
+}
+
+/// [`Rules::start_ws_keep`] for the tags armed in plain text: the most leading
+/// whitespace of a tag, `None` if a tag is whitespace only.
+fn start_ws_keep(tags: &TagSet) -> Option<usize> {
+    (0..tags.len()).try_fold(0, |keep, i| {
+        let tag = tags.text(i);
+        let ws = ws_len(tag);
+        (ws < tag.len()).then_some(keep.max(ws))
+    })
+}
+
 /// The tags armed in one mode, with their roles in the same order.
 #[derive(Debug)]
 struct Armed {
+    /// The tags, searched together.
     tags: Arc<TagSet>,
+    /// What each tag does, by its index in `tags`.
     roles: Vec<Role>,
 }
 
 impl Armed {
+    /// The set of the non-empty tags among `entries`, with their roles.
     fn new(entries: &[(Option<&str>, Role)]) -> Self {
         let live: Vec<(&str, Role)> = entries
             .iter()
@@ -113,9 +248,13 @@ impl Armed {
 /// Counts reasoning tokens over the raw tag span, from token ids alone.
 #[derive(Debug)]
 struct TokenCounter {
+    /// The reasoning open tag's token id.
     open: u32,
+    /// The reasoning close tag's token id.
     close: u32,
+    /// Between an open and a close id.
     inside: bool,
+    /// Ids counted inside so far.
     count: usize,
 }
 
@@ -124,8 +263,11 @@ struct TokenCounter {
 /// parser holds both for its block.
 #[derive(Debug)]
 pub(super) struct Composed {
+    /// What the parser was built with.
     rules: Rules,
+    /// The tool parser, when the request arms tool calls.
     tool: Option<ToolParser>,
+    /// What this response changed so far.
     state: State,
 }
 
@@ -144,6 +286,11 @@ struct Rules {
     /// The bare payload has no marker (pythonic lines): a line that begins a call of a
     /// request tool starts it, and another such line may follow it.
     bare_lines: bool,
+    /// How much of a whitespace run at the start of the content may still be part of a
+    /// tag armed in plain text (the most leading whitespace of one: DSML's `\n\n`); the
+    /// rest of the run is content whatever follows. `None` when a tag is whitespace
+    /// only (the run then waits whole for what follows it).
+    start_ws_keep: Option<usize>,
     /// The tags armed outside reasoning.
     plain: Armed,
     /// `plain` without the reasoning open tags, once a `once` dialect's reasoning closed.
@@ -160,45 +307,37 @@ struct Rules {
     reasoning_as_content: bool,
 }
 
+impl Rules {
+    /// The armed set `set` names.
+    fn armed(&self, set: ArmedSet) -> &Armed {
+        match set {
+            ArmedSet::Plain => &self.plain,
+            ArmedSet::PlainAfter => &self.plain_after,
+            ArmedSet::Reasoning => &self.in_reasoning,
+        }
+    }
+}
+
 /// What one response changes: the mode (plain, reasoning or tool, as in the module
-/// diagram), the one buffer, and the facts about what was seen that the rules read.
+/// diagram, each with its own state), the one buffer, and the few facts about what was
+/// seen that outlive a mode.
 #[derive(Debug)]
 struct State {
-    /// The tag (index in the armed set the block was opened from) that opened the
-    /// current tool block: an abandoned block gives back that spelling. `usize::MAX`
-    /// for a bare block, which has none.
-    opened_by: usize,
-    /// A bare line's call just closed: the next line may be another call.
-    bare_next: bool,
-    /// At the start of the content channel (of the output, or right after reasoning):
-    /// nothing shown as content yet.
-    content_start: bool,
-    /// The armed set the current tool block's open tag was found in.
-    opened_in: ArmedSet,
-    /// The reasoning closed (at least once).
-    closed_once: bool,
-    /// A newline right after the close tag is protocol: dropped when it comes.
-    eat_newline: bool,
-    /// Text put before the output (an inline reasoning dialect), until it is written.
-    inline_prefix: Option<String>,
-    /// Nothing has been emitted or consumed yet (a stray leading close tag is dropped).
-    nothing_yet: bool,
-    /// Plain, reasoning or tool: the three modes of the module diagram.
+    /// The mode and what it waits for.
     mode: Mode,
     /// The one buffer (see the module docs).
     pending: String,
-    /// A tool block just closed: leading newlines are separators if the next tool
-    /// open tag follows them.
-    after_block: bool,
-    /// Reasoning began implicitly and nothing has been emitted: a leading open tag is
-    /// dropped.
-    leading_open: bool,
-    /// The final chunk was fed.
-    finished: bool,
+    /// The reasoning closed (at least once): a `once` dialect arms
+    /// [`Rules::plain_after`] from then on.
+    closed_once: bool,
+    /// Text put before the output (an inline reasoning dialect), until it is written.
+    inline_prefix: Option<String>,
     /// The reasoning token count, when the tag ids are known.
     tokens: Option<TokenCounter>,
     /// The input ended inside a tool block.
     ended_in_tool_block: bool,
+    /// The final chunk was fed.
+    finished: bool,
 }
 
 impl Composed {
@@ -257,35 +396,7 @@ impl Composed {
         enable_thinking: Option<bool>,
         reasoning_tag_ids: Option<(u32, u32)>,
     ) -> Self {
-        // Content wrappers and dropped markup are the dialect's protocol whether or not
-        // the request arms tool calls.
-        // The reasoning dialect's own are added (a reasoning parser used without a tool
-        // parser still removes them).
-        let mut markup: Vec<(&str, Role)> = Vec::new();
-        let mut drop_ends: Vec<String> = Vec::new();
-        let wrappers = tool
-            .iter()
-            .flat_map(|d| d.content_wrappers.iter())
-            .chain(reasoning.iter().flat_map(|r| r.content_wrappers.iter()));
-        for w in wrappers {
-            markup.push((&w.open, Role::WrapperOpen));
-            markup.push((&w.close, Role::Drop));
-        }
-        let drops = tool
-            .iter()
-            .flat_map(|d| d.drop_markup.iter())
-            .chain(reasoning.iter().flat_map(|r| r.drop_markup.iter()));
-        for m in drops {
-            if let Some(t) = &m.tag {
-                markup.push((t, Role::Drop));
-            }
-            if let (Some(p), Some(e)) = (&m.prefix, &m.end) {
-                markup.push((p, Role::DropUntil(drop_ends.len())));
-                drop_ends.push(e.clone());
-            }
-        }
-        let markup: Vec<(Option<&str>, Role)> =
-            markup.into_iter().map(|(t, r)| (Some(t), r)).collect();
+        let (markup, drop_ends) = markup(tool.as_deref(), reasoning.as_deref());
         let bare_start = tool.as_ref().is_some_and(|d| d.bare_start) && policy.armed();
         let tool_parser = tool
             .as_ref()
@@ -356,19 +467,14 @@ impl Composed {
             .is_some_and(|r| r.starts_in_reasoning(enable_thinking));
         let r = reasoning.as_deref();
         let state = State {
-            opened_by: 0,
-            bare_next: false,
-            content_start: !starts,
-            opened_in: ArmedSet::Plain,
-            closed_once: false,
-            eat_newline: false,
-            inline_prefix: r.and_then(|r| r.inline_prefix.clone()),
-            nothing_yet: true,
-            mode: if starts { Mode::Reasoning } else { Mode::Plain },
+            mode: if starts {
+                Mode::Reasoning(ReasoningAt::LeadingOpen)
+            } else {
+                Mode::Plain(PlainAt::Start { fresh: true })
+            },
             pending: String::new(),
-            after_block: false,
-            leading_open: starts,
-            finished: false,
+            closed_once: false,
+            inline_prefix: r.and_then(|r| r.inline_prefix.clone()),
             tokens: reasoning_tag_ids.map(|(open, close)| TokenCounter {
                 open,
                 close,
@@ -376,6 +482,7 @@ impl Composed {
                 count: 0,
             }),
             ended_in_tool_block: false,
+            finished: false,
         };
         Composed {
             rules: Rules {
@@ -383,6 +490,7 @@ impl Composed {
                 drop_ends,
                 bare_start,
                 bare_lines,
+                start_ws_keep: start_ws_keep(&plain.tags),
                 plain,
                 plain_after,
                 in_reasoning,
@@ -447,252 +555,336 @@ impl Composed {
     }
 
     /// Parses `input` (the held text followed by the new chunk) and returns how much of
-    /// it was consumed; the rest is held for the next chunk.
+    /// it was consumed; the rest is held for the next chunk. Each turn hands the rest of
+    /// the input to the current mode's handler, until one waits for more input.
     fn run(&mut self, input: &str, sink: &mut DeltaSink, final_: bool) -> usize {
         let mut pos = 0;
         loop {
-            match self.state.mode {
-                Mode::Tool { from_reasoning } => {
-                    let tool = self.tool.as_mut().expect("tool mode implies a tool parser");
-                    let used = tool.feed_tool_block(&input[pos..], sink, final_);
-                    pos += used;
-                    if !tool.block_closed() {
-                        break;
-                    }
-                    let abandoned = tool.abandoned();
-                    self.state.ended_in_tool_block |= tool.truncated();
-                    if abandoned {
-                        let ch = text_channel(from_reasoning, self.rules.reasoning_as_content);
-                        // The block's own spelling of the open tag goes back (a bare
-                        // block has none), then what the block gives back.
-                        let armed = match self.state.opened_in {
-                            ArmedSet::Plain => &self.rules.plain,
-                            ArmedSet::PlainAfter => &self.rules.plain_after,
-                            ArmedSet::Reasoning => &self.rules.in_reasoning,
-                        };
-                        if self.state.opened_by != usize::MAX {
-                            sink.text(ch, armed.tags.text(self.state.opened_by));
-                        }
-                        sink.text(ch, tool.given_back());
-                    }
-                    // A call ends the reasoning where the dialect's reference parser
-                    // says so ("implicit end"); otherwise the block returns to where it
-                    // was entered from.
-                    let ended = from_reasoning && !abandoned && self.rules.tool_ends_reasoning;
-                    self.state.mode = if from_reasoning && !ended {
-                        Mode::Reasoning
-                    } else {
-                        Mode::Plain
-                    };
-                    if ended {
-                        self.state.closed_once = true;
-                    }
-                    self.state.after_block = !abandoned;
-                    self.state.bare_next =
-                        self.rules.bare_lines && !abandoned && self.state.opened_by == usize::MAX;
+            let text = &input[pos..];
+            let step = match self.state.mode {
+                Mode::Plain(at) => self.on_plain(at, text, sink, final_),
+                Mode::Reasoning(at) => self.on_reasoning(at, text, sink, final_),
+                Mode::Tool(opened) => self.on_tool(opened, text, sink, final_),
+            };
+            match step {
+                Step::Next(used) => pos += used,
+                Step::Wait(used) => return pos + used,
+            }
+        }
+    }
+
+    /// Plain text: its pending wait ([`PlainAt`]), or the tag search of the plain set.
+    fn on_plain(&mut self, at: PlainAt, text: &str, sink: &mut DeltaSink, final_: bool) -> Step {
+        match at {
+            PlainAt::Text => self.search(self.plain_set(), None, text, sink, final_),
+            PlainAt::Start { fresh } => self.on_content_start(fresh, text, sink, final_),
+            PlainAt::EatNewline => self.on_eat_newline(text, final_),
+            PlainAt::BareNext => self.on_bare_next(text, final_),
+            PlainAt::AfterBlock => self.on_after_block(false, text, final_),
+        }
+    }
+
+    /// Reasoning: its pending wait ([`ReasoningAt`]), or the tag search of the reasoning
+    /// set.
+    fn on_reasoning(
+        &mut self,
+        at: ReasoningAt,
+        text: &str,
+        sink: &mut DeltaSink,
+        final_: bool,
+    ) -> Step {
+        match at {
+            ReasoningAt::Text => self.search(ArmedSet::Reasoning, None, text, sink, final_),
+            ReasoningAt::LeadingOpen => self.on_leading_open(text, final_),
+            ReasoningAt::AfterBlock => self.on_after_block(true, text, final_),
+        }
+    }
+
+    /// A tool block: the tool parser consumes what it can of `text`. Once the block
+    /// closes, an abandoned block's text goes back to the channel it was entered from
+    /// (its open tag's spelling, then what the block gives back), and the mode becomes
+    /// the one the block returns to: reasoning for a block entered from reasoning, unless
+    /// a call ends the reasoning there (the dialect's reference parser's "implicit end"),
+    /// else plain text. After a block that was not abandoned, the separator wait comes
+    /// first, and after a bare line's call the next-line wait before it.
+    fn on_tool(&mut self, opened: Opened, text: &str, sink: &mut DeltaSink, final_: bool) -> Step {
+        let tool = self.tool.as_mut().expect("tool mode implies a tool parser");
+        let used = tool.feed_tool_block(text, sink, final_);
+        if !tool.block_closed() {
+            return Step::Wait(used);
+        }
+        let abandoned = tool.abandoned();
+        self.state.ended_in_tool_block |= tool.truncated();
+        let from_reasoning = matches!(
+            opened,
+            Opened::Tag {
+                set: ArmedSet::Reasoning,
+                ..
+            }
+        );
+        if abandoned {
+            let ch = text_channel(from_reasoning, self.rules.reasoning_as_content);
+            if let Opened::Tag { set, tag } = opened {
+                sink.text(ch, self.rules.armed(set).tags.text(tag));
+            }
+            sink.text(ch, tool.given_back());
+        }
+        let ended = from_reasoning && !abandoned && self.rules.tool_ends_reasoning;
+        self.state.closed_once |= ended;
+        self.state.mode = match (from_reasoning && !ended, abandoned) {
+            (true, true) => Mode::Reasoning(ReasoningAt::Text),
+            (true, false) => Mode::Reasoning(ReasoningAt::AfterBlock),
+            (false, true) => Mode::Plain(PlainAt::Text),
+            (false, false) if opened == Opened::Bare && self.rules.bare_lines => {
+                Mode::Plain(PlainAt::BareNext)
+            }
+            (false, false) => Mode::Plain(PlainAt::AfterBlock),
+        };
+        Step::Next(used)
+    }
+
+    /// The start of the content channel ([`PlainAt::Start`]). Whitespace here is content
+    /// in every outcome (before a bare payload, a tag or text), so it is shown as it
+    /// arrives and the state stays: a long run is neither held nor parsed again on
+    /// every chunk. Only its last [`Rules::start_ws_keep`] bytes wait, as they may begin
+    /// a tag. After the whitespace a bare payload starts a block; otherwise the tag
+    /// search decides, and the state ends once the search shows text that is not
+    /// whitespace or consumes a tag.
+    fn on_content_start(
+        &mut self,
+        fresh: bool,
+        text: &str,
+        sink: &mut DeltaSink,
+        final_: bool,
+    ) -> Step {
+        let ws = ws_len(text);
+        if let Some(keep) = self.rules.start_ws_keep {
+            if ws > keep {
+                sink.text(Channel::Content, &text[..ws - keep]);
+                return Step::Next(ws - keep);
+            }
+        }
+        match self.bare_payload(text, final_) {
+            Bare::Hold => Step::Wait(0),
+            Bare::Start => {
+                // Whitespace before the payload is content, as before a tagged block.
+                sink.text(Channel::Content, &text[..ws]);
+                let tool = self.tool.as_mut().expect("bare start is armed");
+                tool.start_bare_block();
+                self.state.mode = Mode::Tool(Opened::Bare);
+                Step::Next(ws)
+            }
+            Bare::No => self.search(self.plain_set(), Some(fresh), text, sink, final_),
+        }
+    }
+
+    /// One newline right after the reasoning close tag is protocol
+    /// ([`PlainAt::EatNewline`]): it goes if it is the next byte; then the content start.
+    fn on_eat_newline(&mut self, text: &str, final_: bool) -> Step {
+        if text.is_empty() && !final_ {
+            return Step::Wait(0);
+        }
+        self.state.mode = Mode::Plain(PlainAt::Start { fresh: false });
+        Step::Next(usize::from(text.starts_with('\n')))
+    }
+
+    /// After a bare line's call ([`PlainAt::BareNext`]): the whitespace up to the next
+    /// line is the layout's when that line begins another call of a request tool (a new
+    /// bare block starts after it); otherwise the whitespace and the rest are text (the
+    /// separator wait, then the search), as is text after the call on its own line.
+    /// The whitespace cannot be shown before that is known, so the wait is bounded: a
+    /// run longer than [`MAX_HELD_WHITESPACE`] is text whatever follows.
+    fn on_bare_next(&mut self, text: &str, final_: bool) -> Step {
+        let ws = ws_len(text);
+        let lead = &text[ws..];
+        let tool = self.tool.as_mut().expect("a bare block was armed");
+        let next = if ws > MAX_HELD_WHITESPACE {
+            Some(false)
+        } else if lead.is_empty() {
+            final_.then_some(false)
+        } else if !text[..ws].contains('\n') {
+            // A call is one line: text after it on its line is content.
+            Some(false)
+        } else {
+            tool.bare_call(lead, final_)
+        };
+        match next {
+            None => Step::Wait(0),
+            Some(true) => {
+                tool.start_bare_block();
+                self.state.mode = Mode::Tool(Opened::Bare);
+                Step::Next(ws)
+            }
+            Some(false) => {
+                self.state.mode = Mode::Plain(PlainAt::AfterBlock);
+                Step::Next(0)
+            }
+        }
+    }
+
+    /// After a tool block ([`PlainAt::AfterBlock`], [`ReasoningAt::AfterBlock`]):
+    /// newlines that the next tool open tag follows are separators and go (see
+    /// [`separator`](Self::separator)); otherwise they are text of the mode's channel.
+    /// Then the tag search.
+    fn on_after_block(&mut self, reasoning: bool, text: &str, final_: bool) -> Step {
+        let used = match self.separator(text, final_) {
+            Separator::Hold => return Step::Wait(0),
+            Separator::Drop(n) => n,
+            Separator::Text => 0,
+        };
+        self.state.mode = if reasoning {
+            Mode::Reasoning(ReasoningAt::Text)
+        } else {
+            Mode::Plain(PlainAt::Text)
+        };
+        Step::Next(used)
+    }
+
+    /// Reasoning began implicitly ([`ReasoningAt::LeadingOpen`]): an open tag the model
+    /// writes anyway, after nothing but whitespace, is the protocol's tag (Kimi K2
+    /// Thinking writes `\n<think>`), so it and that whitespace go; so does a start label
+    /// (Gemma 4's `thought\n`). The whitespace waits for what follows it, so the wait is
+    /// bounded: a run longer than [`MAX_HELD_WHITESPACE`] is reasoning text whatever
+    /// follows (an open tag after it is still dropped, as inside reasoning; a start
+    /// label is text).
+    fn on_leading_open(&mut self, text: &str, final_: bool) -> Step {
+        let ws = ws_len(text);
+        let after = &text[ws..];
+        let r = self.rules.reasoning.as_ref();
+        let opens = || {
+            r.into_iter().flat_map(|r| {
+                r.open_tags()
+                    .chain(r.start_labels.iter().map(String::as_str))
+            })
+        };
+        let bounded = ws <= MAX_HELD_WHITESPACE;
+        if bounded && !final_ && opens().any(|o| after.len() < o.len() && o.starts_with(after)) {
+            return Step::Wait(0);
+        }
+        self.state.mode = Mode::Reasoning(ReasoningAt::Text);
+        // The longest spelling that matches.
+        let open = opens()
+            .filter(|o| bounded && !o.is_empty() && after.starts_with(o))
+            .max_by_key(|o| o.len());
+        Step::Next(open.map_or(0, |o| ws + o.len()))
+    }
+
+    /// The tag search of plain text or reasoning (the [`PlainAt::Text`] and
+    /// [`ReasoningAt::Text`] states, and the content start once no bare payload starts
+    /// there: `start` is then `Some(fresh)`). Text up to the first armed tag of `set`
+    /// goes to the mode's channel and the tag acts by its role ([`on_tag`](Self::on_tag));
+    /// without a whole tag, all but a held tag prefix is shown.
+    fn search(
+        &mut self,
+        set: ArmedSet,
+        start: Option<bool>,
+        text: &str,
+        sink: &mut DeltaSink,
+        final_: bool,
+    ) -> Step {
+        let armed = self.rules.armed(set);
+        match armed.tags.find_or_held(text, final_) {
+            Ok(m) => self.on_tag(set, m, start == Some(true), text, sink, final_),
+            Err(mut keep) => {
+                let reasoning = set == ArmedSet::Reasoning;
+                // A trailing newline may be the protocol one before a close.
+                if reasoning
+                    && self.rules.close_newlines
+                    && !final_
+                    && text[..text.len() - keep].ends_with('\n')
+                {
+                    keep += 1;
                 }
-                Mode::Plain | Mode::Reasoning => {
-                    let reasoning = self.state.mode == Mode::Reasoning;
-                    let text = &input[pos..];
-                    if self.state.leading_open {
-                        // Reasoning began implicitly: an open tag the model writes anyway,
-                        // after nothing but whitespace, is the protocol's tag (Kimi K2
-                        // Thinking writes "\n<think>"), so it and that whitespace go; so
-                        // does a start label (Gemma 4's `thought\n`).
-                        let after = text.trim_start_matches([' ', '\t', '\n', '\r']);
-                        let r = self.rules.reasoning.as_ref();
-                        let opens = || {
-                            r.into_iter().flat_map(|r| {
-                                r.open_tags()
-                                    .chain(r.start_labels.iter().map(String::as_str))
-                            })
-                        };
-                        if !final_ && opens().any(|o| after.len() < o.len() && o.starts_with(after))
-                        {
-                            break;
-                        }
-                        self.state.leading_open = false;
-                        // The longest spelling that matches.
-                        if let Some(o) = opens()
-                            .filter(|o| !o.is_empty() && after.starts_with(o))
-                            .max_by_key(|o| o.len())
-                        {
-                            pos += text.len() - after.len() + o.len();
-                            continue;
-                        }
-                    }
-                    if self.state.eat_newline && !reasoning {
-                        if text.is_empty() && !final_ {
-                            break;
-                        }
-                        self.state.eat_newline = false;
-                        if text.starts_with('\n') {
-                            pos += 1;
-                            continue;
-                        }
-                    }
-                    if self.state.bare_next && !reasoning {
-                        let ws =
-                            text.len() - text.trim_start_matches([' ', '\t', '\n', '\r']).len();
-                        let lead = &text[ws..];
-                        let tool = self.tool.as_mut().expect("a bare block was armed");
-                        let next = if !lead.is_empty() && !text[..ws].contains('\n') {
-                            // A call is one line: text after it on its line is content.
-                            Some(false)
-                        } else if lead.is_empty() {
-                            (final_).then_some(false)
-                        } else {
-                            tool.bare_call(lead, final_)
-                        };
-                        match next {
-                            None => break,
-                            Some(true) => {
-                                // The whitespace between two calls is the layout's.
-                                pos += ws;
-                                tool.start_bare_block();
-                                self.state.opened_by = usize::MAX;
-                                self.state.after_block = false;
-                                self.state.mode = Mode::Tool {
-                                    from_reasoning: false,
-                                };
-                                continue;
-                            }
-                            // The block ended: this line and the rest are content.
-                            Some(false) => self.state.bare_next = false,
-                        }
-                    }
-                    if self.state.after_block {
-                        match self.separator(text, final_) {
-                            Separator::Hold => break,
-                            Separator::Drop(n) => pos += n,
-                            Separator::Text => {}
-                        }
-                        self.state.after_block = false;
-                        continue;
-                    }
-                    if self.state.content_start && !reasoning {
-                        match self.bare_payload(text, final_) {
-                            Bare::Hold => break,
-                            Bare::Start => {
-                                // Whitespace before the payload is content, as before a
-                                // tagged block.
-                                let ws = text.len()
-                                    - text.trim_start_matches([' ', '\t', '\n', '\r']).len();
-                                sink.text(Channel::Content, &text[..ws]);
-                                pos += ws;
-                                let tool = self.tool.as_mut().expect("bare start is armed");
-                                tool.start_bare_block();
-                                self.state.opened_by = usize::MAX;
-                                self.state.content_start = false;
-                                self.state.mode = Mode::Tool {
-                                    from_reasoning: false,
-                                };
-                                continue;
-                            }
-                            Bare::No => self.state.content_start = false,
-                        }
-                    }
-                    let which = if reasoning {
-                        ArmedSet::Reasoning
-                    } else if self.rules.once && self.state.closed_once {
-                        ArmedSet::PlainAfter
-                    } else {
-                        ArmedSet::Plain
-                    };
-                    let armed = match which {
-                        ArmedSet::Plain => &self.rules.plain,
-                        ArmedSet::PlainAfter => &self.rules.plain_after,
-                        ArmedSet::Reasoning => &self.rules.in_reasoning,
-                    };
-                    let ch = text_channel(reasoning, self.rules.reasoning_as_content);
-                    match armed.tags.find_or_held(text, final_) {
-                        Ok(m) => {
-                            let role = armed.roles[m.tag];
-                            // The protocol newline before a close tag (Step-3.5) goes.
-                            let before = &text[..m.start];
-                            let before =
-                                if role == Role::ReasoningClose && self.rules.close_newlines {
-                                    before.strip_suffix('\n').unwrap_or(before)
-                                } else {
-                                    before
-                                };
-                            sink.text(ch, before);
-                            if m.start > 0 && !reasoning {
-                                self.state.content_start = false;
-                            }
-                            let first = self.state.nothing_yet && before.trim().is_empty();
-                            self.state.nothing_yet = false;
-                            pos += m.end;
-                            match role {
-                                Role::ReasoningOpen => self.state.mode = Mode::Reasoning,
-                                Role::ReasoningClose => {
-                                    self.state.mode = Mode::Plain;
-                                    self.state.content_start = true;
-                                    self.state.closed_once = true;
-                                    self.state.eat_newline = self.rules.close_newlines;
-                                }
-                                Role::StrayClose => {
-                                    if !first {
-                                        sink.text(ch, &text[m.start..m.end]);
-                                    }
-                                }
-                                Role::ToolOpen(kind) => {
-                                    self.state.opened_in = which;
-                                    self.state.opened_by = m.tag;
-                                    self.state.content_start = false;
-                                    self.tool.as_mut().expect("armed").start_block_of(kind);
-                                    self.state.mode = Mode::Tool {
-                                        from_reasoning: reasoning,
-                                    };
-                                }
-                                Role::WrapperOpen => self.state.mode = Mode::Plain,
-                                Role::Drop => {}
-                                Role::DropUntil(rule) => {
-                                    match drop_until(
-                                        &text[m.end..],
-                                        &self.rules.drop_ends[rule],
-                                        final_,
-                                    ) {
-                                        Some(DropEnd::At(n)) => pos += n,
-                                        Some(DropEnd::Hold) => {
-                                            pos -= m.end - m.start;
-                                            break;
-                                        }
-                                        // Not markup: the prefix is text.
-                                        None => sink.text(ch, &text[m.start..m.end]),
-                                    }
-                                }
-                            }
-                        }
-                        Err(mut keep) => {
-                            // A trailing newline may be the protocol one before a close.
-                            if reasoning
-                                && self.rules.close_newlines
-                                && !final_
-                                && text[..text.len() - keep].ends_with('\n')
-                            {
-                                keep += 1;
-                            }
-                            sink.text(ch, &text[..text.len() - keep]);
-                            if text.len() > keep {
-                                self.state.nothing_yet = false;
-                                if !reasoning {
-                                    self.state.content_start = false;
-                                }
-                            }
-                            pos += text.len() - keep;
-                            break;
-                        }
-                    }
+                let shown = &text[..text.len() - keep];
+                sink.text(
+                    text_channel(reasoning, self.rules.reasoning_as_content),
+                    shown,
+                );
+                if start.is_some() && !trim_ws(shown).is_empty() {
+                    self.state.mode = Mode::Plain(PlainAt::Text);
+                }
+                Step::Wait(shown.len())
+            }
+        }
+    }
+
+    /// A whole tag `m` of the armed set `set`, found in `text`: the
+    /// text before it goes to the mode's channel (less the protocol newline before a
+    /// reasoning close), the search's state ends, and the tag acts by its role.
+    /// `fresh`: nothing but whitespace was shown or consumed before `text`, so a stray
+    /// reasoning close tag after whitespace only is the stray leading one, and goes.
+    fn on_tag(
+        &mut self,
+        set: ArmedSet,
+        m: TagMatch,
+        fresh: bool,
+        text: &str,
+        sink: &mut DeltaSink,
+        final_: bool,
+    ) -> Step {
+        let role = self.rules.armed(set).roles[m.tag];
+        let reasoning = set == ArmedSet::Reasoning;
+        let ch = text_channel(reasoning, self.rules.reasoning_as_content);
+        // The protocol newline before a close tag (Step-3.5) goes.
+        let before = &text[..m.start];
+        let before = if role == Role::ReasoningClose && self.rules.close_newlines {
+            before.strip_suffix('\n').unwrap_or(before)
+        } else {
+            before
+        };
+        sink.text(ch, before);
+        self.state.mode = if reasoning {
+            Mode::Reasoning(ReasoningAt::Text)
+        } else {
+            Mode::Plain(PlainAt::Text)
+        };
+        match role {
+            Role::ReasoningOpen => self.state.mode = Mode::Reasoning(ReasoningAt::Text),
+            Role::ReasoningClose => {
+                self.state.closed_once = true;
+                self.state.mode = Mode::Plain(if self.rules.close_newlines {
+                    PlainAt::EatNewline
+                } else {
+                    PlainAt::Start { fresh: false }
+                });
+            }
+            Role::StrayClose => {
+                if !(fresh && trim_ws(before).is_empty()) {
+                    sink.text(ch, &text[m.start..m.end]);
+                }
+            }
+            Role::ToolOpen(kind) => {
+                self.tool.as_mut().expect("armed").start_block_of(kind);
+                self.state.mode = Mode::Tool(Opened::Tag { set, tag: m.tag });
+            }
+            Role::WrapperOpen => self.state.mode = Mode::Plain(PlainAt::Text),
+            Role::Drop => {}
+            Role::DropUntil(rule) => {
+                match drop_until(&text[m.end..], &self.rules.drop_ends[rule], final_) {
+                    Some(DropEnd::At(n)) => return Step::Next(m.end + n),
+                    Some(DropEnd::Hold) => return Step::Wait(m.start),
+                    // Not markup: the prefix is text.
+                    None => sink.text(ch, &text[m.start..m.end]),
                 }
             }
         }
-        pos
+        Step::Next(m.end)
+    }
+
+    /// The armed set of plain text now: without the reasoning open tags once a `once`
+    /// dialect's reasoning closed.
+    fn plain_set(&self) -> ArmedSet {
+        if self.rules.once && self.state.closed_once {
+            ArmedSet::PlainAfter
+        } else {
+            ArmedSet::Plain
+        }
     }
 
     /// Whether a bare payload starts here, at the start of the content: after
     /// whitespace, the grammar's payload marker (`{`, `[`). Whitespace alone is held
-    /// until what follows it is known.
+    /// until what follows it is known ([`on_content_start`](Self::on_content_start)
+    /// shows all but the last [`Rules::start_ws_keep`] bytes of it first).
     fn bare_payload(&self, text: &str, final_: bool) -> Bare {
         if !self.rules.bare_start {
             return Bare::No;
@@ -793,6 +985,8 @@ impl Composed {
         self.state.pending.len()
     }
 
+    /// Bytes held for this response: the pending text and every buffer of the tool
+    /// parser.
     pub(super) fn buffered_bytes(&self) -> usize {
         self.state.pending.len() + self.tool.as_ref().map_or(0, |t| t.buffered_bytes())
     }
@@ -802,12 +996,14 @@ impl Composed {
         self.state.finished = true;
     }
 
+    /// The final chunk was fed (or an error ended the response).
     pub fn is_finished(&self) -> bool {
         self.state.finished
     }
 }
 
-/// The channel text goes to in plain or reasoning mode.
+/// The channel text goes to in plain or reasoning mode (`reasoning`), as the request's
+/// thinking flag routes reasoning.
 fn text_channel(reasoning: bool, reasoning_as_content: bool) -> Channel {
     if reasoning && !reasoning_as_content {
         Channel::Reasoning
@@ -822,8 +1018,19 @@ fn text_channel(reasoning: bool, reasoning_as_content: bool) -> Channel {
 /// any chunking.
 pub(super) const MAX_SEPARATOR_NEWLINES: usize = 64;
 
+/// A whitespace run that waits for what follows it (before a leading reasoning open
+/// tag, between two bare lines) is text once it is longer than this, whatever follows:
+/// no template puts more there, and holding an unbounded run would make every chunk
+/// parse it again. The decision depends only on the run itself, so it is the same
+/// under any chunking.
+pub(super) const MAX_HELD_WHITESPACE: usize = 64;
+
+/// What the newlines right after a tool block are.
 enum Separator {
+    /// Not known yet: hold them.
     Hold,
+    /// Separators: this many bytes go.
     Drop(usize),
+    /// Text of the channel the block returned to.
     Text,
 }

@@ -631,3 +631,306 @@ fn abandoned_llama3_block_keeps_its_whitespace() {
     let r = assert_chunking_invariant(&cfg, "<|python_tag|>  \n print(1)");
     assert_eq!(r.content.as_deref(), Some("<|python_tag|>  \n print(1)"));
 }
+
+/// The aggregated result of [`feed`] under `cuts`, call ids cleared.
+fn parsed_at(cfg: &ParserConfig, text: &str, cuts: &[usize]) -> ParsedResponse {
+    let items = feed(cfg, text, cuts);
+    let mut r = ParsedResponse::from_deltas(items.iter().map(|(d, _)| d));
+    for c in &mut r.tool_calls {
+        c.id.clear();
+    }
+    r
+}
+
+/// Streams `head`, then a whitespace run of `chunks` copies of `piece`, then `tail` as
+/// the final chunk, and returns the result with the most bytes the parser held after a
+/// chunk and the bytes the chunks handed to it: each chunk parses what was held before
+/// it followed by the chunk, so a held run is parsed again on every chunk and that sum
+/// grows with its square. A count, not a timing: the same on every machine.
+fn stream_whitespace_run(
+    cfg: &ParserConfig,
+    head: &str,
+    piece: &str,
+    chunks: usize,
+    tail: &str,
+) -> (ParsedResponse, usize, usize) {
+    let mut p = ResponseParser::new(cfg).unwrap();
+    let mut items = p.stream_chunk(head, None, false).unwrap();
+    let (mut max_pending, mut handed) = (0, 0);
+    for _ in 0..chunks {
+        handed += p.pending_len() + piece.len();
+        items.extend(p.stream_chunk(piece, None, false).unwrap());
+        max_pending = max_pending.max(p.pending_len());
+    }
+    items.extend(p.stream_chunk(tail, None, true).unwrap());
+    (
+        ParsedResponse::from_deltas(items.iter().map(|(d, _)| d)),
+        max_pending,
+        handed,
+    )
+}
+
+/// Whitespace at the start of the content is content whatever follows it (a bare
+/// payload, a tag, text), so it is shown as it arrives: a long run at a bare start
+/// (pythonic's list, Granite's lines, xLAM's and Llama 3's JSON) is neither held nor
+/// parsed again on every chunk. It used to be held whole until what followed was
+/// known: 80,000 spaces in 4-byte chunks took about a second.
+#[test]
+fn whitespace_at_the_content_start_is_not_held() {
+    let call = "get_weather(city='x')";
+    let json = r#"{"name": "get_weather", "arguments": {"city": "x"}}"#;
+    let llama = r#"{"name": "get_weather", "parameters": {"city": "x"}}"#;
+    let cases: [(&str, Option<&str>, &str, String); 7] = [
+        ("pythonic", None, "", format!("[{call}]")),
+        ("granite_pythonic", None, "", call.to_string()),
+        ("xlam", None, "", format!("[{json}]")),
+        ("llama3", None, "", llama.to_string()),
+        ("llama3", None, "", format!("<|python_tag|>{llama}")),
+        // The content start right after reasoning.
+        (
+            "pythonic",
+            Some("qwen3"),
+            "plan</think>",
+            format!("[{call}]"),
+        ),
+        // Not a call after all: the run is content before the text.
+        ("xlam", None, "", "no call".to_string()),
+    ];
+    let (piece, chunks) = ("  \t\n", 10_000);
+    let run = piece.repeat(chunks);
+    for (dialect, reasoning, head, tail) in cases {
+        let cfg = config(dialect, reasoning, None);
+        let (r, max_pending, handed) = stream_whitespace_run(&cfg, head, piece, chunks, &tail);
+        let what = format!("{dialect} {reasoning:?} {tail:?}");
+        assert!(max_pending <= piece.len(), "{what}: held {max_pending}");
+        assert!(handed <= 2 * run.len(), "{what}: handed {handed}");
+        let content = if tail == "no call" {
+            format!("{run}{tail}")
+        } else {
+            run.clone()
+        };
+        assert_eq!(r.content.as_deref(), Some(content.as_str()), "{what}");
+        let want = usize::from(tail != "no call");
+        assert_eq!(r.tool_calls.len(), want, "{what}");
+        // The same text whole gives the same result.
+        let whole = format!("{head}{run}{tail}");
+        let mut complete = ResponseParser::new(&cfg)
+            .unwrap()
+            .parse_complete(&whole, None)
+            .unwrap();
+        let mut r = r;
+        for c in r.tool_calls.iter_mut().chain(&mut complete.tool_calls) {
+            c.id.clear();
+        }
+        assert_eq!(r, complete, "{what}");
+    }
+}
+
+/// A stray reasoning close tag at the start of the output (MiniMax M3 without
+/// thinking) is dropped after whitespace only, whether the whitespace came in its own
+/// chunk or not: the whitespace used to end the output's start when streamed but not
+/// when whole.
+#[test]
+fn stray_close_after_leading_whitespace() {
+    let cfg = config("qwen", Some("minimax_m3"), None);
+    for (text, content) in [
+        ("  </mm:think>x", "  x"),
+        (" \n\t</mm:think>x", " \n\tx"),
+        ("</mm:think>x", "x"),
+        ("  y</mm:think>x", "  y</mm:think>x"),
+        // Only JSON whitespace counts, as for a bare start.
+        ("\u{3000}</mm:think>x", "\u{3000}</mm:think>x"),
+    ] {
+        let r = assert_chunking_invariant(&cfg, text);
+        assert_eq!(r.content.as_deref(), Some(content), "{text:?}");
+    }
+}
+
+/// Whitespace runs of every mix and length, at each place where whitespace waits for
+/// what follows it (the content start, after a reasoning close and its protocol
+/// newline, between two bare lines, before a leading reasoning open tag, after a tool
+/// block) and before each thing that may follow, give the same result streamed as
+/// whole: under every chunking for short runs, and under random chunkings for random
+/// runs up to 200 bytes (past what any of those places holds).
+#[test]
+fn whitespace_runs_stream_as_complete() {
+    let call = "get_weather(city='x')";
+    let json = r#"{"name": "get_weather", "arguments": {"city": "x"}}"#;
+    let llama = r#"{"name": "get_weather", "parameters": {"city": "x"}}"#;
+    let dsml = "\n\n<｜DSML｜function_calls>\n<｜DSML｜invoke name=\"search\">\n<｜DSML｜parameter name=\"query\" string=\"true\">q</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜function_calls>";
+    let qwen_call = format!("<tool_call>{json}</tool_call>");
+    let places: Vec<(&str, Option<&str>, String, Vec<String>)> = vec![
+        (
+            "pythonic",
+            None,
+            String::new(),
+            vec![
+                format!("[{call}]"),
+                format!("<|python_start|>[{call}]<|python_end|>"),
+                "[1, 2]".into(),
+                "hi".into(),
+                String::new(),
+            ],
+        ),
+        (
+            "granite_pythonic",
+            None,
+            String::new(),
+            vec![
+                call.into(),
+                format!("{call} tail"),
+                "hi".into(),
+                String::new(),
+            ],
+        ),
+        (
+            "granite_pythonic",
+            None,
+            call.into(),
+            vec![
+                call.into(),
+                "search(q='y') tail".into(),
+                "hi".into(),
+                String::new(),
+            ],
+        ),
+        (
+            "xlam",
+            None,
+            String::new(),
+            vec![
+                format!("[{json}]"),
+                format!("[TOOL_CALLS][{json}]"),
+                format!("<tool_call>{json}</tool_call>"),
+                "x".into(),
+            ],
+        ),
+        (
+            "llama3",
+            None,
+            String::new(),
+            vec![llama.into(), format!("<|python_tag|>{llama}"), "x".into()],
+        ),
+        (
+            "pythonic",
+            Some("qwen3"),
+            "plan</think>".into(),
+            vec![format!("[{call}]"), "x".into(), String::new()],
+        ),
+        (
+            "pythonic",
+            Some("step3p5"),
+            "plan\n</think>".into(),
+            vec![format!("[{call}]"), "\nx".into(), String::new()],
+        ),
+        (
+            "qwen",
+            Some("minimax_m3"),
+            String::new(),
+            vec![
+                "</mm:think>x".into(),
+                "<mm:think>r</mm:think>x".into(),
+                "x".into(),
+            ],
+        ),
+        (
+            "qwen",
+            Some("qwen3"),
+            String::new(),
+            vec![
+                "<think>plan</think>x".into(),
+                "plan</think>x".into(),
+                qwen_call.clone(),
+            ],
+        ),
+        (
+            "deepseek-v32",
+            None,
+            String::new(),
+            vec![dsml.into(), "x".into()],
+        ),
+        (
+            "qwen",
+            None,
+            qwen_call.clone(),
+            vec![qwen_call.clone(), "x".into()],
+        ),
+    ];
+    let short = ["", " ", "\n", " \n\t", "\n\n\n", "\r\n  \n"];
+    let mut rng = fastrand::Rng::with_seed(25);
+    for (tool, reasoning, head, tails) in &places {
+        let cfg = config(tool, *reasoning, None);
+        for tail in tails {
+            for run in short {
+                chunking_invariant(&cfg, &format!("{head}{run}{tail}"), false);
+            }
+            for _ in 0..20 {
+                let len = rng.usize(0..200);
+                let run: String = (0..len)
+                    .map(|_| [' ', '\t', '\n', '\r'][rng.usize(0..4)])
+                    .collect();
+                let text = format!("{head}{run}{tail}");
+                let mut cuts: Vec<usize> = (0..rng.usize(1..40))
+                    .map(|_| rng.usize(0..=text.len()))
+                    .filter(|&c| text.is_char_boundary(c))
+                    .collect();
+                cuts.sort_unstable();
+                assert_eq!(
+                    parsed_at(&cfg, &text, &cuts),
+                    parsed_at(&cfg, &text, &[]),
+                    "{tool} {reasoning:?} {text:?} cut at {cuts:?}"
+                );
+            }
+        }
+    }
+}
+
+/// Whitespace between two bare lines (Granite's pythonic lines) is the layout's when a
+/// call follows it and content otherwise: it waits for what follows, so the wait is
+/// bounded. A run longer than `MAX_HELD_WHITESPACE` is content whatever follows; it
+/// used to be held whole and parsed again on every chunk.
+#[test]
+fn bare_lines_whitespace_wait_is_bounded() {
+    let max = composed::MAX_HELD_WHITESPACE;
+    let call = "get_weather(city='x')";
+    let cfg = config("granite_pythonic", None, None);
+    let ws = format!("{}\n", " ".repeat(max - 1));
+    let r = assert_chunking_invariant(&cfg, &format!("{call}{ws}{call}"));
+    assert_eq!((r.tool_calls.len(), r.content), (2, None));
+    let ws = format!("{}\n", " ".repeat(max));
+    let r = assert_chunking_invariant(&cfg, &format!("{call}{ws}{call}"));
+    assert_eq!(r.tool_calls.len(), 1);
+    assert_eq!(r.content, Some(format!("{ws}{call}")));
+    let (piece, chunks) = ("  \t\n", 10_000);
+    let run = piece.repeat(chunks);
+    let (r, max_pending, handed) = stream_whitespace_run(&cfg, call, piece, chunks, call);
+    assert!(max_pending <= max + piece.len(), "held {max_pending}");
+    assert!(handed <= 2 * run.len(), "handed {handed}");
+    assert_eq!(r.tool_calls.len(), 1);
+    assert_eq!(r.content, Some(format!("{run}{call}")));
+}
+
+/// Whitespace before a leading reasoning open tag (reasoning began implicitly; Kimi K2
+/// writes "\n<think>") goes with the tag and is reasoning otherwise: it waits for what
+/// follows, so the wait is bounded. A run longer than `MAX_HELD_WHITESPACE` is
+/// reasoning whatever follows (the open tag after it is still dropped, as inside
+/// reasoning); it used to be held whole and parsed again on every chunk.
+#[test]
+fn leading_open_whitespace_wait_is_bounded() {
+    let max = composed::MAX_HELD_WHITESPACE;
+    let cfg = config("qwen", Some("qwen3"), None);
+    let ws = format!("\n{}", " ".repeat(max - 1));
+    let r = assert_chunking_invariant(&cfg, &format!("{ws}<think>plan</think>x"));
+    assert_eq!(r.reasoning_content.as_deref(), Some("plan"));
+    let ws = format!("\n{}", " ".repeat(max));
+    let r = assert_chunking_invariant(&cfg, &format!("{ws}<think>plan</think>x"));
+    assert_eq!(r.reasoning_content, Some(format!("{ws}plan")));
+    let (piece, chunks) = ("  \t\n", 10_000);
+    let run = piece.repeat(chunks);
+    let tail = "<think>plan</think>x";
+    let (r, max_pending, handed) = stream_whitespace_run(&cfg, "", piece, chunks, tail);
+    assert!(max_pending <= max + piece.len(), "held {max_pending}");
+    assert!(handed <= 2 * run.len(), "handed {handed}");
+    assert_eq!(r.reasoning_content, Some(format!("{run}plan")));
+    assert_eq!(r.content.as_deref(), Some("x"));
+}
