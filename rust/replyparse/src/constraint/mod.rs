@@ -52,7 +52,7 @@ use serde_json::{json, Value};
 use crate::config::ParserConfig;
 use crate::constraint_kit::lark::Lark;
 use crate::constraint_kit::CallTags;
-use crate::constraint_kit::{pytext, schema, CallConstraint, Function};
+use crate::constraint_kit::{pytext, CallConstraint, Function};
 pub use crate::constraint_kit::{ReasoningSection, SpecialTokens};
 use crate::error::{Error, Result};
 use crate::grammars::{dsml, envelope, gemma, header, pythonic, xml, Syntax};
@@ -60,6 +60,7 @@ use crate::registry::{self, ToolDialect};
 use crate::request::{ToolChoice, ToolSpec};
 use crate::response::harmony;
 use crate::response::ResponseParser;
+use crate::schema;
 
 /// The constraint of one request, in both forms.
 #[derive(Debug, Clone, PartialEq)]

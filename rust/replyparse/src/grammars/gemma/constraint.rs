@@ -24,9 +24,10 @@ use crate::constraint_kit::args::{self, ArgStyle};
 use crate::constraint_kit::lark::{self, Lark, INT, NUMBER};
 use crate::constraint_kit::structural as st;
 use crate::constraint_kit::CallTags;
-use crate::constraint_kit::{lark_after_reasoning, schema, st_after_reasoning};
+use crate::constraint_kit::{lark_after_reasoning, st_after_reasoning};
 use crate::constraint_kit::{pytext, CallConstraint, Function, ReasoningSection};
 use crate::error::{Error, Result};
+use crate::schema::{self, Ty, Types};
 
 use super::{GemmaSyntax, Values, CALL, MAX_NAME};
 
@@ -59,7 +60,7 @@ impl<'a> GemmaCalls<'a> {
 
 /// The parameter may be written as a string (its types list `string`, or it has none).
 fn string_like(sub: &Value) -> bool {
-    schema::types(sub).is_none_or(|t| t.iter().any(|t| t == "string"))
+    Types::of(Some(sub)).is_text()
 }
 
 /// Refuses names and keys the notation cannot write.
@@ -101,7 +102,7 @@ impl GemmaCalls<'_> {
                 .filter_map(|v| match v {
                     Value::String(s) if s.contains(&self.syn.quote) => None,
                     Value::String(s) => Some(format!("{q} {} {q}", pytext::string(s, false))),
-                    other => Some(pytext::string(&schema::raw(other), false)),
+                    other => Some(pytext::string(&lark::raw(other), false)),
                 })
                 .collect();
             if !alts.is_empty() {
@@ -112,19 +113,20 @@ impl GemmaCalls<'_> {
             let text = l.until(name, &self.syn.quote)?;
             return Ok(format!("{q} {text}"));
         }
-        let types = schema::types(sub).unwrap_or_default();
+        let types = Types::of(Some(sub));
         let mut alts = Vec::new();
         let mut json_rule = false;
-        for t in &types {
-            alts.push(match t.as_str() {
-                "integer" => INT.to_owned(),
-                "number" => NUMBER.to_owned(),
-                "boolean" => r#""true" | "false""#.to_owned(),
-                "null" => r#""null""#.to_owned(),
-                "object" | "array" if json_rule => continue,
-                _ => {
-                    // Objects and arrays (one rule serves both), and any type the
-                    // notation has no bare form for, as JSON of the whole schema.
+        for t in types.declared() {
+            alts.push(match t {
+                Ty::Integer => INT.to_owned(),
+                Ty::Number => NUMBER.to_owned(),
+                Ty::Boolean => r#""true" | "false""#.to_owned(),
+                Ty::Null => r#""null""#.to_owned(),
+                // (A value that may be a string is quoted text, above.)
+                Ty::String => continue,
+                Ty::Object | Ty::Array if json_rule => continue,
+                Ty::Object | Ty::Array => {
+                    // One rule serves both, as JSON of the whole schema.
                     json_rule = true;
                     l.rule(&format!("{name}_json"), &lark::json_schema(sub))
                 }
@@ -148,7 +150,7 @@ impl GemmaCalls<'_> {
     /// A value's structural-tag elements.
     fn st_value(&self, sub: &Value) -> Vec<Value> {
         let q = self.syn.quote.as_str();
-        let string = schema::types(sub).is_some_and(|t| t.iter().all(|t| t == "string"));
+        let string = Types::of(Some(sub)).only(Ty::String);
         match (self.syn.values, string) {
             (Values::Literal, true) => {
                 vec![st::const_string(q), st::any_text(&[q]), st::const_string(q)]
