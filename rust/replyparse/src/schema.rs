@@ -11,7 +11,9 @@
 //! - [`Types`]: the JSON types a value may take, in the order raw text is tried;
 //! - [`properties`], [`property`], [`member`], [`items`]: the keys a schema declares,
 //!   which are required, and the schema of a key's or an item's value;
-//! - [`enum_values`]: the values an `enum` or `const` allows.
+//! - [`enum_values`]: the values an `enum` or `const` allows;
+//! - [`normalized`]: the schema as a JSON constraint engine must receive it to read it
+//!   this way.
 //!
 //! It types no value itself: turning raw text into JSON is the grammars' work
 //! (`grammars::schema` for XML-like values), writing forms is the constraint writers'.
@@ -65,15 +67,26 @@
 //!    such an alternative can apply); an array's items likewise (`items`, else the first
 //!    alternative's). A tool's own parameters are read from its schema's `properties`
 //!    only, as the constraint lists them.
+//! 10. **Constraint engines.** llguidance and xgrammar read JSON Schema's own names
+//!     only (llguidance refuses `{"type": "int"}` with "Invalid type") and ignore
+//!     `nullable`. A schema a constraint embeds is therefore [`normalized`] first: the
+//!     names of rule 1 made canonical, `nullable` folded into `type`, a `type` of rule 2
+//!     dropped, at every depth. A contradictory schema is passed as written.
 //!
 //! Schemas come from requests: reading is bounded in depth ([`MAX_DEPTH`]) and never
 //! fails; a malformed keyword is read as absent.
 
+use std::borrow::Cow;
+
 use serde_json::{Map, Value};
 
-/// How deep `anyOf` / `oneOf` alternatives are followed: schemas are request data, and an absurdly nested one must not recurse
+/// How deep `anyOf` / `oneOf` alternatives are followed, and how deep [`normalized`]
+/// rewrites: schemas are request data, and an absurdly nested one must not recurse
 /// without bound. Deeper alternatives read as allowing any value.
 pub(crate) const MAX_DEPTH: usize = 16;
+
+/// How deep [`normalized`] rewrites nested schemas (properties of properties...).
+const MAX_NORMALIZE_DEPTH: usize = 64;
 
 /// A JSON type, as a schema names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -439,6 +452,105 @@ fn nested<'a>(
         .filter_map(|k| s.get(*k)?.as_array())
         .flatten()
         .find_map(|alt| nested(alt, depth + 1, get))
+}
+
+/// Keywords whose value is one schema.
+const ONE_SCHEMA: [&str; 11] = [
+    "additionalProperties",
+    "items",
+    "additionalItems",
+    "contains",
+    "not",
+    "if",
+    "then",
+    "else",
+    "propertyNames",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+];
+/// Keywords whose value is a list of schemas.
+const SCHEMA_LIST: [&str; 5] = ["anyOf", "oneOf", "allOf", "prefixItems", "items"];
+/// Keywords whose value maps names to schemas.
+const SCHEMA_MAP: [&str; 5] = [
+    "properties",
+    "patternProperties",
+    "$defs",
+    "definitions",
+    "dependentSchemas",
+];
+
+/// `schema` as a JSON constraint engine must receive it to read it as this module does
+/// (rule 10): type names canonical, `nullable: true` folded into `type`, a `type` that
+/// gives no type information removed, in every nested schema. Borrowed when nothing
+/// changes (the common case).
+pub(crate) fn normalized(schema: &Value) -> Cow<'_, Value> {
+    let mut out = schema.clone();
+    if normalize(&mut out, 0) {
+        Cow::Owned(out)
+    } else {
+        Cow::Borrowed(schema)
+    }
+}
+
+/// Rewrites `schema` in place; whether anything changed.
+fn normalize(schema: &mut Value, depth: usize) -> bool {
+    let Value::Object(s) = schema else {
+        return false;
+    };
+    if depth > MAX_NORMALIZE_DEPTH {
+        return false;
+    }
+    let mut changed = normalize_type(s);
+    for (key, v) in s.iter_mut() {
+        let k = key.as_str();
+        if ONE_SCHEMA.contains(&k) && v.is_object() {
+            changed |= normalize(v, depth + 1);
+        }
+        if SCHEMA_LIST.contains(&k) {
+            if let Value::Array(list) = v {
+                for sub in list {
+                    changed |= normalize(sub, depth + 1);
+                }
+            }
+        }
+        if SCHEMA_MAP.contains(&k) {
+            if let Value::Object(map) = v {
+                for sub in map.values_mut() {
+                    changed |= normalize(sub, depth + 1);
+                }
+            }
+        }
+    }
+    changed
+}
+
+/// One schema's `type` (rules 1-3) in canonical names, a name or a list as it was
+/// written (a list when `nullable` adds `null`); None to remove it.
+fn canonical_type(s: &Map<String, Value>) -> Option<Value> {
+    let t = type_keyword(s).filter(|t| !t.any)?;
+    let name = |t: &Ty| Value::String(t.name().to_owned());
+    Some(match (s.get("type"), t.declared.as_slice()) {
+        (Some(Value::String(_)), [one]) => name(one),
+        (_, many) => Value::Array(many.iter().map(name).collect()),
+    })
+}
+
+/// Makes `s`'s `type` canonical; whether it changed.
+fn normalize_type(s: &mut Map<String, Value>) -> bool {
+    let Some(old) = s.get("type") else {
+        return false;
+    };
+    match canonical_type(s) {
+        Some(new) if &new == old => false,
+        Some(new) => {
+            s.insert("type".to_owned(), new);
+            true
+        }
+        None => {
+            s.shift_remove("type");
+            true
+        }
+    }
 }
 
 #[cfg(test)]

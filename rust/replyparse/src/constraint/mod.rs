@@ -162,8 +162,10 @@ pub(crate) fn select<'a>(
         .iter()
         .map(|t| Function {
             name: &t.name,
+            // The schema as the constraint engines must read it to read it as
+            // parsing does (`crate::schema`: Python type names, `nullable`).
             params: match &t.parameters {
-                Some(p) if !p.is_null() => Cow::Borrowed(p),
+                Some(p) if !p.is_null() => schema::normalized(p),
                 _ => Cow::Owned(json!({"type": "object"})),
             },
         })

@@ -255,3 +255,46 @@ fn parameters_and_nested_values() {
     assert_eq!(items(&json!({"items": true})), Some(&json!(true)));
     assert_eq!(items(&json!({"type": "array"})), None);
 }
+
+#[test]
+fn normalized_for_constraint_engines() {
+    let plain = json!({"type": "object", "properties": {"a": {"type": ["integer", "null"]},
+        "b": {"type": ["string"]}, "c": {"enum": ["int"]}}});
+    assert!(matches!(normalized(&plain), Cow::Borrowed(_)));
+    let s = json!({"type": "dict", "properties": {
+        "a": {"type": "int", "description": "x"},
+        "b": {"type": "string", "nullable": true},
+        "c": {"type": ["list", "null"], "items": {"type": "float"}},
+        "d": {"anyOf": [{"type": "bool"}, {"type": "foo"}]},
+        "e": {"type": "foo", "default": {"type": "int"}},
+        "f": {"type": "null", "nullable": true}},
+        "additionalProperties": {"type": "str"},
+        "$defs": {"m": {"type": "tuple", "prefixItems": [{"type": "double"}]}}});
+    let want = json!({"type": "object", "properties": {
+        "a": {"type": "integer", "description": "x"},
+        "b": {"type": ["string", "null"], "nullable": true},
+        "c": {"type": ["array", "null"], "items": {"type": "number"}},
+        "d": {"anyOf": [{"type": "boolean"}, {}]},
+        "e": {"default": {"type": "int"}},
+        "f": {"type": "null", "nullable": true}},
+        "additionalProperties": {"type": "string"},
+        "$defs": {"m": {"type": "array", "prefixItems": [{"type": "number"}]}}});
+    let got = normalized(&s);
+    assert_eq!(*got, want);
+    // Key order is kept where `type` is removed.
+    let keys: Vec<&str> = got["properties"]["e"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(|k| k.as_str())
+        .collect();
+    assert_eq!(keys, ["default"]);
+    // The normalized schema reads as the original does.
+    for key in ["a", "b", "c", "d", "e", "f"] {
+        assert_eq!(
+            Types::of(property(Some(&s), key)),
+            Types::of(property(Some(&got), key)),
+            "{key}"
+        );
+    }
+}
