@@ -1,7 +1,7 @@
 //! Converting XML-like parameter values to JSON by the types the request's schema gives.
 //!
 //! XML-like dialects write every value as text; the request's JSON schema says what it
-//! should be, as [`crate::schema`] reads it (the reading constraints share, so a value a
+//! should be, as `crate::schema` reads it (the reading constraints share, so a value a
 //! constraint admits converts to a type it admits). A value whose only type is `string`
 //! (or that has no type information: a parameter the schema does not describe) streams
 //! at once as a JSON string. Any other value is held until its close tag and converted
