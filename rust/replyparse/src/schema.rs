@@ -237,25 +237,32 @@ impl Types {
         self
     }
 
-    /// Both readings at once (another keyword of the same schema), in this one's order
-    /// where both declare types; a keyword that would leave no type is ignored (rule 4).
+    /// Both readings at once (another keyword of the same schema): the types both
+    /// allow, this one's first, in its order (rule 7); a keyword that would leave no
+    /// type is ignored (rule 4).
     fn narrowed(self, other: Types) -> Types {
-        let both = match (self.any, other.any) {
-            (_, true) if other.declared.is_empty() => return self,
-            (true, _) if self.declared.is_empty() => return other,
-            (false, false) => Types {
-                declared: self
-                    .declared
-                    .iter()
-                    .copied()
-                    .filter(|t| other.has(*t))
-                    .collect(),
-                any: false,
-            },
-            (true, false) => other,
-            (false, true) => self.clone(),
-            (true, true) => self.clone().union(other),
+        if other.any && other.declared.is_empty() {
+            return self;
+        }
+        if self.any && self.declared.is_empty() {
+            return other;
+        }
+        // Types one side declares are allowed by the other when it declares them too,
+        // or allows any type.
+        let mut both = Types {
+            declared: Vec::new(),
+            any: self.any && other.any,
         };
+        for t in &self.declared {
+            if other.any || other.has(*t) {
+                both.push(*t);
+            }
+        }
+        for t in &other.declared {
+            if self.any {
+                both.push(*t);
+            }
+        }
         if both.declared.is_empty() && !both.any {
             self
         } else {

@@ -298,3 +298,17 @@ fn normalized_for_constraint_engines() {
         );
     }
 }
+
+#[test]
+fn narrowing_keeps_the_first_keywords_order() {
+    // `type` with an unknown name allows any type: anyOf's types, `type`'s first.
+    let s = json!({"type": ["integer", "foo"],
+                   "anyOf": [{"type": "string"}, {"type": "integer"}]});
+    assert_eq!(types(s), typed(&[Integer, String]));
+    // Both allow any type besides their own: either's types, any type still.
+    let s = json!({"type": ["integer", "foo"], "anyOf": [{"type": "null"}, {}]});
+    assert_eq!(types(s), (vec![Integer, Null], true));
+    // A typed keyword narrows one that allows any type to its own types.
+    let s = json!({"type": "boolean", "anyOf": [{"type": "integer"}, {}]});
+    assert_eq!(types(s), typed(&[Boolean]));
+}
