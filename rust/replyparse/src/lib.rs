@@ -53,6 +53,7 @@ pub mod registry;
 pub mod request;
 pub mod response;
 pub mod scan;
+pub(crate) mod schema;
 pub mod serve;
 pub mod thinking;
 pub mod tool;

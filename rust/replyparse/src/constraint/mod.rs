@@ -52,7 +52,7 @@ use serde_json::{json, Value};
 use crate::config::ParserConfig;
 use crate::constraint_kit::lark::Lark;
 use crate::constraint_kit::CallTags;
-use crate::constraint_kit::{pytext, schema, CallConstraint, Function};
+use crate::constraint_kit::{pytext, CallConstraint, Function};
 pub use crate::constraint_kit::{ReasoningSection, SpecialTokens};
 use crate::error::{Error, Result};
 use crate::grammars::{dsml, envelope, gemma, header, pythonic, xml, Syntax};
@@ -60,6 +60,7 @@ use crate::registry::{self, ToolDialect};
 use crate::request::{ToolChoice, ToolSpec};
 use crate::response::harmony;
 use crate::response::ResponseParser;
+use crate::schema;
 
 /// The constraint of one request, in both forms.
 #[derive(Debug, Clone, PartialEq)]
@@ -161,8 +162,10 @@ pub(crate) fn select<'a>(
         .iter()
         .map(|t| Function {
             name: &t.name,
+            // The schema as the constraint engines must read it to read it as
+            // parsing does (`crate::schema`: Python type names, `nullable`).
             params: match &t.parameters {
-                Some(p) if !p.is_null() => Cow::Borrowed(p),
+                Some(p) if !p.is_null() => schema::normalized(p),
                 _ => Cow::Owned(json!({"type": "object"})),
             },
         })

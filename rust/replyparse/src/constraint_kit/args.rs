@@ -12,10 +12,10 @@
 use serde_json::{json, Value};
 
 use super::lark::Lark;
-use super::schema;
 use super::structural as st;
 use super::Function;
 use crate::error::{Error, Result};
+use crate::schema;
 
 /// Optional parameters per tool the structural tag can list (2^n alternatives).
 pub const MAX_OPTIONAL: usize = 8;

@@ -12,8 +12,9 @@ use std::collections::{BTreeSet, HashSet};
 
 use serde_json::Value;
 
-use super::{pytext, schema, SpecialTokens};
+use super::{pytext, SpecialTokens};
 use crate::error::{Error, Result};
+use crate::schema::{self, Ty, Types};
 
 /// llguidance JSON options: `lenient` ignores keywords llguidance does not implement
 /// rather than failing the request in the engine (the value still has the schema's
@@ -218,6 +219,15 @@ pub(crate) fn json_schema(schema: &Value) -> String {
     format!("%json {text}")
 }
 
+/// How an enum value is written as an XML-like raw value: a string as itself, anything
+/// else as its JSON text.
+pub(crate) fn raw(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => pytext::dumps(other, false),
+    }
+}
+
 /// A raw-text parameter value up to and including `close`, constrained by the schema
 /// where a raw form exists: enums and consts, integer, number, boolean, null, and JSON
 /// objects / arrays; anything that may be a string is free text without `close`.
@@ -235,7 +245,7 @@ pub(crate) fn text_value(
     // (`null` reads as no schema below: no enum, any type.)
     let values = schema::enum_values(sub);
     if let Some(values) = &values {
-        let raws: Vec<String> = values.iter().map(|v| schema::raw(v)).collect();
+        let raws: Vec<String> = values.iter().map(|v| raw(v)).collect();
         if raws.iter().all(|r| !r.contains(close)) {
             let pad = if trims_newline { r#""\n"?"# } else { "" };
             let alts: Vec<String> = raws.iter().map(|r| pytext::string(r, false)).collect();
@@ -244,31 +254,51 @@ pub(crate) fn text_value(
             return Ok(text.trim_matches(pytext::is_space).to_owned());
         }
     }
-    let types = match schema::types(sub) {
-        Some(t) if !t.iter().any(|t| t == "string") && values.is_none() => t,
-        _ => return l.until(name, close),
-    };
+    let types = Types::of(Some(sub));
+    if types.is_text() || values.is_some() {
+        return l.until(name, close);
+    }
     let mut alts: Vec<String> = Vec::new();
     let mut json_rule = false;
-    for t in &types {
-        let form = match t.as_str() {
-            "integer" => INT.to_owned(),
-            "number" => NUMBER.to_owned(),
-            "boolean" => r#""true" | "false""#.to_owned(),
-            "null" => r#""null""#.to_owned(),
+    for t in types.declared() {
+        let form = match t {
+            Ty::Integer => INT.to_owned(),
+            Ty::Number => NUMBER.to_owned(),
+            Ty::Boolean => r#""true" | "false""#.to_owned(),
+            Ty::Null => r#""null""#.to_owned(),
             // One JSON rule serves both (`["object", "array"]`): its schema is the whole
             // value's.
-            "object" | "array" if json_rule => continue,
-            "object" | "array" => {
+            Ty::Object | Ty::Array if json_rule => continue,
+            Ty::Object | Ty::Array => {
                 json_rule = true;
                 l.rule(&format!("{name}_json"), &json_schema(sub))
             }
-            _ => return l.until(name, close),
+            // (A string type is free text, above.)
+            Ty::String => continue,
         };
         alts.push(form);
     }
     let lit = l.lit(close);
     Ok(format!("WS? ({}) WS? {lit}", alts.join(" | ")))
+}
+
+/// The type names a value written as JSON source may be declared as in a markup that
+/// types each value itself (Kimi K3's `type="..."`): every type but `string` the schema
+/// allows, an `integer` also as `number` (a model may call an integer a number); all six
+/// when any type is allowed.
+pub(crate) fn json_type_names(types: &Types) -> Vec<&'static str> {
+    if types.any() {
+        return vec!["number", "integer", "boolean", "null", "object", "array"];
+    }
+    types
+        .declared()
+        .iter()
+        .flat_map(|t| match t {
+            Ty::String => vec![],
+            Ty::Integer => vec!["integer", "number"],
+            other => vec![other.name()],
+        })
+        .collect()
 }
 
 /// One parameter of a call: `(rule name, key or None for any key, its schema)` -> the
@@ -291,7 +321,7 @@ pub(crate) fn params<'s>(
         // A `null` schema is no schema (as Python's None was).
         let sub = Some(*sub).filter(|s| !s.is_null());
         let p = param(l, &format!("{name}_{j}"), Some(key), sub)?;
-        if props.required.iter().any(|r| r == key) {
+        if props.is_required(key) {
             parts.push(p);
         } else {
             parts.push(format!("{p}?"));

@@ -1,7 +1,6 @@
 //! What every family's constraint writer uses: the Lark writer ([`lark`]), the
 //! structural-tag nodes ([`structural`]), the arguments' layout ([`args`]), Python text
-//! ([`pytext`]), reading a tool schema for a constraint ([`schema`]), the
-//! [`CallConstraint`] trait each family implements beside its grammar, the functions a
+//! ([`pytext`]), the [`CallConstraint`] trait each family implements beside its grammar, the functions a
 //! constraint allows ([`Function`]), what a markup cannot hold ([`Forbidden`]), the
 //! reasoning section before the calls ([`ReasoningSection`]) and the helpers that place
 //! the calls after it.
@@ -12,7 +11,6 @@
 pub(crate) mod args;
 pub(crate) mod lark;
 pub(crate) mod pytext;
-pub(crate) mod schema;
 pub(crate) mod structural;
 
 use std::borrow::Cow;

@@ -76,3 +76,28 @@ fn the_call_head_is_read_whole() {
     assert_eq!(rejected.len(), 1);
     assert_eq!(rejected[0].raw, "call:\n\nl:noop{}");
 }
+
+/// A nested value is typed by the schema of the union alternative that declares its
+/// key, and a nullable string's bare `null` is null (the schema reader's rules 3 and 9).
+#[test]
+fn nested_union_members_and_nullable_strings() {
+    let tool = ToolSpec {
+        name: "f".into(),
+        parameters: Some(serde_json::json!({"type": "object", "properties": {
+            "zip": {"oneOf": [{"type": "integer"}, {"type": "object",
+                "properties": {"code": {"type": "string"}}}]},
+            "tags": {"anyOf": [{"type": "null"}, {"type": "array",
+                "items": {"type": "string"}}]},
+            "label": {"type": "string", "nullable": true}}})),
+    };
+    let cfg = config("gemma4", vec![tool]);
+    let text = "<|tool_call>call:f{zip:{code:02134},tags:[007],label:null}<tool_call|>";
+    let r = chunking_invariant(&cfg, text, false);
+    assert_eq!(
+        calls(&r),
+        vec![(
+            "f",
+            r#"{"zip": {"code": "02134"}, "tags": ["007"], "label": null}"#
+        )]
+    );
+}

@@ -9,7 +9,9 @@ use super::{lark_of, named, st_of, start, thinking, tools};
 use crate::constraint::ConstraintOptions;
 use crate::ToolChoice;
 
-/// The grammar the first (Python) builder wrote for these tools.
+/// The grammar the first (Python) builder wrote for these tools, but for `unit`: an enum
+/// of strings is a string parameter, which the template writes with `string="true"`
+/// only (the builder also allowed it as JSON source with `string="false"`).
 const V32: &str = r#"%llguidance {}
 
 start: "\n\n<｜DSML｜function_calls>" WS? call (WS? call)* WS? "</｜DSML｜function_calls>" WS?
@@ -17,8 +19,7 @@ p_0_0_s[suffix="</｜DSML｜parameter>"]: /(?s:.*)/
 p_0_0: WS? "<｜DSML｜parameter name=" "\"" "city" ("\" string=\"true\">" p_0_0_s)
 p_0_1_j: %json {"type": ["integer", "null"], "x-guidance": {"lenient": true, "json_allow_general_unicode_escapes": true}}
 p_0_1: WS? "<｜DSML｜parameter name=" "\"" "days" ("\" string=\"false\">" WS? p_0_1_j WS? "</｜DSML｜parameter>")
-p_0_2_j: %json {"enum": ["c", "f"], "x-guidance": {"lenient": true, "json_allow_general_unicode_escapes": true}}
-p_0_2: WS? "<｜DSML｜parameter name=" "\"" "unit" ("\" string=\"true\">" ("c" | "f")  "</｜DSML｜parameter>" | "\" string=\"false\">" WS? p_0_2_j WS? "</｜DSML｜parameter>")
+p_0_2: WS? "<｜DSML｜parameter name=" "\"" "unit" ("\" string=\"true\">" ("c" | "f")  "</｜DSML｜parameter>")
 call_0: "<｜DSML｜invoke name=\"get_weather\">" p_0_0 p_0_1? p_0_2? WS? "</｜DSML｜invoke>"
 p_1_any_s[suffix="</｜DSML｜parameter>"]: /(?s:.*)/
 p_1_any_j: %json {"x-guidance": {"lenient": true, "json_allow_general_unicode_escapes": true}}

@@ -68,3 +68,30 @@ fn structural_tag() {
     // city, then each subset of (days, unit).
     assert_eq!(tag["content"]["elements"].as_array().unwrap().len(), 4);
 }
+
+/// A union with `string` is a quoted string or a bare value of its other types (Gemma
+/// 4's template writes `null` bare for a nullable string, a number bare in a
+/// number-or-string union), and a value of any type a quoted string or JSON: what the
+/// parser reads as those types.
+#[test]
+fn lark_gemma4_unions_with_string() {
+    let t = [super::tool(
+        "f",
+        serde_json::json!({"type": "object", "properties": {
+            "label": {"type": "string", "nullable": true},
+            "size": {"anyOf": [{"type": "number"}, {"type": "string"}]},
+            "any": {}},
+            "required": ["label", "size", "any"]}),
+    )];
+    let g = lark_of("gemma4", &t, &ToolChoice::Required, &Default::default());
+    assert!(g.contains(r#""label:" (<|"|> a0_0_v | "null")"#), "{g}");
+    assert!(
+        g.contains(&format!(
+            r#""size:" (<|"|> a0_1_v | {})"#,
+            crate::constraint_kit::lark::NUMBER
+        )),
+        "{g}"
+    );
+    assert!(g.contains(r#""any:" (<|"|> a0_2_v | a0_2_v_json)"#), "{g}");
+    assert!(g.contains("a0_2_v_json: %json {\"x-guidance\""), "{g}");
+}

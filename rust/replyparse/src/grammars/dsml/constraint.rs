@@ -8,9 +8,10 @@ use super::DsmlSyntax;
 use crate::constraint_kit::lark::{self, Lark, KEY_NAME};
 use crate::constraint_kit::structural as st;
 use crate::constraint_kit::CallTags;
-use crate::constraint_kit::{lark_after_reasoning, lark_calls, pytext, schema, st_section};
+use crate::constraint_kit::{lark_after_reasoning, lark_calls, pytext, st_section};
 use crate::constraint_kit::{CallConstraint, Forbidden, Function, ReasoningSection};
 use crate::error::Result;
+use crate::schema::{self, Ty, Types};
 
 /// Ends a parameter tag whose value is raw text, after the key.
 const STRING_TRUE: &str = "\" string=\"true\">";
@@ -65,21 +66,15 @@ impl DsmlCalls<'_> {
                     par
                 )),
             };
-            let types = sub.and_then(schema::types);
+            let types = Types::of(sub);
             let mut alts = Vec::new();
-            if types
-                .as_ref()
-                .is_none_or(|t| t.iter().any(|t| t == "string"))
-            {
+            if types.is_text() {
                 alts.push(st::sequence(vec![
                     st::const_string(STRING_TRUE),
                     st::tag("", st::any_text(&[]), &close),
                 ]));
             }
-            if types
-                .as_ref()
-                .is_none_or(|t| t.iter().any(|t| t != "string"))
-            {
+            if types.any() || types.declared().iter().any(|t| *t != Ty::String) {
                 let empty = json!({});
                 alts.push(st::sequence(vec![
                     st::const_string(STRING_FALSE),
@@ -98,7 +93,7 @@ impl DsmlCalls<'_> {
                 let mut content = Vec::new();
                 for (key, sub) in &props.declared {
                     let p = param(Some(key), Some(*sub).filter(|s| !s.is_null()));
-                    content.push(if props.required.iter().any(|r| r == key) {
+                    content.push(if props.is_required(key) {
                         p
                     } else {
                         json!({"type": "optional", "content": p})
@@ -179,20 +174,14 @@ impl CallConstraint for DsmlCalls<'_> {
          -> Result<String> {
             let name = key.map_or(KEY_NAME.to_owned(), |k| pytext::string(k, false));
             let head = format!(r#"{} "\"" {name}"#, l.lit(&format!("<{tok}{par} name=")));
-            let types = sub.and_then(schema::types);
+            let types = Types::of(sub);
             let mut alts = Vec::new();
-            if types
-                .as_ref()
-                .is_none_or(|t| t.iter().any(|t| t == "string"))
-            {
+            if types.is_text() {
                 // Raw text, constrained where the schema has a raw form.
                 let raw = lark::text_value(l, &format!("{rule}_s"), sub, &close, false)?;
                 alts.push(format!("{} {raw}", l.lit(STRING_TRUE)));
             }
-            if types
-                .as_ref()
-                .is_none_or(|t| t.iter().any(|t| t != "string"))
-            {
+            if types.any() || types.declared().iter().any(|t| *t != Ty::String) {
                 let empty = json!({});
                 let js = l.rule(
                     &format!("{rule}_j"),

@@ -6,11 +6,13 @@
 //! family). A value is written as the model writes it where the schema says what it
 //! is:
 //!
-//! - Gemma 4 ([`Values::Literal`]): a parameter that may be a string is a quoted string
-//!   (`<|"|>` any text without the quote token `<|"|>`); an enum or const is one of its
-//!   values (strings quoted, others as their JSON text); other types are written bare
-//!   (an integer, a number, `true` / `false`, `null`) or, for objects and arrays, as
-//!   JSON (the parser reads JSON's quoted keys and strings);
+//! - Gemma 4 ([`Values::Literal`]): a string is a quoted string (`<|"|>` any text
+//!   without the quote token `<|"|>`); an enum or const is one of its values (strings
+//!   quoted, others as their JSON text); other types are written bare (an integer, a
+//!   number, `true` / `false`, `null`) or, for objects and arrays, as JSON (the parser
+//!   reads JSON's quoted keys and strings). A union is each of its types so written
+//!   (the template writes `null` bare for a nullable string), and a value of any type
+//!   (no type information) a quoted string or JSON;
 //! - FunctionGemma ([`Values::JsonInQuote`]): every value is inside the quote token,
 //!   raw text for a string, else the schema's raw form (the parser JSON-decodes it).
 //!
@@ -24,9 +26,10 @@ use crate::constraint_kit::args::{self, ArgStyle};
 use crate::constraint_kit::lark::{self, Lark, INT, NUMBER};
 use crate::constraint_kit::structural as st;
 use crate::constraint_kit::CallTags;
-use crate::constraint_kit::{lark_after_reasoning, schema, st_after_reasoning};
+use crate::constraint_kit::{lark_after_reasoning, st_after_reasoning};
 use crate::constraint_kit::{pytext, CallConstraint, Function, ReasoningSection};
 use crate::error::{Error, Result};
+use crate::schema::{self, Ty, Types};
 
 use super::{GemmaSyntax, Values, CALL, MAX_NAME};
 
@@ -61,11 +64,6 @@ impl<'a> GemmaCalls<'a> {
     fn end(&self) -> String {
         format!("}}{}", self.d.close.unwrap_or(""))
     }
-}
-
-/// The parameter may be written as a string (its types list `string`, or it has none).
-fn string_like(sub: &Value) -> bool {
-    schema::types(sub).is_none_or(|t| t.iter().any(|t| t == "string"))
 }
 
 /// Refuses names and keys the notation cannot write.
@@ -107,30 +105,40 @@ impl GemmaCalls<'_> {
                 .filter_map(|v| match v {
                     Value::String(s) if s.contains(&self.syn.quote) => None,
                     Value::String(s) => Some(format!("{q} {} {q}", pytext::string(s, false))),
-                    other => Some(pytext::string(&schema::raw(other), false)),
+                    other => Some(pytext::string(&lark::raw(other), false)),
                 })
                 .collect();
             if !alts.is_empty() {
                 return Ok(format!("({})", alts.join(" | ")));
             }
         }
-        if string_like(sub) {
-            let text = l.until(name, &self.syn.quote)?;
-            return Ok(format!("{q} {text}"));
-        }
-        let types = schema::types(sub).unwrap_or_default();
+        let types = Types::of(Some(sub));
         let mut alts = Vec::new();
+        if types.is_text() {
+            // A string, in the quote token (the template quotes strings only).
+            let text = l.until(name, &self.syn.quote)?;
+            if types.only(Ty::String) {
+                return Ok(format!("{q} {text}"));
+            }
+            alts.push(format!("{q} {text}"));
+        }
+        if types.any() {
+            // Any value: the other types as JSON of the whole schema.
+            alts.push(l.rule(&format!("{name}_json"), &lark::json_schema(sub)));
+            return Ok(format!("({})", alts.join(" | ")));
+        }
         let mut json_rule = false;
-        for t in &types {
-            alts.push(match t.as_str() {
-                "integer" => INT.to_owned(),
-                "number" => NUMBER.to_owned(),
-                "boolean" => r#""true" | "false""#.to_owned(),
-                "null" => r#""null""#.to_owned(),
-                "object" | "array" if json_rule => continue,
-                _ => {
-                    // Objects and arrays (one rule serves both), and any type the
-                    // notation has no bare form for, as JSON of the whole schema.
+        for t in types.declared() {
+            alts.push(match t {
+                Ty::Integer => INT.to_owned(),
+                Ty::Number => NUMBER.to_owned(),
+                Ty::Boolean => r#""true" | "false""#.to_owned(),
+                Ty::Null => r#""null""#.to_owned(),
+                // (Quoted text, above.)
+                Ty::String => continue,
+                Ty::Object | Ty::Array if json_rule => continue,
+                Ty::Object | Ty::Array => {
+                    // One rule serves both, as JSON of the whole schema.
                     json_rule = true;
                     l.rule(&format!("{name}_json"), &lark::json_schema(sub))
                 }
@@ -151,19 +159,21 @@ impl GemmaCalls<'_> {
         }
     }
 
-    /// A value's structural-tag elements.
+    /// A value's structural-tag elements: as the Lark grammar writes it, with JSON of
+    /// the whole schema for whatever is not quoted text.
     fn st_value(&self, sub: &Value) -> Vec<Value> {
         let q = self.syn.quote.as_str();
-        let string = schema::types(sub).is_some_and(|t| t.iter().all(|t| t == "string"));
-        match (self.syn.values, string) {
-            (Values::Literal, true) => {
-                vec![st::const_string(q), st::any_text(&[q]), st::const_string(q)]
-            }
-            (Values::Literal, false) => vec![st::json_schema(sub, None)],
-            (Values::JsonInQuote, true) => {
-                vec![st::const_string(q), st::any_text(&[q]), st::const_string(q)]
-            }
-            (Values::JsonInQuote, false) => vec![
+        let types = Types::of(Some(sub));
+        let quoted = || vec![st::const_string(q), st::any_text(&[q]), st::const_string(q)];
+        match self.syn.values {
+            Values::Literal if types.only(Ty::String) => quoted(),
+            Values::Literal if types.is_text() => vec![st::or(vec![
+                st::sequence(quoted()),
+                st::json_schema(sub, None),
+            ])],
+            Values::Literal => vec![st::json_schema(sub, None)],
+            Values::JsonInQuote if types.is_text() => quoted(),
+            Values::JsonInQuote => vec![
                 st::const_string(q),
                 st::json_schema(sub, None),
                 st::const_string(q),

@@ -42,13 +42,13 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::constraint_kit::schema;
 use crate::grammars::literal::number::{self, Number};
 use crate::grammars::literal::strings::{Flavor, PyStr};
 use crate::grammars::literal::Flow;
 pub(crate) use crate::grammars::literal::{ArgsRead, Read};
 use crate::scan::escape::{escape_json_into, json_string_into};
 use crate::scan::prefix::TagSet;
+use crate::schema::{self, Ty, Types};
 
 /// Longest bare key or scalar held before the call is malformed.
 const MAX_TOKEN: usize = 1 << 16;
@@ -164,40 +164,36 @@ fn is_ws(b: u8) -> bool {
 }
 
 /// Whether a value of the schema must be a string when it is not one of `kinds`: the
-/// schema lists `string` and none of them.
-fn wants_string(schema: Option<&Value>, kinds: &[&str]) -> bool {
-    let Some(types) = schema.and_then(schema::types) else {
-        return false;
-    };
-    types.iter().any(|t| t == "string") && !types.iter().any(|t| kinds.contains(&t.as_str()))
+/// schema allows `string` and none of them (a schema that allows any type wants none).
+fn wants_string(schema: Option<&Value>, kinds: &[Ty]) -> bool {
+    let types = Types::of(schema);
+    !types.any() && types.has(Ty::String) && !kinds.iter().any(|k| types.has(*k))
 }
 
 /// Whether the schema allows strings only (a FunctionGemma value then streams at once).
 fn string_only(schema: Option<&Value>) -> bool {
-    schema
-        .and_then(schema::types)
-        .is_some_and(|t| !t.is_empty() && t.iter().all(|t| t == "string"))
+    Types::of(schema).only(Ty::String)
 }
 
-/// The JSON type names a value's JSON text is an instance of.
-fn kinds_of(v: &Value) -> &'static [&'static str] {
+/// The JSON types a value's JSON text is an instance of.
+fn kinds_of(v: &Value) -> &'static [Ty] {
     match v {
-        Value::Null => &["null"],
-        Value::Bool(_) => &["boolean"],
-        Value::Number(n) if n.is_f64() => &["number"],
-        Value::Number(_) => &["integer", "number"],
-        Value::String(_) => &["string"],
-        Value::Array(_) => &["array"],
-        Value::Object(_) => &["object"],
+        Value::Null => &[Ty::Null],
+        Value::Bool(_) => &[Ty::Boolean],
+        Value::Number(n) if n.is_f64() => &[Ty::Number],
+        Value::Number(_) => &[Ty::Integer, Ty::Number],
+        Value::String(_) => &[Ty::String],
+        Value::Array(_) => &[Ty::Array],
+        Value::Object(_) => &[Ty::Object],
     }
 }
 
 /// A bare scalar's JSON text, typed by its literal form and the schema.
 fn bare_json(text: &str, schema: Option<&Value>) -> String {
     let t = text.trim_matches([' ', '\t', '\n', '\r']);
-    let lit: Option<(String, &[&str])> = match t {
-        "true" | "false" => Some((t.to_owned(), &["boolean"])),
-        "null" => Some((t.to_owned(), &["null"])),
+    let lit: Option<(String, &[Ty])> = match t {
+        "true" | "false" => Some((t.to_owned(), &[Ty::Boolean])),
+        "null" => Some((t.to_owned(), &[Ty::Null])),
         _ if t.starts_with(|c: char| c.is_ascii_digit() || matches!(c, '-' | '+' | '.')) => {
             match number::convert(t) {
                 Some(Number::Json(j)) => {
@@ -205,9 +201,9 @@ fn bare_json(text: &str, schema: Option<&Value>) -> String {
                     Some((
                         j,
                         if int {
-                            &["integer", "number"]
+                            &[Ty::Integer, Ty::Number]
                         } else {
-                            &["number"]
+                            &[Ty::Number]
                         },
                     ))
                 }
@@ -294,7 +290,7 @@ impl ArgsReader {
             Kind::Arr => f
                 .schema
                 .as_deref()
-                .and_then(|s| s.get("items"))
+                .and_then(schema::items)
                 .map(|i| Arc::new(i.clone())),
         }
     }
@@ -329,8 +325,7 @@ impl ArgsReader {
             .top()
             .schema
             .as_deref()
-            .and_then(|s| s.get("properties"))
-            .and_then(|p| p.get(key))
+            .and_then(|s| schema::member(s, key))
             .map(|m| Arc::new(m.clone()));
         let f = self.top();
         f.member = member;

@@ -14,13 +14,13 @@ use serde_json::Value;
 
 use crate::constraint_kit::args;
 use crate::constraint_kit::lark::{self, Lark};
-use crate::constraint_kit::schema;
 use crate::constraint_kit::structural as st;
 use crate::constraint_kit::CallTags;
 use crate::constraint_kit::{lark_after_reasoning, lark_calls, st_after_reasoning};
 use crate::constraint_kit::{CallConstraint, Forbidden, Function, ReasoningSection};
 use crate::error::{Error, Result};
 use crate::grammars::pythonic::PythonicSyntax;
+use crate::schema;
 
 use super::{Container, MAX_NAME};
 

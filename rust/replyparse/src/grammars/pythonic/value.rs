@@ -38,6 +38,7 @@ use crate::grammars::literal::strings::{Flavor, PyStr};
 use crate::grammars::literal::Flow;
 pub(crate) use crate::grammars::literal::{ArgsRead, Read};
 use crate::scan::escape::json_string_into;
+use crate::schema;
 
 /// Longest number or bare name held (beyond it the call is malformed): a token is held
 /// whole, so this bounds what one token makes the grammar keep.
@@ -156,11 +157,13 @@ pub(crate) fn is_ident(b: u8) -> bool {
 
 /// The declared parameter names of a tool's schema, in order.
 pub(crate) fn param_names(schema: Option<&Value>) -> Vec<String> {
-    schema
-        .and_then(|s| s.get("properties"))
-        .and_then(Value::as_object)
-        .map(|p| p.keys().cloned().collect())
-        .unwrap_or_default()
+    schema.map_or_else(Vec::new, |s| {
+        schema::properties(s)
+            .declared
+            .into_iter()
+            .map(|(k, _)| k.to_owned())
+            .collect()
+    })
 }
 
 /// A bare name as JSON: a literal, or the name as a string.

@@ -17,11 +17,10 @@ use super::{ValueWhitespace, XmlSyntax};
 use crate::constraint_kit::lark::{self, Lark, KEY_NAME};
 use crate::constraint_kit::structural as st;
 use crate::constraint_kit::CallTags;
-use crate::constraint_kit::{
-    lark_after_reasoning, lark_calls, pytext, schema, st_blocks, st_section,
-};
+use crate::constraint_kit::{lark_after_reasoning, lark_calls, pytext, st_blocks, st_section};
 use crate::constraint_kit::{CallConstraint, Forbidden, Function, ReasoningSection};
 use crate::error::{Error, Result};
+use crate::schema::{self, Types};
 
 /// The markup fields xgrammar's styles fix: function open, name end, function close,
 /// parameter open, parameter name end, value open, value close.
@@ -176,21 +175,21 @@ impl XmlCalls<'_> {
             })
         };
         if let Some(values) = schema::enum_values(sub) {
-            let raws: Vec<String> = values.iter().map(|v| schema::raw(v)).collect();
+            let raws: Vec<String> = values.iter().map(|v| lark::raw(v)).collect();
             if raws.iter().all(|r| !r.contains(close)) {
                 let alts = raws.iter().map(|r| st::const_string(r)).collect();
                 return st::sequence(vec![nl(), st::or(alts), nl(), st::const_string(close)]);
             }
         }
-        let typed = schema::types(sub).filter(|t| !t.iter().any(|t| t == "string"));
-        match typed {
-            Some(_) if schema::enum_values(sub).is_none() => st::sequence(vec![
+        if Types::of(Some(sub)).is_text() || schema::enum_values(sub).is_some() {
+            st::tag("", st::any_text(&[]), close)
+        } else {
+            st::sequence(vec![
                 ws(),
                 st::json_schema(sub, None),
                 ws(),
                 st::const_string(close),
-            ]),
-            _ => st::tag("", st::any_text(&[]), close),
+            ])
         }
     }
 
@@ -235,12 +234,9 @@ impl XmlCalls<'_> {
             seq.push(self.st_value(sub, &close));
             return Ok(st::sequence(seq));
         };
-        let types = sub.and_then(schema::types);
+        let types = Types::of(sub);
         let mut alts = Vec::new();
-        if types
-            .as_ref()
-            .is_none_or(|t| t.iter().any(|t| t == "string"))
-        {
+        if types.is_text() {
             let mut a = vec![
                 st::const_string(&format!(" {type_attr}=\"string\"")),
                 end.clone(),
@@ -249,21 +245,7 @@ impl XmlCalls<'_> {
             a.push(self.st_value(sub, &close));
             alts.push(st::sequence(a));
         }
-        let others = match &types {
-            None => "number|integer|boolean|null|object|array".to_owned(),
-            Some(t) => t
-                .iter()
-                .filter(|t| *t != "string")
-                .map(|t| {
-                    if t == "integer" {
-                        "integer|number"
-                    } else {
-                        t.as_str()
-                    }
-                })
-                .collect::<Vec<_>>()
-                .join("|"),
-        };
+        let others = lark::json_type_names(&types).join("|");
         if !others.is_empty() {
             let empty = json!({});
             let mut a = vec![
@@ -313,7 +295,7 @@ impl XmlCalls<'_> {
             for (key, sub) in &props.declared {
                 let sub = Some(*sub).filter(|s| !s.is_null());
                 let p = self.st_param(Some(key), sub)?;
-                content.push(if props.required.iter().any(|r| r == key) {
+                content.push(if props.is_required(key) {
                     p
                 } else {
                     optional(p)
@@ -491,27 +473,14 @@ impl CallConstraint for XmlCalls<'_> {
                 return Ok(l.rule(rule, &format!("WS? {head} {value}")));
             };
             // The value's own type: raw text for `string`, JSON source for the others.
-            let types = sub.and_then(schema::types);
+            let types = Types::of(sub);
             let mut alts = Vec::new();
-            if types
-                .as_ref()
-                .is_none_or(|t| t.iter().any(|t| t == "string"))
-            {
+            if types.is_text() {
                 let raw = lark::text_value(l, &format!("{rule}_s"), sub, &close, trims)?;
                 let t = l.lit(&format!(" {type_attr}=\"string\""));
                 alts.push(format!("{t} {end}{value_open} {raw}"));
             }
-            let others: Vec<&str> = match &types {
-                None => vec!["number", "integer", "boolean", "null", "object", "array"],
-                Some(t) => t
-                    .iter()
-                    .filter(|t| *t != "string")
-                    .flat_map(|t| match t.as_str() {
-                        "integer" => vec!["integer", "number"],
-                        other => vec![other],
-                    })
-                    .collect(),
-            };
+            let others = lark::json_type_names(&types);
             if !others.is_empty() {
                 let empty = serde_json::json!({});
                 let js = l.rule(

@@ -73,11 +73,12 @@ use super::syntax::FieldError;
 use crate::calls::CallEmitter;
 use crate::delta::DeltaSink;
 use crate::grammars::payload::PayloadGrammar;
-use crate::grammars::schema::{self, Ty};
+use crate::grammars::schema;
 use crate::request::Schemas;
 use crate::scan::json_scan::{JsonValueScanner, ScanStatus};
 use crate::scan::lex::{head, partial, ws_len, Head};
 use crate::scan::prefix::{TagMatch, TagSet};
+use crate::schema::{property, Ty, Types};
 
 /// How whitespace around a value is read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -597,7 +598,7 @@ impl XmlGrammar {
             item: nested,
         };
         let params = self.schemas.get(&self.function);
-        let sch = schema::param_schema(params, &self.key);
+        let sch = property(params, &self.key);
         let v = el.convert(&self.buf, sch, 0);
         // The key is written as for a held (non-string) value.
         self.types = vec![Ty::Object];
@@ -687,7 +688,7 @@ impl XmlGrammar {
         self.key_written = false;
         self.types = match own_type {
             Some(t) => vec![t],
-            None => schema::param_types(self.schemas.get(&self.function), &self.key),
+            None => Types::of(property(self.schemas.get(&self.function), &self.key)).into_try(),
         };
         if self.syn.element_keys() {
             self.value_close_text = self.syn.value_close_for(&self.key);

@@ -18,7 +18,8 @@
 
 use serde_json::Value;
 
-use crate::grammars::schema::{self, Ty};
+use crate::grammars::schema;
+use crate::schema::{items, member, Ty, Types};
 
 /// Deepest element nesting converted; below it the markup is kept as a string.
 pub(crate) const MAX_DEPTH: usize = 64;
@@ -100,7 +101,7 @@ impl Elements<'_> {
 
     /// The JSON source of a value written as `raw` (the text inside its element).
     pub(crate) fn convert(&self, raw: &str, sch: Option<&Value>, depth: usize) -> String {
-        let types = schema::types_of(sch);
+        let types = Types::of(sch).into_try();
         if depth >= MAX_DEPTH {
             return schema::convert(raw, &[Ty::String]);
         }
@@ -119,17 +120,16 @@ impl Elements<'_> {
         let all_items = kids.iter().all(|(n, _)| *n == self.item);
         let array = all_items || (types.contains(&Ty::Array) && !types.contains(&Ty::Object));
         if array {
-            let items = sch.and_then(|s| s.get("items"));
+            let item = sch.and_then(items);
             let parts: Vec<String> = kids
                 .iter()
-                .map(|(_, inner)| self.convert(inner, items, depth + 1))
+                .map(|(_, inner)| self.convert(inner, item, depth + 1))
                 .collect();
             return format!("[{}]", parts.join(", "));
         }
-        let props = sch.and_then(|s| s.get("properties"));
         let mut members: Vec<(&str, Vec<String>)> = Vec::new();
         for (name, inner) in &kids {
-            let v = self.convert(inner, props.and_then(|p| p.get(*name)), depth + 1);
+            let v = self.convert(inner, sch.and_then(|s| member(s, name)), depth + 1);
             match members.iter_mut().find(|(k, _)| k == name) {
                 Some((_, vs)) => vs.push(v),
                 None => members.push((name, vec![v])),
