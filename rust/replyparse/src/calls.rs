@@ -161,10 +161,6 @@ impl CallEmitter {
         &self.rejected
     }
 
-    pub fn in_call(&self) -> bool {
-        self.current.is_some()
-    }
-
     /// Starts a call. A call still open is ended first, so grammars cannot interleave.
     pub fn begin_call(&mut self, out: &mut DeltaSink<'_>) {
         self.end_call(out);
@@ -248,13 +244,6 @@ impl CallEmitter {
                 call.truncated |= push_capped(&mut call.held, &fragment);
             }
         }
-    }
-
-    /// Whether the open call has emitted or held any argument text.
-    pub fn has_args(&self) -> bool {
-        self.current
-            .as_ref()
-            .is_some_and(|c| c.args_emitted || !c.held.is_empty())
     }
 
     /// Ends the open call. An accepted call that never produced arguments gets `{}`, so

@@ -13,11 +13,10 @@ use std::sync::{Arc, OnceLock, RwLock};
 
 use serde::Deserialize;
 
+pub use crate::dialect::declaration_schema;
 use crate::dialect::{validate_reasoning_dialect, validate_tool_dialect};
-pub use crate::dialect::{
-    BlockKind, BlockTags, DropMarkup, Family, FormDecl, ReasoningDialect, ResponseDialect,
-    StartMode, Syntax, ToolDialect, WrapperTags, DROP_MARKUP_MAX,
-};
+// The declarations' types, for the modules above that name them with the registry.
+pub(crate) use crate::dialect::{ReasoningDialect, ResponseDialect, ToolDialect, DROP_MARKUP_MAX};
 use crate::error::{Error, ParserKind, Result};
 
 #[derive(Debug, Deserialize)]
@@ -33,7 +32,7 @@ struct Builtins {
 pub const BUILTIN_DIALECTS_JSON: &str = include_str!("../dialects.json");
 
 /// Canonical form of a name for lookup.
-pub fn normalize_name(name: &str) -> String {
+pub(crate) fn normalize_name(name: &str) -> String {
     name.chars()
         .filter(|c| !matches!(c, '-' | '_' | '.'))
         .flat_map(char::to_lowercase)
@@ -231,6 +230,7 @@ pub fn reasoning_dialects() -> Vec<Arc<ReasoningDialect>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dialect::{StartMode, Syntax};
 
     #[test]
     fn builtins_load_and_resolve_aliases() {

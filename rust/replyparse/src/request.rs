@@ -286,11 +286,6 @@ impl ToolPolicy {
         !self.tools.is_empty() && self.choice != ToolChoice::None
     }
 
-    /// Parameter schemas by function name, for grammars that convert values by type.
-    pub fn schemas(&self) -> Schemas {
-        schemas_of(&self.tools)
-    }
-
     pub fn allowed(&self) -> AllowedNames {
         let names: HashSet<String> = match &self.choice {
             ToolChoice::Function(n) => std::iter::once(n.clone()).collect(),

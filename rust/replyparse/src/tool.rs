@@ -103,7 +103,7 @@ impl ToolParser {
         Self::with_schemas(dialect, allowed, Schemas::default())
     }
 
-    pub fn with_schemas(
+    pub(crate) fn with_schemas(
         dialect: Arc<ToolDialect>,
         allowed: AllowedNames,
         schemas: Schemas,

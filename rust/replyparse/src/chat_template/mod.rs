@@ -26,7 +26,7 @@
 //! `callable` are missing.
 //!
 //! ```
-//! use replyparse::chat_template::ChatTemplate;
+//! use replyparse::ChatTemplate;
 //! use serde_json::json;
 //!
 //! let template = ChatTemplate::new(
@@ -53,13 +53,6 @@ use std::fmt;
 
 use minijinja::{Environment, ErrorKind, Value};
 use serde_json::{Map, Value as Json};
-
-/// The fuel a render may use unless [`ChatTemplate::set_fuel`] says otherwise. One fuel
-/// is about one instruction or 64 bytes of data a template creates, so this bounds a
-/// render to a fraction of a second (a runaway loop stops after about 0.2 s in a release
-/// build) and to about 320 MB; the heaviest vendored template uses about a twentieth of
-/// it on a 50-turn conversation with tool calls and reasoning.
-pub const DEFAULT_FUEL: u64 = 5_000_000;
 
 /// The name the template is registered under (shown in errors).
 const TEMPLATE_NAME: &str = "chat_template";
@@ -182,6 +175,14 @@ impl fmt::Debug for ChatTemplate {
 }
 
 impl ChatTemplate {
+    /// The fuel a render may use unless [`set_fuel`](Self::set_fuel) says otherwise.
+    /// One fuel is about one instruction or 64 bytes of data a template creates, so this
+    /// bounds a render to a fraction of a second (a runaway loop stops after about 0.2 s
+    /// in a release build) and to about 320 MB; the heaviest template the project tests
+    /// uses about a twentieth of it on a 50-turn conversation with tool calls and
+    /// reasoning.
+    pub const DEFAULT_FUEL: u64 = 5_000_000;
+
     /// Compiles a chat template (the `chat_template` string of a tokenizer config or a
     /// `.jinja` file). Fails with a `Syntax` error, naming the line, when transformers'
     /// Jinja would not compile it either.
@@ -192,17 +193,17 @@ impl ChatTemplate {
             line: Some(line),
         })?;
         let mut env = environment::transformers_environment();
-        env.set_fuel(Some(DEFAULT_FUEL));
+        env.set_fuel(Some(Self::DEFAULT_FUEL));
         env.add_template_owned(TEMPLATE_NAME, prepared.into_owned())
             .map_err(|e| TemplateError::from_minijinja(&e, None))?;
         Ok(ChatTemplate {
             env,
-            fuel: Some(DEFAULT_FUEL),
+            fuel: Some(Self::DEFAULT_FUEL),
         })
     }
 
     /// Sets the fuel budget of each render (`None`: unbounded, for trusted templates
-    /// only). The default is [`DEFAULT_FUEL`].
+    /// only). The default is [`DEFAULT_FUEL`](Self::DEFAULT_FUEL).
     pub fn set_fuel(&mut self, fuel: Option<u64>) {
         self.fuel = fuel;
         self.env.set_fuel(fuel);

@@ -58,14 +58,15 @@ impl ToolDialect {
         let value = upgrade(value).map_err(|e| invalid(&name, e))?;
         typed(value).map_err(|e| invalid(&name, e))
     }
+}
 
-    /// A declaration in the former shape rewritten in the current one (the current
-    /// shape is returned as it is), as JSON: what the Python package converts its
-    /// users' keyword declarations with.
-    pub fn upgrade_json(value: Value) -> Result<Value> {
-        let name = declared_name(&value);
-        upgrade(value).map_err(|e| invalid(&name, e))
-    }
+/// A tool dialect declaration in the former shape rewritten in the current one (the
+/// current shape is returned as it is), as JSON: what the Python package converts its
+/// users' keyword declarations with.
+#[cfg(feature = "internals")]
+pub fn upgrade_tool_dialect_json(value: Value) -> Result<Value> {
+    let name = declared_name(&value);
+    upgrade(value).map_err(|e| invalid(&name, e))
 }
 
 impl ReasoningDialect {

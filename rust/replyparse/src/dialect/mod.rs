@@ -11,10 +11,12 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::grammars::{grammar_for, PayloadGrammar};
-pub use crate::grammars::{Family, FieldError, FormDecl, Markers, Syntax};
+pub use crate::grammars::{Family, FormDecl, Markers, Syntax};
 use crate::request::Schemas;
 use crate::scan::special::SpecialTokens;
 use crate::thinking::{FlagRule, ThinkingFlags};
+#[cfg(feature = "internals")]
+pub use former::upgrade_tool_dialect_json;
 pub(crate) use validate::{validate_reasoning_dialect, validate_tool_dialect};
 
 /// A tool-call dialect: outer tags and the payload's syntax.
@@ -108,7 +110,7 @@ impl ToolDialect {
     }
 
     /// What the dialect's grammars need of its tags.
-    pub fn markers(&self) -> Markers<'_> {
+    pub(crate) fn markers(&self) -> Markers<'_> {
         Markers {
             open: &self.open,
             open_aliases: &self.open_aliases,
@@ -120,34 +122,21 @@ impl ToolDialect {
 
     /// The grammar of the dialect's syntax (and of its other forms, if any), for a
     /// request whose parameter schemas are `schemas`.
-    pub fn grammar(&self, schemas: Schemas) -> Box<dyn PayloadGrammar> {
+    pub(crate) fn grammar(&self, schemas: Schemas) -> Box<dyn PayloadGrammar> {
         grammar_for(&self.syntax, &self.forms, &self.markers(), schemas)
     }
 
     /// Which pieces of this dialect's markers are special tokens.
-    pub fn special(&self) -> SpecialTokens<'_> {
+    pub(crate) fn special(&self) -> SpecialTokens<'_> {
         match &self.special_tokens {
             Some(list) => SpecialTokens::Listed(list),
             None => SpecialTokens::Markers,
         }
     }
 
-    /// Every spelling that opens a block of the first kind: each open tag as declared
-    /// and as engines may decode it (spaces beside its special tokens), declared tags
-    /// first, no repeats.
-    pub fn open_spellings(&self) -> Vec<Cow<'_, str>> {
-        self.spellings_of(self.open_tags())
-    }
-
-    /// Every spelling that closes a block of the first kind, as
-    /// [`open_spellings`](Self::open_spellings).
-    pub fn close_spellings(&self) -> Vec<Cow<'_, str>> {
-        self.spellings_of(self.close_tags())
-    }
-
     /// The kinds of block: the first is `open` (and its aliases) closed by `close` (and
     /// its aliases); each of [`blocks`](Self::blocks) is another, with its own tags.
-    pub fn block_kinds(&self) -> Vec<BlockKind<'_>> {
+    pub(crate) fn block_kinds(&self) -> Vec<BlockKind<'_>> {
         let mut kinds = vec![BlockKind {
             opens: self.open_tags().collect(),
             closes: self.close_tags().collect(),
@@ -162,7 +151,10 @@ impl ToolDialect {
     }
 
     /// Every spelling of `tags` (declared first, then as engines may decode them).
-    pub fn spellings_of<'a>(&'a self, tags: impl Iterator<Item = &'a str>) -> Vec<Cow<'a, str>> {
+    pub(crate) fn spellings_of<'a>(
+        &'a self,
+        tags: impl Iterator<Item = &'a str>,
+    ) -> Vec<Cow<'a, str>> {
         self.special().spellings_of(tags)
     }
 }

@@ -200,7 +200,11 @@ impl Syntax {
     /// The grammar this syntax names. `markers` are the dialect's tag spellings (a
     /// grammar that reads up to the next marker stops there); `schemas` the request's
     /// parameter schemas, for a family that converts values by type.
-    pub fn grammar(&self, markers: &Markers<'_>, schemas: Schemas) -> Box<dyn PayloadGrammar> {
+    pub(crate) fn grammar(
+        &self,
+        markers: &Markers<'_>,
+        schemas: Schemas,
+    ) -> Box<dyn PayloadGrammar> {
         match self {
             Syntax::JsonEnvelope(s) => Box::new(JsonEnvelope::new(s)),
             Syntax::Xml(s) => Box::new(XmlGrammar::new(s.clone(), markers.close(), schemas)),

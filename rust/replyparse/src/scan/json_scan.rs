@@ -118,15 +118,6 @@ impl JsonValueScanner {
         *self = Self::new();
     }
 
-    /// True once the first byte of the value has been consumed.
-    pub fn started(&self) -> bool {
-        self.state != State::Start
-    }
-
-    pub fn is_done(&self) -> bool {
-        self.state == State::Done
-    }
-
     /// Scans `input`, the text right after what was consumed before. `final_` says no
     /// more text follows, which completes a bare scalar value.
     ///

@@ -33,15 +33,14 @@ mod responses;
 #[cfg(test)]
 mod tests;
 
-pub mod args;
+mod args;
 mod token_json;
-pub use args::{finished_arguments, ArgsGuard, Numbers, MAX_DEPTH};
 pub use encoder::Encoder;
 pub use events::sse;
 pub use messages::{anthropic_stop_reason, tool_input};
 
 /// The member that malformed or truncated tool-call arguments get on the wire, holding
-/// the model's whole argument text, so nothing it wrote is dropped (see [`args`]).
+/// the model's whole argument text, so nothing it wrote is dropped.
 pub const RAW_ARGUMENTS_KEY: &str = "_raw_arguments";
 
 /// The protocol an encoder speaks.
