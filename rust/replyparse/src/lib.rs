@@ -28,6 +28,9 @@
 //! The crate root holds the API; `constraint`, `registry` and `wire` group functions
 //! under a name.
 
+#![deny(missing_docs)]
+#![warn(unnameable_types)]
+
 // The engine's modules are private: the crate's surface is the list of re-exports
 // below, plus three modules that group functions under a name (`constraint`,
 // `registry`, `wire`). ARCHITECTURE.md beside Cargo.toml says how the modules depend on

@@ -1,47 +1,5 @@
-//! Rendering a Hugging Face chat template as transformers renders it.
-//!
-//! A model's chat template is a Jinja program that turns messages, tools and flags into
-//! the prompt text. transformers (`render_jinja_template` in
-//! `transformers/utils/chat_template_utils.py`) runs it in Jinja's immutable sandbox
-//! with `trim_blocks` and `lstrip_blocks`, the loop-control extension, an extension
-//! accepting `{% generation %}`, a `tojson` filter that is Python's `json.dumps` (no HTML
-//! escaping; `ensure_ascii`, `indent`, `separators`, `sort_keys`), and the globals
-//! `raise_exception`, `strftime_now`, `dict` and `namespace`. Before rendering it copies
-//! a message's reasoning under the names templates read (`reasoning_content` and
-//! `thinking`).
-//!
-//! This module does the same with [minijinja](https://docs.rs/minijinja) (the Jinja
-//! engine Rust servers use for these templates) configured to match: Python's
-//! methods on strings, dicts and lists; Python's `str()` wherever a value becomes text
-//! (`1e-07`, `3.0`, `True`, `{'a': 1}`); insertion-ordered maps; Jinja's default
-//! (lenient) undefined values; and a fuel budget, so that a hostile template fails with
-//! an error instead of hanging the server that renders it.
-//!
-//! Where minijinja offers no hook, a few behaviours still differ from Jinja's: the `~`
-//! operator writes floats below 1e-4 or from 1e16 up in fixed notation (`0.0000001`
-//! where Python writes `1e-07`; printing, `string`, `join` and `tojson` are exact);
-//! looping over `none` renders nothing where Jinja raises; the `%` operator does not
-//! format strings; a filter or test Jinja does not know fails when it runs, not when the
-//! template is compiled; `pprint` lays out differently; `urlencode`, `lipsum` and
-//! `callable` are missing.
-//!
-//! ```
-//! use replyparse::ChatTemplate;
-//! use serde_json::json;
-//!
-//! let template = ChatTemplate::new(
-//!     "{% for m in messages %}<|{{ m.role }}|>{{ m.content | trim }}\n{% endfor %}\
-//!      {% if tools %}tools: {{ tools | tojson }}\n{% endif %}\
-//!      {% if add_generation_prompt %}<|assistant|>{% endif %}",
-//! )
-//! .unwrap();
-//! let messages = [json!({"role": "user", "content": " Hi! "})];
-//! let tools = [json!({"name": "f", "x": 1e-7})];
-//! let text = template
-//!     .render(&messages, Some(&tools), true, &serde_json::Map::new())
-//!     .unwrap();
-//! assert_eq!(text, "<|user|>Hi!\ntools: [{\"name\": \"f\", \"x\": 1e-07}]\n<|assistant|>");
-//! ```
+//! Rendering a Hugging Face chat template as transformers renders it: see
+//! [`ChatTemplate`].
 
 mod environment;
 mod methods;
@@ -159,8 +117,52 @@ fn describe(e: &minijinja::Error) -> String {
     message
 }
 
-/// A compiled chat template, rendered as transformers renders it. Compile once per
-/// model; [`ChatTemplate::render`] may be called from many threads at once.
+/// A compiled Hugging Face chat template, rendered as transformers renders it. Compile
+/// once per model; [`ChatTemplate::render`] may be called from many threads at once
+/// (the type is `Send` and `Sync`).
+///
+/// A model's chat template is a Jinja program that turns messages, tools and flags into
+/// the prompt text. transformers (`render_jinja_template` in
+/// `transformers/utils/chat_template_utils.py`) runs it in Jinja's immutable sandbox
+/// with `trim_blocks` and `lstrip_blocks`, the loop-control extension, an extension
+/// accepting `{% generation %}`, a `tojson` filter that is Python's `json.dumps` (no HTML
+/// escaping; `ensure_ascii`, `indent`, `separators`, `sort_keys`), and the globals
+/// `raise_exception`, `strftime_now`, `dict` and `namespace`. Before rendering it copies
+/// a message's reasoning under the names templates read (`reasoning_content` and
+/// `thinking`).
+///
+/// This type does the same with [minijinja](https://docs.rs/minijinja) (the Jinja
+/// engine Rust servers use for these templates) configured to match: Python's
+/// methods on strings, dicts and lists; Python's `str()` wherever a value becomes text
+/// (`1e-07`, `3.0`, `True`, `{'a': 1}`); insertion-ordered maps; Jinja's default
+/// (lenient) undefined values; and a fuel budget, so that a hostile template fails with
+/// an error instead of hanging the server that renders it.
+///
+/// Where minijinja offers no hook, a few behaviours still differ from Jinja's: the `~`
+/// operator writes floats below 1e-4 or from 1e16 up in fixed notation (`0.0000001`
+/// where Python writes `1e-07`; printing, `string`, `join` and `tojson` are exact);
+/// looping over `none` renders nothing where Jinja raises; the `%` operator does not
+/// format strings; a filter or test Jinja does not know fails when it runs, not when the
+/// template is compiled; `pprint` lays out differently; `urlencode`, `lipsum` and
+/// `callable` are missing.
+///
+/// ```
+/// use replyparse::ChatTemplate;
+/// use serde_json::json;
+///
+/// let template = ChatTemplate::new(
+///     "{% for m in messages %}<|{{ m.role }}|>{{ m.content | trim }}\n{% endfor %}\
+///      {% if tools %}tools: {{ tools | tojson }}\n{% endif %}\
+///      {% if add_generation_prompt %}<|assistant|>{% endif %}",
+/// )
+/// .unwrap();
+/// let messages = [json!({"role": "user", "content": " Hi! "})];
+/// let tools = [json!({"name": "f", "x": 1e-7})];
+/// let text = template
+///     .render(&messages, Some(&tools), true, &serde_json::Map::new())
+///     .unwrap();
+/// assert_eq!(text, "<|user|>Hi!\ntools: [{\"name\": \"f\", \"x\": 1e-07}]\n<|assistant|>");
+/// ```
 pub struct ChatTemplate {
     env: Environment<'static>,
     fuel: Option<u64>,
