@@ -1,33 +1,4 @@
-//! replyparse: split what a language model decodes into the three channels a chat API
-//! returns — `content`, `reasoning_content` and `tool_calls` — as streaming deltas and
-//! as one complete message, for many model dialects.
-//!
-//! ```
-//! use replyparse::{ParserConfig, ResponseParser, ToolSpec};
-//!
-//! let config = ParserConfig {
-//!     tool_parser: Some("qwen".into()),
-//!     reasoning_parser: Some("qwen3".into()),
-//!     tools: Some(vec![ToolSpec { name: "get_weather".into(), parameters: None }]),
-//!     ..Default::default()
-//! };
-//! let mut parser = ResponseParser::new(&config).unwrap();
-//! let mut deltas = Vec::new();
-//! for chunk in ["Let me check.</thi", "nk>\n<tool_call>\n{\"name\": \"get_weather\", ",
-//!               "\"arguments\": {\"city\": \"Paris\"}}\n</tool_call>"] {
-//!     deltas.extend(parser.stream_chunk(chunk, None, false).unwrap());
-//! }
-//! deltas.extend(parser.stream_chunk("", None, true).unwrap());
-//! let message = replyparse::ParsedResponse::from_deltas(deltas.iter().map(|(d, _)| d));
-//! assert_eq!(message.reasoning_content.as_deref(), Some("Let me check."));
-//! assert_eq!(message.content.as_deref(), Some("\n"));
-//! assert_eq!(message.tool_calls[0].function.name, "get_weather");
-//! assert_eq!(message.tool_calls[0].function.arguments, "{\"city\": \"Paris\"}");
-//! ```
-//!
-//! The crate root holds the API; `constraint`, `registry` and `wire` group functions
-//! under a name.
-
+#![doc = include_str!("../README.md")]
 #![deny(missing_docs)]
 #![warn(unnameable_types)]
 
