@@ -8,7 +8,7 @@
 mod engine_workloads;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use replyparse::scan::json_scan::{JsonValueScanner, ScanStatus};
+use replyparse::internals::{JsonValueScanner, ScanStatus};
 
 use engine_workloads::{arguments, check, chunks, config, stream, workloads};
 

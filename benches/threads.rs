@@ -25,7 +25,7 @@ use std::sync::Barrier;
 use std::time::Instant;
 
 use engine_workloads::{arguments, check, chunks, config, stream, workloads};
-use replyparse::scan::json_scan::{JsonValueScanner, ScanStatus};
+use replyparse::internals::{JsonValueScanner, ScanStatus};
 use replyparse::{ParsedResponse, ResponseParser, StreamItem};
 
 const STREAMS: usize = 256;

@@ -18,10 +18,9 @@
 //! Before anything is measured, the arguments the client accumulates are checked to be
 //! the call's as written.
 
-use replyparse::runner::{RunnerOptions, StreamRunner};
-use replyparse::wire::{Encoder, Protocol, StreamMeta};
 use replyparse::{
-    EngineStep, ParserConfig, ResponseParser, ServeOptions, ServeStream, StreamEnd, ToolSpec,
+    Encoder, EngineStep, ParserConfig, Protocol, ResponseParser, RunnerOptions, ServeOptions,
+    ServeStream, StreamEnd, StreamMeta, StreamRunner, ToolSpec,
 };
 
 fn arguments() -> String {

@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion, Throughput};
 use openai_protocol::common::Tool;
-use replyparse::scan::json_scan::{JsonValueScanner, ScanStatus};
+use replyparse::internals::{JsonValueScanner, ScanStatus};
 use replyparse::{ParsedResponse, ParserConfig, ResponseParser, ToolSpec};
 use serde_json::{json, Value};
 use tool_parser::parsers::{

@@ -527,7 +527,7 @@ pub fn reference_channels(
             RefRole::Wrapper => reasoning = false,
             RefRole::Drop => {}
             RefRole::Until(e) => {
-                let max = replyparse::registry::DROP_MARKUP_MAX;
+                let max = replyparse::internals::DROP_MARKUP_MAX;
                 let window = &text.as_bytes()[pos..(pos + max).min(text.len())];
                 match memchr_find(window, ends[e].as_bytes()) {
                     Some(j) => pos += j + ends[e].len(),
@@ -734,7 +734,7 @@ pub fn check_response(data: &[u8]) {
 }
 
 /// Harmony's structural tags and their o200k_harmony ids.
-pub use replyparse::response::harmony::SPECIAL_TOKENS as HARMONY_TAGS;
+pub use replyparse::internals::HARMONY_SPECIAL_TOKENS as HARMONY_TAGS;
 
 /// An ordinary token id used for one character of text in the id mode.
 const ORDINARY_ID: u32 = 1000;
@@ -821,8 +821,8 @@ pub const TARGETS: [(&str, Check); 9] = [
 
 /// `wire` target: see the module docs.
 pub fn check_wire(data: &[u8]) {
-    use replyparse::runner::{RunnerOptions, StreamRunner};
-    use replyparse::wire::{stable_item_ids, Encoder, Protocol, StreamMeta};
+    use replyparse::internals::stable_item_ids;
+    use replyparse::{Encoder, Protocol, RunnerOptions, StreamMeta, StreamRunner};
     let (c, k, text) = split_input(data);
     let (config, _) = composed_config(&ALL_DIALECTS, c);
     let pieces = chunks(&text, k);

@@ -4,7 +4,7 @@
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-use replyparse::chat_template::ChatTemplate;
+use replyparse::ChatTemplate;
 
 use crate::errors::guarded;
 

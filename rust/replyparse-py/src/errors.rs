@@ -72,7 +72,7 @@ pub(crate) fn to_py_err(e: engine::Error) -> PyErr {
 /// that name the closest rows' parsers. The exception also carries `model` and
 /// `closest` (the row names), for callers that advise in their own terms (the command
 /// line speaks of flags).
-fn unknown_model(model: &str, candidates: &[engine::error::ModelCandidate]) -> PyErr {
+fn unknown_model(model: &str, candidates: &[engine::ModelCandidate]) -> PyErr {
     let rows: Vec<String> = candidates
         .iter()
         .map(|c| c.describe(|k, v| format!("{k}={v:?}")))
@@ -81,7 +81,7 @@ fn unknown_model(model: &str, candidates: &[engine::error::ModelCandidate]) -> P
         "{}. Name the parsers as keyword arguments (tool_parser=, reasoning_parser=, \
          response_parser=), pass chat_template= or model_type=, or default=True for the \
          documented default (Hermes <tool_call> JSON, no reasoning parser)",
-        engine::error::unknown_model_head(model, &rows)
+        engine::internals::unknown_model_head(model, &rows)
     );
     let err = UnknownParserError::new_err(msg);
     Python::attach(|py| {

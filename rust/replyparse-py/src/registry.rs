@@ -32,7 +32,7 @@ pub(crate) fn builtin_dialects_json() -> &'static str {
 /// "reasoning_dialect": ...}`), which the Python declaration models are checked against.
 #[pyfunction]
 pub(crate) fn declaration_schema_json() -> PyResult<String> {
-    serde_json::to_string(&engine::dialect::declaration_schema())
+    serde_json::to_string(&engine::registry::declaration_schema())
         .map_err(|e| InternalError::new_err(e.to_string()))
 }
 
@@ -45,7 +45,7 @@ pub(crate) fn upgrade_tool_dialect_json(declaration_json: &str) -> PyResult<Stri
             "not a JSON declaration: {e}"
         )))
     })?;
-    let value = engine::ToolDialect::upgrade_json(value).map_err(to_py_err)?;
+    let value = engine::internals::upgrade_tool_dialect_json(value).map_err(to_py_err)?;
     serde_json::to_string(&value).map_err(|e| InternalError::new_err(e.to_string()))
 }
 
@@ -126,5 +126,5 @@ pub(crate) fn parsers_for_model_json(
 /// The model table as the engine embeds it (JSON text).
 #[pyfunction]
 pub(crate) fn model_table_json() -> &'static str {
-    engine::models::MODEL_TABLE_JSON
+    engine::internals::MODEL_TABLE_JSON
 }

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use replyparse::chat_template::{ChatTemplate, TemplateErrorKind, DEFAULT_FUEL};
+use replyparse::{ChatTemplate, TemplateErrorKind};
 use serde_json::{json, Map, Value};
 
 /// A conversation of `turns` rounds of user question, assistant call with arguments,
@@ -85,7 +85,7 @@ fn vendored_templates_render_well_within_the_fuel_budget() {
     assert!(rendered >= 40, "only {rendered} templates rendered");
     eprintln!("most fuel used: {} by {}", most.0, most.1);
     assert!(
-        most.0 * 10 <= DEFAULT_FUEL,
+        most.0 * 10 <= ChatTemplate::DEFAULT_FUEL,
         "{} used {} fuel",
         most.1,
         most.0

@@ -3,8 +3,8 @@
 //! served by a row or listed in the table's `by_name_only`, and the `out_of_scope` names
 //! are registered as the table says.
 
-use replyparse::models::{model_table, MODEL_TABLE_JSON};
-use replyparse::{parsers_for_model, registry, Error};
+use replyparse::internals::MODEL_TABLE_JSON;
+use replyparse::{model_table, parsers_for_model, registry, Error};
 use serde_json::Value;
 
 /// A name as this build registers it: the canonical name, or `None` when the dialect is

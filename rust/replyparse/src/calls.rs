@@ -17,7 +17,8 @@ use std::sync::Arc;
 
 use crate::delta::{DeltaFunctionCall, DeltaSink, DeltaToolCall};
 
-/// Why a call or a piece of a tool block did not reach the client.
+/// Why a call or a piece of a tool block did not reach the client (the
+/// [`reason`](RejectedCall::reason) of a [`RejectedCall`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RejectReason {
     /// The function name is not among the request's tools.
@@ -29,6 +30,8 @@ pub enum RejectReason {
 }
 
 impl RejectReason {
+    /// The reason as logs and the Python API spell it: `unknown_name`, `missing_name`
+    /// or `stray_text`.
     pub fn as_str(self) -> &'static str {
         match self {
             RejectReason::UnknownName => "unknown_name",
@@ -38,15 +41,24 @@ impl RejectReason {
     }
 }
 
-/// A call (or stray block text) that was not emitted.
+/// A call (or stray text inside a tool block) that did not reach the client, kept so
+/// a server can log what the model wrote: see
+/// [`ResponseParser::rejected_calls`](crate::ResponseParser::rejected_calls).
+///
+/// Nothing here was ever sent: a rejected call takes no index, so the calls a client
+/// sees are numbered from 0 without gaps. The record is bounded (64 KiB of `raw`), so a
+/// model that writes a huge call to an unknown function cannot make the parser hold an
+/// unbounded copy of it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RejectedCall {
+    /// The function name the model wrote; `None` when the call ended before its name
+    /// (and always for stray text).
     pub name: Option<String>,
-    /// Arguments as the model wrote them (or the stray text), up to
-    /// [`RAW_RECORD_LIMIT`] bytes.
+    /// Arguments as the model wrote them (or the stray text), up to 64 KiB.
     pub raw: String,
+    /// Why it was not sent.
     pub reason: RejectReason,
-    /// `raw` was cut at [`RAW_RECORD_LIMIT`].
+    /// `raw` was cut at its 64 KiB limit.
     pub truncated: bool,
 }
 
@@ -70,7 +82,11 @@ pub fn push_capped(raw: &mut String, text: &str) -> bool {
     true
 }
 
-/// Which function names may be emitted.
+/// Which function names a [`ToolParser`](crate::ToolParser) may emit; calls to any
+/// other name are recorded as [`RejectedCall`]s instead.
+///
+/// A request's [`ToolPolicy::allowed`](crate::ToolPolicy::allowed) gives the right set
+/// (its tools, or the one function `tool_choice` names).
 #[derive(Debug, Clone)]
 pub enum AllowedNames {
     /// Every name is accepted (lower-level use without a request).
@@ -161,10 +177,6 @@ impl CallEmitter {
         &self.rejected
     }
 
-    pub fn in_call(&self) -> bool {
-        self.current.is_some()
-    }
-
     /// Starts a call. A call still open is ended first, so grammars cannot interleave.
     pub fn begin_call(&mut self, out: &mut DeltaSink<'_>) {
         self.end_call(out);
@@ -248,13 +260,6 @@ impl CallEmitter {
                 call.truncated |= push_capped(&mut call.held, &fragment);
             }
         }
-    }
-
-    /// Whether the open call has emitted or held any argument text.
-    pub fn has_args(&self) -> bool {
-        self.current
-            .as_ref()
-            .is_some_and(|c| c.args_emitted || !c.held.is_empty())
     }
 
     /// Ends the open call. An accepted call that never produced arguments gets `{}`, so

@@ -7,20 +7,66 @@
 use crate::request::{ToolChoice, ToolSpec};
 use crate::thinking::ThinkingFlags;
 
-/// Everything a response parser is built from. Names are registry names or aliases.
+/// Everything a [`ResponseParser`](crate::ResponseParser) is built from: which parsers
+/// (registry names or aliases), and the request's fields that change what they emit.
+///
+/// It names dialects and does not resolve them, so building one cannot fail and it can
+/// be kept, cloned and sent anywhere; [`ResponseParser::new`](crate::ResponseParser::new)
+/// resolves the names (an unknown one is [`Error::UnknownParser`](crate::Error::UnknownParser)),
+/// [`ToolConstraint::for_config`](crate::ToolConstraint::for_config) builds the decoding
+/// constraint of the same configuration, and [`config_for_model`](crate::config_for_model)
+/// chooses the parsers from the model. Names are matched case-insensitively with `-`,
+/// `_` and `.` ignored; an empty name is the same as `None`.
+///
+/// The default has no parser at all: every byte of the output is content.
+///
+/// ```
+/// use replyparse::{ParserConfig, ResponseParser, ToolChoice, ToolSpec};
+///
+/// let config = ParserConfig {
+///     tool_parser: Some("qwen3_coder".into()),
+///     reasoning_parser: Some("qwen3".into()),
+///     tools: Some(vec![ToolSpec { name: "get_weather".into(), parameters: None }]),
+///     tool_choice: ToolChoice::Auto,
+///     enable_thinking: Some(false),
+///     ..Default::default()
+/// };
+/// let message = ResponseParser::new(&config)?.parse_complete("It is sunny.", None)?;
+/// assert_eq!(message.content.as_deref(), Some("It is sunny."));
+/// # Ok::<(), replyparse::Error>(())
+/// ```
 #[derive(Debug, Clone, Default)]
 pub struct ParserConfig {
+    /// The tool parser (`qwen`, `qwen3coder`, `deepseek_v31`, ...:
+    /// [`registry::tool_parser_names`](crate::registry::tool_parser_names)); `None`: tool
+    /// markup is content.
     pub tool_parser: Option<String>,
+    /// The reasoning parser (`qwen3`, `deepseek_r1`, ...:
+    /// [`registry::reasoning_parser_names`](crate::registry::reasoning_parser_names));
+    /// `None`: reasoning tags are content. A name that is only a response parser's
+    /// (`openai_gptoss`, as vLLM spells gpt-oss's reasoning parser) selects that response
+    /// parser.
     pub reasoning_parser: Option<String>,
+    /// A dedicated response parser (`gpt-oss`, alias `harmony`: OpenAI Harmony, whose
+    /// channels carry reasoning and calls), or `default` / `None` for the composition of
+    /// the two above. A dedicated parser refuses a tool or reasoning parser beside it
+    /// rather than silently ignoring it.
     pub response_parser: Option<String>,
+    /// The request's tools. A call to a name not among them is not emitted (it is
+    /// recorded in [`rejected_calls`](crate::ResponseParser::rejected_calls)); with no
+    /// tools, tool markup is not armed and stays content, so nothing the model wrote
+    /// disappears.
     pub tools: Option<Vec<ToolSpec>>,
+    /// The request's `tool_choice`: `none` disarms tool markup as no tools do; a named
+    /// function allows calls of that function only. `required` and a named function
+    /// also give a decoding constraint ([`ToolConstraint`](crate::ToolConstraint)).
     pub tool_choice: ToolChoice,
     /// The caller's thinking switch (an Anthropic request's `thinking`, a server's
     /// setting): when set, it decides whatever flag the reasoning dialect's template
     /// reads. Unset, the dialect reads `chat_template_kwargs` and `reasoning_effort`.
     pub enable_thinking: Option<bool>,
     /// The request's `chat_template_kwargs`, for the flag a reasoning dialect's template
-    /// reads (`thinking`, `thinking_mode`, ...; see [`crate::thinking`]).
+    /// reads (`thinking`, `thinking_mode`, ...; see [`FlagRule`](crate::FlagRule)).
     pub chat_template_kwargs: Option<serde_json::Map<String, serde_json::Value>>,
     /// The request's `reasoning_effort`, for templates that switch thinking by it.
     pub reasoning_effort: Option<String>,

@@ -9,11 +9,15 @@ use std::borrow::Cow;
 use serde::Serialize;
 use smallvec::SmallVec;
 
-/// The three channels a delta can speak on, in the order a chat API defines them.
+/// The three channels a delta can speak on, in the order a chat API defines them: what
+/// [`DeltaMessage::channel`] tells.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Channel {
+    /// The answer: `content`.
     Content,
+    /// The model's thinking: `reasoning_content`.
     Reasoning,
+    /// Tool-call fragments: `tool_calls`.
     Tool,
 }
 
@@ -21,8 +25,13 @@ pub enum Channel {
 /// argument source fragments after it.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct DeltaFunctionCall {
+    /// The whole function name, on the call's first fragment only (a name is never
+    /// streamed in pieces: it is held until it is complete and allowed).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+    /// The next piece of the arguments' JSON text. Joined over the call's fragments it
+    /// is the arguments as the model wrote them (JSON dialects) or as converted to JSON
+    /// (XML-like and Python-like dialects); pieces split anywhere, even inside a string.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub arguments: Option<String>,
 }
@@ -35,11 +44,18 @@ pub struct DeltaFunctionCall {
 /// string and move a delta's calls across without copying them.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct DeltaToolCall {
+    /// The call's position among the calls sent in this response: 0, 1, 2, ... with no
+    /// gaps (a rejected call takes no index), the same on every fragment of one call.
     pub index: usize,
+    /// The call id, on the call's first fragment only: the model's own id where its
+    /// dialect writes one (Kimi K2's `functions.NAME:N`), otherwise a fresh
+    /// `chatcmpl-tool-...` id.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
+    /// `"function"` on the call's first fragment, `None` after (serialised as `type`).
     #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
     pub kind: Option<Cow<'static, str>>,
+    /// The name (first fragment) or a piece of the arguments.
     pub function: DeltaFunctionCall,
 }
 
@@ -75,10 +91,14 @@ pub struct DeltaMessage {
     /// that sends the role once (Chat Completions: on the first chunk) takes it from
     /// the first delta.
     pub role: Role,
+    /// Answer text, when this delta speaks on the content channel.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub content: Option<String>,
+    /// Reasoning text, when this delta speaks on the reasoning channel.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reasoning_content: Option<String>,
+    /// Tool-call fragments, when this delta speaks on the tool channel (empty
+    /// otherwise; serialised only when non-empty).
     #[serde(skip_serializing_if = "SmallVec::is_empty")]
     pub tool_calls: DeltaToolCalls,
 }
@@ -107,26 +127,43 @@ pub type StreamItem = (DeltaMessage, bool);
 /// `function` of a complete tool call.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct FunctionCall {
+    /// The function name, one of the request's tools.
     pub name: String,
+    /// The arguments as JSON text: the model's own text for JSON dialects (key order,
+    /// spacing and duplicate keys kept), the converted values for the others.
     pub arguments: String,
 }
 
 /// A complete tool call, built from its deltas.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ToolCall {
+    /// The call id its first delta carried.
     pub id: String,
+    /// Always `"function"` (serialised as `type`).
     #[serde(rename = "type")]
     pub kind: &'static str,
+    /// The name and the joined arguments.
     pub function: FunctionCall,
 }
 
-/// The complete message. Empty channels are `None`, never `""`.
+/// The complete message: the deltas of a whole response, aggregated. Empty channels are
+/// `None`, never `""`.
+///
+/// What [`ResponseParser::parse_complete`](crate::ResponseParser::parse_complete)
+/// returns, and what [`from_deltas`](Self::from_deltas) builds from a stream: the two
+/// are one computation, so a streamed and a complete parse of the same text agree.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct ParsedResponse {
+    /// The answer text, joined; `None` when there is none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub content: Option<String>,
+    /// The reasoning text, joined; `None` when there is none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reasoning_content: Option<String>,
+    /// The calls in index order. When the output ended inside a tool block, its last
+    /// call is here as far as the model wrote it, and the parser's
+    /// [`ended_in_tool_block`](crate::ResponseParser::ended_in_tool_block) is true: a
+    /// server that must not run an unfinished call checks it.
     pub tool_calls: Vec<ToolCall>,
 }
 
@@ -153,6 +190,8 @@ pub struct ResponseAccumulator {
 }
 
 impl ResponseAccumulator {
+    /// Adds one delta (in stream order): its text to its channel, its call fragments to
+    /// their calls.
     pub fn push(&mut self, d: &DeltaMessage) {
         if let Some(c) = &d.content {
             self.content.push_str(c);
@@ -194,6 +233,7 @@ impl ResponseAccumulator {
         self.clone().into_response()
     }
 
+    /// The message, consuming the accumulator (no copy of the text).
     pub fn into_response(self) -> ParsedResponse {
         ParsedResponse {
             content: (!self.content.is_empty()).then_some(self.content),
@@ -217,6 +257,8 @@ pub struct DeltaSink<'a> {
 }
 
 impl<'a> DeltaSink<'a> {
+    /// A sink for one chunk appending to `items`; what `items` already holds is left as
+    /// it is.
     pub fn new(items: &'a mut Vec<StreamItem>) -> Self {
         let start = items.len();
         Self { items, start }

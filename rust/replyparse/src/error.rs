@@ -2,15 +2,19 @@
 
 use std::fmt;
 
-/// Which registry a name was looked up in.
+/// Which registry a name was looked up in (of an [`Error::UnknownParser`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ParserKind {
+    /// Tool parsers ([`ParserConfig::tool_parser`](crate::ParserConfig::tool_parser)).
     Tool,
+    /// Reasoning parsers.
     Reasoning,
+    /// Response parsers (`default`, `gpt-oss`).
     Response,
 }
 
 impl ParserKind {
+    /// `"tool"`, `"reasoning"` or `"response"`, as messages say it.
     pub fn as_str(self) -> &'static str {
         match self {
             ParserKind::Tool => "tool",
@@ -20,17 +24,43 @@ impl ParserKind {
     }
 }
 
+/// Everything that can go wrong, as one enum; its `Display` says what happened and
+/// what to do about it (the messages the Python exceptions carry).
+///
+/// The cases split in two. Configuration errors come when a parser, a constraint or a
+/// declaration is built, before any text: [`UnknownParser`](Self::UnknownParser),
+/// [`UnknownModel`](Self::UnknownModel), [`InvalidDialect`](Self::InvalidDialect),
+/// [`InvalidTools`](Self::InvalidTools). Misuse of a parser comes while feeding it:
+/// [`AlreadyFinished`](Self::AlreadyFinished), [`AlreadyStreamed`](Self::AlreadyStreamed),
+/// [`BufferLimit`](Self::BufferLimit). Nothing the model writes is an error: malformed
+/// markup stays text or is recorded in
+/// [`rejected_calls`](crate::ResponseParser::rejected_calls).
+///
+/// ```
+/// use replyparse::{Error, ParserConfig, ParserKind, ResponseParser};
+///
+/// let config = ParserConfig { tool_parser: Some("qwen3_codr".into()), ..Default::default() };
+/// let err = ResponseParser::new(&config).unwrap_err();
+/// assert!(matches!(err, Error::UnknownParser { kind: ParserKind::Tool, .. }));
+/// assert!(err.to_string().contains("(did you mean \"qwen3coder\""), "{err}");
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Error {
-    /// A parser name that is not registered; `valid` lists every accepted name.
+    /// A parser name that is not registered.
     UnknownParser {
+        /// Which registry it was looked up in.
         kind: ParserKind,
+        /// The name as given.
         name: String,
+        /// Every accepted name and alias, sorted (the message suggests the closest).
         valid: Vec<String>,
     },
-    /// A model the model table has no row for; `candidates` are the closest rows.
+    /// A model the model table has no row for
+    /// ([`parsers_for_model`](crate::parsers_for_model)).
     UnknownModel {
+        /// The model id as given.
         model: String,
+        /// The closest rows, best first, for the message to offer.
         candidates: Vec<ModelCandidate>,
     },
     /// A dialect declaration that cannot work (empty open tag, clashing name, ...).
@@ -43,8 +73,14 @@ pub enum Error {
     /// the rest of the response.
     AlreadyStreamed,
     /// The response held more bytes than its limit allows (see
-    /// `ParserConfig::max_buffered_bytes`); the parser is finished.
-    BufferLimit { limit: usize, buffered: usize },
+    /// [`ParserConfig::max_buffered_bytes`](crate::ParserConfig::max_buffered_bytes));
+    /// the parser is finished.
+    BufferLimit {
+        /// The limit in force.
+        limit: usize,
+        /// What the parser would have held.
+        buffered: usize,
+    },
 }
 
 impl fmt::Display for Error {
@@ -207,6 +243,7 @@ fn edit_distance(a: &[char], b: &[char]) -> usize {
 
 impl std::error::Error for Error {}
 
+/// The crate's result type: [`Error`] is its error.
 pub type Result<T> = std::result::Result<T, Error>;
 
 #[cfg(test)]

@@ -1,47 +1,6 @@
 //! Choosing the parsers from the model: the model table (`models.json`, data) and its
-//! resolution.
-//!
-//! Users serve `Qwen/Qwen3-Coder-30B-A3B-Instruct` or `deepseek-ai/DeepSeek-V3.1` and
-//! expect the right split without knowing parser names. Other serving stacks choose in
-//! documented ways that sometimes go wrong; this table carries their correct rows and an
-//! explicit row for every such mistake (each row's `source` and `note` say which).
-//!
-//! Resolution, in order, each level breaking the ties of the one before:
-//!
-//! 1. the chat template, when given: a row matches when every marker of one of its
-//!    fingerprints (sets of marker strings the template writes) occurs in the template;
-//!    the fingerprint with the most markers, then the longest markers, wins (the
-//!    Qwen3.5 template holds the Qwen3-Coder markers plus `<think>`);
-//! 2. the HF `config.model_type`, exactly (lower-cased): several rows may share one
-//!    (`deepseek_v3` is V3, R1 and V3.1), then the id decides, else the first of them;
-//! 3. model-id patterns: lower-cased, `_` read as `-`, `*` any text, unanchored; the
-//!    longest pattern (its literal characters) wins, so `hermes-3-llama` beats
-//!    `llama-3.1` and `deepseek-v3.2-exp` beats `deepseek-v3.2`.
-//!
-//! Then table order. A name the row gives that is not registered in this build is left
-//! out of the choice (its reason says so); a row with nothing registered still takes
-//! part in the matching, and if it wins the model is unknown (better than falling
-//! through to a row that answers less well). The table may so name dialects that other
-//! work is adding, and grows with them.
-//!
-//! The choice's `reason` says in plain words which rule matched (the template's
-//! markers, the `model_type`, the id pattern); the row's `source` and `note` are data
-//! for maintainers (see [`ModelRow`]) and are not part of it.
-//!
-//! # Caching
-//!
-//! Servers choose per request (`from_request` reads the request's `model`), so
-//! [`parsers_for_model`] caches its answers, errors included, per exact
-//! `(model, model_type, chat_template)`. The cache is bounded: at most
-//! [`CHOICE_CACHE_ENTRIES`] entries and [`CHOICE_CACHE_BYTES`] bytes of keys and
-//! reasons; a key over [`CHOICE_CACHE_MAX_KEY_BYTES`] is answered but not kept, and
-//! when full the least recently used entry goes. A lookup hashes the model, the
-//! model_type and the template's length and two ends (constant time, whatever the
-//! template's size), then compares the candidate's key in full, so a hash collision
-//! costs a comparison, never a wrong answer. Answers depend on the registry (a row
-//! whose parser is not registered is left out), so the cache, and the table's rows
-//! resolved against the registry, are tagged with [`registry::generation`]: a
-//! dialect registered at run time empties them.
+//! resolution. The rules, and the cache, are documented where users read them:
+//! [`parsers_for_model`].
 
 use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -52,16 +11,22 @@ use crate::config::ParserConfig;
 use crate::error::{Error, ModelCandidate, ParserKind, Result};
 use crate::registry;
 
-/// The table as shipped (JSON text).
+/// The table as shipped (JSON text), which the Python package reads.
 pub const MODEL_TABLE_JSON: &str = include_str!("../models.json");
 
-/// One row of the model table.
+/// One row of the model table ([`model_table`]): how to recognise a family of models,
+/// and which parsers serve it.
+///
+/// A row matches by chat-template fingerprint, by HF `model_type` or by model-id
+/// pattern (see [`parsers_for_model`] for the order). Rows are data: the table is
+/// `models.json` in the crate, embedded at compile time.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ModelRow {
     /// A label for the model family (what `detect` prints).
     pub name: String,
-    /// Model-id patterns (see the module docs).
+    /// Model-id patterns: lower-cased, `_` read as `-`, `*` any text, unanchored (see
+    /// [`parsers_for_model`]).
     #[serde(default)]
     pub ids: Vec<String>,
     /// HF `config.model_type` values.
@@ -70,10 +35,13 @@ pub struct ModelRow {
     /// Chat-template fingerprints: each a set of markers that must all occur.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub templates: Vec<Vec<String>>,
+    /// The tool parser the row names, if any (a registry name).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_parser: Option<String>,
+    /// The reasoning parser the row names, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning_parser: Option<String>,
+    /// The response parser the row names, if any (`gpt-oss`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub response_parser: Option<String>,
     /// Where the row comes from (for maintainers; not shown in a choice's `reason`).
@@ -91,12 +59,18 @@ struct Table {
     models: Vec<ModelRow>,
 }
 
-/// The parsers chosen for a model, and why.
+/// The parsers chosen for a model, and why: what [`parsers_for_model`] answers.
+///
+/// The names are registered in this build (a name the row gives that is not registered
+/// is left out, and `reason` says so), so a configuration made from them
+/// ([`config`](Self::config)) builds.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ParserChoice {
-    /// Registry names (canonical), or `None`.
+    /// The tool parser (its canonical registry name), or `None`.
     pub tool_parser: Option<String>,
+    /// The reasoning parser, or `None`.
     pub reasoning_parser: Option<String>,
+    /// The response parser (`gpt-oss`), or `None` for the default composition.
     pub response_parser: Option<String>,
     /// Which rule matched, in plain words, and any name left out.
     pub reason: String,
@@ -250,7 +224,14 @@ impl Resolved {
     }
 }
 
-/// The table as shipped, parsed (checked by the tests: it cannot fail at run time).
+/// The model table as shipped: every row, in table order. The table is embedded in the
+/// crate and parsed once, on first use (the crate's tests check it, so this cannot fail
+/// at run time).
+///
+/// ```
+/// let row = replyparse::model_table().iter().find(|r| r.name == "Qwen3-Coder").unwrap();
+/// assert_eq!(row.tool_parser.as_deref(), Some("qwen3coder"));
+/// ```
 pub fn model_table() -> &'static [ModelRow] {
     static TABLE: OnceLock<Vec<ModelRow>> = OnceLock::new();
     TABLE.get_or_init(|| {
@@ -423,10 +404,52 @@ impl ChoiceCache {
     }
 }
 
-/// Chooses the parsers for a model: see the module docs for the order. Fails with
-/// [`Error::UnknownModel`] (naming the closest rows) when nothing matches;
-/// [`ParserChoice::fallback`] is the documented default for callers that want one.
-/// Answers are cached per model (see the module docs, "Caching").
+/// Chooses the parsers for a model from the model table, so users can serve
+/// `Qwen/Qwen3-Coder-30B-A3B-Instruct` or `deepseek-ai/DeepSeek-V3.1` without knowing
+/// parser names. Fails with [`Error::UnknownModel`] (naming the closest rows) when
+/// nothing matches; [`ParserChoice::fallback`] is the documented default for callers
+/// that want one.
+///
+/// ```
+/// let choice = replyparse::parsers_for_model("deepseek-ai/DeepSeek-V3.1", None, None)?;
+/// assert_eq!(choice.tool_parser.as_deref(), Some("deepseek_v31"));
+/// assert_eq!(choice.row.as_deref(), Some("DeepSeek-V3.1"));
+/// # Ok::<(), replyparse::Error>(())
+/// ```
+///
+/// # How a row is chosen
+///
+/// Each level breaks the ties of the one before:
+///
+/// 1. the chat template, when given: a row matches when every marker of one of its
+///    fingerprints (sets of marker strings the template writes) occurs in the template;
+///    the fingerprint with the most markers, then the longest markers, wins (the
+///    Qwen3.5 template holds the Qwen3-Coder markers plus `<think>`);
+/// 2. the HF `config.model_type`, exactly (lower-cased): several rows may share one
+///    (`deepseek_v3` is V3, R1 and V3.1), then the id decides, else the first of them;
+/// 3. model-id patterns: lower-cased, `_` read as `-`, `*` any text, unanchored; the
+///    longest pattern (its literal characters) wins, so `hermes-3-llama` beats
+///    `llama-3.1` and `deepseek-v3.2-exp` beats `deepseek-v3.2`.
+///
+/// Then table order. A name the row gives that is not registered in this build is left
+/// out of the choice (its reason says so); a row with nothing registered still takes
+/// part in the matching, and if it wins the model is unknown (better than falling
+/// through to a row that answers less well).
+///
+/// The choice's `reason` says in plain words which rule matched (the template's
+/// markers, the `model_type`, the id pattern); the row's `source` and `note` are data
+/// for maintainers (see [`ModelRow`]) and are not part of it.
+///
+/// # Caching
+///
+/// Servers choose per request, so answers (errors included) are cached per exact
+/// `(model, model_type, chat_template)`. The cache is bounded: at most 256 entries and
+/// 4 MiB of keys and reasons; a key over 256 KiB is answered but not kept, and when
+/// full the least recently used entry goes. A lookup hashes the model, the model_type
+/// and the template's length and two ends (constant time, whatever the template's
+/// size), then compares the candidate's key in full, so a hash collision costs a
+/// comparison, never a wrong answer. Answers depend on the registry, so registering a
+/// dialect ([`registry::generation`]) empties the cache.
 pub fn parsers_for_model(
     model: &str,
     model_type: Option<&str>,

@@ -1,23 +1,42 @@
-//! Dialects as data, and the registry that resolves names to them.
+//! The registry: every dialect by name, built-in and registered at run time.
 //!
-//! Built-in dialects live in `dialects.json` beside this crate, embedded at compile
-//! time, so a Rust server gets every built-in and the Python package reads the very
-//! same declarations. New dialects of an existing grammar family can be registered at
-//! run time from metadata alone (tags, fields, prefixes) — no parsing code.
+//! The built-in dialects are declared in `dialects.json` beside the crate, embedded at
+//! compile time, so a Rust server gets every built-in and the Python package reads the
+//! very same declarations ([`BUILTIN_DIALECTS_JSON`]). A new dialect of an existing
+//! grammar family is registered at run time from metadata alone (tags, fields,
+//! prefixes), with no parsing code: [`register_tool_dialect`] and
+//! [`register_reasoning_dialect`] check a declaration and add it; a parser built
+//! afterwards can name it. The registry is one table per process, shared by every
+//! thread; registering is rare (at start-up) and lookups are cheap.
 //!
 //! Names are matched case-insensitively with `-`, `_` and `.` ignored, so
-//! `qwen3_coder`, `qwen3-coder` and `Qwen3Coder` are one name.
+//! `qwen3_coder`, `qwen3-coder` and `Qwen3Coder` are one name, and a dialect's aliases
+//! are names too. A lookup of an unknown name is
+//! [`Error::UnknownParser`], listing the valid names.
+//!
+//! ```
+//! use replyparse::{registry, Family};
+//!
+//! let d = registry::tool_dialect("Qwen3-Coder")?;
+//! assert_eq!(d.name, "qwen3coder");
+//! assert_eq!(d.family(), Family::Xml);
+//! assert!(registry::tool_parser_names().iter().any(|n| n == "hermes"));
+//! # Ok::<(), replyparse::Error>(())
+//! ```
+//!
+//! The crate docs show a dialect declared and registered, from JSON and from Rust
+//! values.
+
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock, RwLock};
 
 use serde::Deserialize;
 
+pub use crate::dialect::declaration_schema;
 use crate::dialect::{validate_reasoning_dialect, validate_tool_dialect};
-pub use crate::dialect::{
-    BlockKind, BlockTags, DropMarkup, Family, FormDecl, ReasoningDialect, ResponseDialect,
-    StartMode, Syntax, ToolDialect, WrapperTags, DROP_MARKUP_MAX,
-};
+// The declarations' types, for the modules above that name them with the registry.
+pub(crate) use crate::dialect::{ReasoningDialect, ResponseDialect, ToolDialect, DROP_MARKUP_MAX};
 use crate::error::{Error, ParserKind, Result};
 
 #[derive(Debug, Deserialize)]
@@ -29,11 +48,13 @@ struct Builtins {
     response_parsers: Vec<ResponseDialect>,
 }
 
-/// The built-in declarations as shipped (JSON text).
+/// The built-in declarations as shipped (JSON text): `{"tool_parsers": [...],
+/// "reasoning_parsers": [...], "response_parsers": [...]}`, each entry in the shape
+/// [`ToolDialect::from_json`](crate::ToolDialect::from_json) reads.
 pub const BUILTIN_DIALECTS_JSON: &str = include_str!("../dialects.json");
 
 /// Canonical form of a name for lookup.
-pub fn normalize_name(name: &str) -> String {
+pub(crate) fn normalize_name(name: &str) -> String {
     name.chars()
         .filter(|c| !matches!(c, '-' | '_' | '.'))
         .flat_map(char::to_lowercase)
@@ -141,7 +162,8 @@ fn write() -> std::sync::RwLockWriteGuard<'static, Registry> {
     registry().write().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Looks up a tool dialect by name or alias.
+/// Looks up a tool dialect by name or alias; an unknown name is
+/// [`Error::UnknownParser`] listing the valid ones.
 pub fn tool_dialect(name: &str) -> Result<Arc<ToolDialect>> {
     read().tools.get(ParserKind::Tool, name)
 }
@@ -151,7 +173,7 @@ pub fn reasoning_dialect(name: &str) -> Result<Arc<ReasoningDialect>> {
     read().reasoning.get(ParserKind::Reasoning, name)
 }
 
-/// Looks up a response parser by name or alias.
+/// Looks up a response parser (`default`, `gpt-oss`) by name or alias.
 pub fn response_dialect(name: &str) -> Result<Arc<ResponseDialect>> {
     read().responses.get(ParserKind::Response, name)
 }
@@ -161,13 +183,20 @@ pub fn response_dialect(name: &str) -> Result<Arc<ResponseDialect>> {
 /// cached choices) is valid for the generation read before deriving it.
 static GENERATION: AtomicU64 = AtomicU64::new(0);
 
-/// The registry's generation: it changes whenever a dialect is registered.
+/// The registry's generation: it changes whenever a dialect is registered, so what a
+/// caller derives from the registry (a table of resolved names, say) can be tagged with
+/// the generation it was derived at, and rebuilt when it moves on.
 pub fn generation() -> u64 {
     GENERATION.load(Ordering::Acquire)
 }
 
-/// Registers a tool dialect of an existing family. Fails on a name clash unless
-/// `replace` is set.
+/// Registers a tool dialect of an existing family under its name and aliases, after
+/// checking it (see [`ToolDialect`] for what is checked).
+///
+/// Fails with [`Error::InvalidDialect`] on a declaration that cannot work, naming the
+/// field, and on a name or alias already registered, unless `replace` is set (then the
+/// new declaration takes the name over). Parsers already built keep the dialect they
+/// resolved.
 pub fn register_tool_dialect(d: ToolDialect, replace: bool) -> Result<()> {
     validate_tool_dialect(&d)?;
     let (n, a) = (d.name.clone(), d.aliases.clone());
@@ -177,7 +206,8 @@ pub fn register_tool_dialect(d: ToolDialect, replace: bool) -> Result<()> {
     Ok(())
 }
 
-/// Registers a reasoning dialect.
+/// Registers a reasoning dialect under its name and aliases, after checking it, as
+/// [`register_tool_dialect`] does.
 pub fn register_reasoning_dialect(d: ReasoningDialect, replace: bool) -> Result<()> {
     validate_reasoning_dialect(&d)?;
     let (n, a) = (d.name.clone(), d.aliases.clone());
@@ -231,6 +261,7 @@ pub fn reasoning_dialects() -> Vec<Arc<ReasoningDialect>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dialect::{StartMode, Syntax};
 
     #[test]
     fn builtins_load_and_resolve_aliases() {

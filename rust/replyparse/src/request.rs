@@ -9,11 +9,29 @@ use serde_json::Value;
 use crate::calls::AllowedNames;
 use crate::error::{Error, Result};
 
-/// One function the request exposes.
+/// One function the request exposes: its name and the JSON schema of its parameters.
+///
+/// That is all a parser needs of a tool: the name decides whether a call is sent, and
+/// the schema types the values of dialects that write arguments as text (XML-like,
+/// Python-like). Read one from an OpenAI tool with [`from_json`](Self::from_json), or a
+/// request's whole `tools` array with [`list_from_json`](Self::list_from_json).
+///
+/// ```
+/// use replyparse::ToolSpec;
+///
+/// let tool = ToolSpec::from_json(&serde_json::json!({
+///     "type": "function",
+///     "function": {"name": "get_weather", "parameters": {"type": "object"}},
+/// }))?;
+/// assert_eq!(tool.name, "get_weather");
+/// # Ok::<(), replyparse::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolSpec {
+    /// The function name, as calls must spell it (compared exactly).
     pub name: String,
-    /// The JSON schema of the parameters, when given.
+    /// The JSON schema of the parameters, when given; `None` (or `null`) types every
+    /// value as the model wrote it.
     pub parameters: Option<Value>,
 }
 
@@ -191,14 +209,22 @@ impl ToolIn {
     }
 }
 
-/// The request's `tool_choice`.
+/// The request's `tool_choice`: whether the model may, must or must not call tools.
+///
+/// For parsing, `None` disarms tool markup (it stays content, as with no tools) and
+/// `Function` accepts calls of that function only; `Auto` and `Required` parse alike.
+/// `Required` and `Function` are what a decoding constraint enforces
+/// ([`ToolConstraint`](crate::ToolConstraint)).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum ToolChoice {
+    /// `"auto"`: the model decides (the default).
     #[default]
     Auto,
+    /// `"none"`: no calls; tool markup the model writes anyway stays content.
     None,
+    /// `"required"`: at least one call of any of the request's tools.
     Required,
-    /// Exactly this function.
+    /// `{"type": "function", "function": {"name": ...}}`: exactly this function.
     Function(String),
 }
 
@@ -240,14 +266,21 @@ pub fn schemas_of(tools: &[ToolSpec]) -> Schemas {
     )
 }
 
-/// Resolved tool policy of one request.
+/// The tools and tool choice of one request, checked against each other: what a
+/// [`ToolParser`](crate::ToolParser) built outside a
+/// [`ResponseParser`](crate::ResponseParser) takes.
 #[derive(Debug, Clone)]
 pub struct ToolPolicy {
+    /// The request's tools (empty when it has none).
     pub tools: Vec<ToolSpec>,
+    /// The request's tool choice.
     pub choice: ToolChoice,
 }
 
 impl ToolPolicy {
+    /// Checks and keeps the request's tools and choice. Fails with
+    /// [`Error::InvalidTools`] when the choice names a function that is not among the
+    /// tools, or is `Required` with no tools: no call could satisfy it.
     pub fn new(tools: Option<Vec<ToolSpec>>, choice: ToolChoice) -> Result<Self> {
         let tools = tools.unwrap_or_default();
         if let ToolChoice::Function(name) = &choice {
@@ -286,11 +319,8 @@ impl ToolPolicy {
         !self.tools.is_empty() && self.choice != ToolChoice::None
     }
 
-    /// Parameter schemas by function name, for grammars that convert values by type.
-    pub fn schemas(&self) -> Schemas {
-        schemas_of(&self.tools)
-    }
-
+    /// The names a parser may emit: the one function `tool_choice` names, otherwise
+    /// every tool's.
     pub fn allowed(&self) -> AllowedNames {
         let names: HashSet<String> = match &self.choice {
             ToolChoice::Function(n) => std::iter::once(n.clone()).collect(),

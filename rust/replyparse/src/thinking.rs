@@ -1,28 +1,42 @@
 //! The request flags that switch reasoning on or off, read the way each model's chat
-//! template reads them.
-//!
-//! Whether a response starts inside reasoning is decided by the prompt, not by the
-//! output: a thinking template writes the open tag into the generation prompt, so the
-//! output holds only the close tag. Templates disagree on the switch: Qwen3 reads
-//! `enable_thinking`, DeepSeek V3.1 `thinking`, MiniMax M3 `thinking_mode == "enabled"`,
-//! Mistral and Solar the request's `reasoning_effort`. A reasoning dialect therefore
-//! declares which flags its template reads ([`FlagRule`], in order: the first one the
-//! request carries decides), and the parser reads them from the request's
-//! `chat_template_kwargs` and its `reasoning_effort`.
-//!
-//! The explicit `enable_thinking` argument is the caller's own switch (an Anthropic
-//! request's `thinking`, a server's setting): when given, it decides for every dialect,
-//! whatever flag its template reads, so `enable_thinking=False` always means "no
-//! reasoning expected".
-//!
-//! A value is read as the template reads it. With `on` / `off` lists, it is compared with
-//! them; otherwise it is Jinja truthiness (`false`, `0`, `""`, `[]`, `{}` are off, and
-//! `null` counts as not sent), so `{% if thinking %}` and the parser agree.
+//! template reads them: see [`FlagRule`].
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-/// One flag a chat template reads to switch thinking.
+/// One flag a chat template reads to switch thinking, in a reasoning dialect's
+/// [`thinking_flags`](crate::ReasoningDialect::thinking_flags).
+///
+/// Whether a response starts inside reasoning is decided by the prompt, not by the
+/// output: a thinking template writes the open tag into the generation prompt, so the
+/// output holds only the close tag. Templates disagree on the switch: Qwen3 reads
+/// `enable_thinking`, DeepSeek V3.1 `thinking`, MiniMax M3 `thinking_mode == "enabled"`,
+/// Mistral and Solar the request's `reasoning_effort`. A reasoning dialect therefore
+/// declares which flags its template reads (in order: the first one the request carries
+/// decides), and the parser reads them from the request's `chat_template_kwargs` and its
+/// `reasoning_effort` ([`ThinkingFlags`]).
+///
+/// The caller's own switch, [`ParserConfig::enable_thinking`](crate::ParserConfig::enable_thinking)
+/// (an Anthropic request's `thinking`, a server's setting), decides for every dialect
+/// when set, whatever flag its template reads, so `enable_thinking: Some(false)` always
+/// means "no reasoning expected".
+///
+/// A value is read as the template reads it. With `on` / `off` lists, it is compared
+/// with them; otherwise it is Jinja truthiness (`false`, `0`, `""`, `[]`, `{}` are off,
+/// and `null` counts as not sent), so `{% if thinking %}` and the parser agree.
+///
+/// ```
+/// use replyparse::{FlagRule, ThinkingFlags};
+///
+/// let kwargs = serde_json::json!({"thinking_mode": "disabled"});
+/// let flags = ThinkingFlags {
+///     chat_template_kwargs: kwargs.as_object(),
+///     ..ThinkingFlags::default()
+/// };
+/// let rule = FlagRule { on: vec!["enabled".into()], ..FlagRule::key("thinking_mode") };
+/// assert_eq!(flags.resolve(&[rule]), Some(false));
+/// assert_eq!(flags.resolve(&[FlagRule::key("enable_thinking")]), None); // not sent
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FlagRule {
@@ -74,7 +88,9 @@ fn truthy(v: &Value) -> bool {
     }
 }
 
-/// The flags a request carries, borrowed from the parser's configuration.
+/// The thinking flags a request carries, borrowed from its configuration
+/// ([`ParserConfig::thinking_flags`](crate::ParserConfig::thinking_flags)), as
+/// [`FlagRule`]s read them.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ThinkingFlags<'a> {
     /// The caller's explicit switch: when set, it decides.

@@ -47,7 +47,51 @@ impl Kind {
     }
 }
 
-/// See the module docs.
+/// The parser of tool blocks, for a server that routes plain text and reasoning itself
+/// and hands over only what follows a tool open tag.
+///
+/// A [`ResponseParser`](crate::ResponseParser) holds one of these; use it alone only
+/// when your own state machine finds the tags. The interface is a consumed prefix:
+/// after an open tag, call [`start_block`](Self::start_block), then feed the text after
+/// the tag to [`feed_tool_block`](Self::feed_tool_block), which appends call deltas and
+/// returns how many bytes it consumed; keep the rest (`text[consumed..]`) and put it
+/// before the next chunk. Once [`block_closed`](Self::block_closed), the close tag is
+/// consumed too and what follows is yours again. Each call's first delta carries its
+/// id, type and name; calls to names not allowed are recorded in
+/// [`rejected_calls`](Self::rejected_calls), not sent.
+///
+/// ```
+/// use std::sync::Arc;
+/// use replyparse::{registry, DeltaSink, ToolParser, ToolPolicy, ToolChoice, ToolSpec};
+///
+/// let tools = vec![ToolSpec { name: "get_weather".into(), parameters: None }];
+/// let policy = ToolPolicy::new(Some(tools), ToolChoice::Auto)?;
+/// let mut parser = ToolParser::for_request(registry::tool_dialect("qwen")?, &policy);
+///
+/// // Our router saw `<tool_call>` and hands over what follows, in two chunks.
+/// parser.start_block();
+/// let mut deltas = Vec::new();
+/// let mut pending = String::new();
+/// for chunk in ["\n{\"name\": \"get_weather\", \"argu", "ments\": {}}\n</tool_call>Done."] {
+///     pending.push_str(chunk);
+///     let consumed = parser.feed_tool_block(&pending, &mut DeltaSink::new(&mut deltas), false);
+///     pending.drain(..consumed);
+///     if parser.block_closed() {
+///         break;
+///     }
+/// }
+/// assert!(parser.block_closed());
+/// assert_eq!(pending, "Done."); // after the block: back to our router
+/// let message = replyparse::ParsedResponse::from_deltas(deltas.iter().map(|(d, _)| d));
+/// assert_eq!(message.tool_calls[0].function.name, "get_weather");
+/// assert_eq!(message.tool_calls[0].function.arguments, "{}");
+/// # Ok::<(), replyparse::Error>(())
+/// ```
+///
+/// Two end states are kept apart: [`payload_closed`](Self::payload_closed) (the
+/// payload ended) and [`block_closed`](Self::block_closed) (the whole block, close tag
+/// included, is consumed, or the end of input forced it). A block that ended at the end
+/// of input before its own end is [`truncated`](Self::truncated).
 #[derive(Debug)]
 pub struct ToolParser {
     /// The dialect, for its block kinds and tag spellings.
@@ -97,8 +141,8 @@ pub struct ToolParser {
 }
 
 impl ToolParser {
-    /// A tool parser for a request: its allowed names and, for a family that converts
-    /// values by type, the parameter schemas.
+    /// A tool parser of `dialect` for a request: its allowed names and, for a family
+    /// that converts values by type, a copy of the parameter schemas.
     pub fn for_request(dialect: Arc<ToolDialect>, policy: &ToolPolicy) -> Self {
         Self::for_tools(dialect, policy, &policy.tools)
     }
@@ -114,14 +158,14 @@ impl ToolParser {
         Self::with_schemas(dialect, policy.allowed(), schemas)
     }
 
-    /// A tool parser with no parameter schemas (values are kept as strings).
+    /// A tool parser that emits calls of the `allowed` names, with no parameter schemas
+    /// (values of text-valued families are kept as strings).
     pub fn new(dialect: Arc<ToolDialect>, allowed: AllowedNames) -> Self {
         Self::with_schemas(dialect, allowed, Schemas::default())
     }
 
-    /// A tool parser for the calls `allowed` may name, converting values by `schemas`
-    /// where the grammar reads them.
-    pub fn with_schemas(
+    /// A tool parser with the parameter schemas `schemas` (by function name).
+    pub(crate) fn with_schemas(
         dialect: Arc<ToolDialect>,
         allowed: AllowedNames,
         schemas: Schemas,
@@ -166,13 +210,16 @@ impl ToolParser {
         &self.dialect
     }
 
-    /// Called after the response parser consumed an open tag of the first kind.
+    /// Starts a block: call it after consuming the dialect's open tag (or one of its
+    /// [`open_aliases`](ToolDialect::open_aliases)).
     pub fn start_block(&mut self) {
         self.start_block_of(0);
     }
 
-    /// Called after the response parser consumed an open tag of kind `kind` (an index
-    /// into [`ToolDialect::block_kinds`]): the block closes at that kind's close tags.
+    /// Starts a block of kind `kind`: 0 after the dialect's `open` (as
+    /// [`start_block`](Self::start_block)), `k` after the open tag of
+    /// [`blocks[k - 1]`](ToolDialect::blocks). The block closes at that kind's close
+    /// tags.
     pub fn start_block_of(&mut self, kind: usize) {
         let kind = kind.min(self.kinds.len() - 1);
         self.kind = kind;
@@ -211,13 +258,16 @@ impl ToolParser {
         }
     }
 
-    /// The text every payload of the grammar begins with, if any.
+    /// The text every payload of the dialect's grammar begins with, if it has one (`{`,
+    /// `<function=`, a pythonic list's `[`, Gemma's `call:`). After stray text inside a
+    /// block the parser resynchronises at it, and a bare payload starts with it.
     pub fn payload_marker(&self) -> Option<&str> {
         self.grammar.payload_marker()
     }
 
-    /// Whether `rest` begins a bare call of a request tool (see
-    /// [`PayloadGrammar::bare_call_name`]): `None` while undecided.
+    /// For a grammar with no payload marker whose payloads may stand bare (pythonic
+    /// lines, with [`bare_start`](ToolDialect::bare_start)): whether `rest` begins a
+    /// call (`NAME(`) of an allowed name; `None` while more text is needed to say.
     pub fn bare_call(&self, rest: &str, final_: bool) -> Option<bool> {
         match self.grammar.bare_call_name(rest, final_) {
             BareCall::Name(name) => Some(self.calls.allows(name)),
@@ -226,13 +276,14 @@ impl ToolParser {
         }
     }
 
-    /// The grammar's payload ended (set by the grammar; the close tag may follow).
+    /// The current payload ended (the grammar saw its end, or a byte it cannot place).
+    /// The block's close tag may still follow.
     pub fn payload_closed(&self) -> bool {
         self.payload_closed
     }
 
-    /// The whole block is consumed, close tag included, or the end of input closed it.
-    /// What follows it (the rest of the text fed) is the caller's again.
+    /// The whole block is consumed, close tag included (or the end of input closed it):
+    /// the text after it belongs to the caller again.
     pub fn block_closed(&self) -> bool {
         self.block_closed
     }
@@ -255,12 +306,12 @@ impl ToolParser {
         self.truncated
     }
 
-    /// Number of calls emitted so far, over every block.
+    /// How many calls were sent so far (the next call's index).
     pub fn emitted_calls(&self) -> usize {
         self.calls.emitted_calls()
     }
 
-    /// Calls and block text that did not reach the client, in order.
+    /// Calls and stray block text that were not sent, in order.
     pub fn rejected_calls(&self) -> &[RejectedCall] {
         self.calls.rejected()
     }

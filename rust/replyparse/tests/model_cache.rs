@@ -2,9 +2,8 @@
 //! changes at run time. Its own test binary: it registers a dialect, which the other
 //! tests' expectations do not allow for.
 
-use replyparse::models::parsers_for_model;
-use replyparse::registry::{self, ReasoningDialect};
-use replyparse::Error;
+use replyparse::registry;
+use replyparse::{parsers_for_model, Error, ReasoningDialect};
 
 #[test]
 fn a_dialect_registered_at_run_time_changes_the_cached_choice() {

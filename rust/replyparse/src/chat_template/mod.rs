@@ -1,47 +1,5 @@
-//! Rendering a Hugging Face chat template as transformers renders it.
-//!
-//! A model's chat template is a Jinja program that turns messages, tools and flags into
-//! the prompt text. transformers (`render_jinja_template` in
-//! `transformers/utils/chat_template_utils.py`) runs it in Jinja's immutable sandbox
-//! with `trim_blocks` and `lstrip_blocks`, the loop-control extension, an extension
-//! accepting `{% generation %}`, a `tojson` filter that is Python's `json.dumps` (no HTML
-//! escaping; `ensure_ascii`, `indent`, `separators`, `sort_keys`), and the globals
-//! `raise_exception`, `strftime_now`, `dict` and `namespace`. Before rendering it copies
-//! a message's reasoning under the names templates read (`reasoning_content` and
-//! `thinking`).
-//!
-//! This module does the same with [minijinja](https://docs.rs/minijinja) (the Jinja
-//! engine Rust servers use for these templates) configured to match: Python's
-//! methods on strings, dicts and lists; Python's `str()` wherever a value becomes text
-//! (`1e-07`, `3.0`, `True`, `{'a': 1}`); insertion-ordered maps; Jinja's default
-//! (lenient) undefined values; and a fuel budget, so that a hostile template fails with
-//! an error instead of hanging the server that renders it.
-//!
-//! Where minijinja offers no hook, a few behaviours still differ from Jinja's: the `~`
-//! operator writes floats below 1e-4 or from 1e16 up in fixed notation (`0.0000001`
-//! where Python writes `1e-07`; printing, `string`, `join` and `tojson` are exact);
-//! looping over `none` renders nothing where Jinja raises; the `%` operator does not
-//! format strings; a filter or test Jinja does not know fails when it runs, not when the
-//! template is compiled; `pprint` lays out differently; `urlencode`, `lipsum` and
-//! `callable` are missing.
-//!
-//! ```
-//! use replyparse::chat_template::ChatTemplate;
-//! use serde_json::json;
-//!
-//! let template = ChatTemplate::new(
-//!     "{% for m in messages %}<|{{ m.role }}|>{{ m.content | trim }}\n{% endfor %}\
-//!      {% if tools %}tools: {{ tools | tojson }}\n{% endif %}\
-//!      {% if add_generation_prompt %}<|assistant|>{% endif %}",
-//! )
-//! .unwrap();
-//! let messages = [json!({"role": "user", "content": " Hi! "})];
-//! let tools = [json!({"name": "f", "x": 1e-7})];
-//! let text = template
-//!     .render(&messages, Some(&tools), true, &serde_json::Map::new())
-//!     .unwrap();
-//! assert_eq!(text, "<|user|>Hi!\ntools: [{\"name\": \"f\", \"x\": 1e-07}]\n<|assistant|>");
-//! ```
+//! Rendering a Hugging Face chat template as transformers renders it: see
+//! [`ChatTemplate`].
 
 mod environment;
 mod methods;
@@ -53,13 +11,6 @@ use std::fmt;
 
 use minijinja::{Environment, ErrorKind, Value};
 use serde_json::{Map, Value as Json};
-
-/// The fuel a render may use unless [`ChatTemplate::set_fuel`] says otherwise. One fuel
-/// is about one instruction or 64 bytes of data a template creates, so this bounds a
-/// render to a fraction of a second (a runaway loop stops after about 0.2 s in a release
-/// build) and to about 320 MB; the heaviest vendored template uses about a twentieth of
-/// it on a 50-turn conversation with tool calls and reasoning.
-pub const DEFAULT_FUEL: u64 = 5_000_000;
 
 /// The name the template is registered under (shown in errors).
 const TEMPLATE_NAME: &str = "chat_template";
@@ -166,8 +117,52 @@ fn describe(e: &minijinja::Error) -> String {
     message
 }
 
-/// A compiled chat template, rendered as transformers renders it. Compile once per
-/// model; [`ChatTemplate::render`] may be called from many threads at once.
+/// A compiled Hugging Face chat template, rendered as transformers renders it. Compile
+/// once per model; [`ChatTemplate::render`] may be called from many threads at once
+/// (the type is `Send` and `Sync`).
+///
+/// A model's chat template is a Jinja program that turns messages, tools and flags into
+/// the prompt text. transformers (`render_jinja_template` in
+/// `transformers/utils/chat_template_utils.py`) runs it in Jinja's immutable sandbox
+/// with `trim_blocks` and `lstrip_blocks`, the loop-control extension, an extension
+/// accepting `{% generation %}`, a `tojson` filter that is Python's `json.dumps` (no HTML
+/// escaping; `ensure_ascii`, `indent`, `separators`, `sort_keys`), and the globals
+/// `raise_exception`, `strftime_now`, `dict` and `namespace`. Before rendering it copies
+/// a message's reasoning under the names templates read (`reasoning_content` and
+/// `thinking`).
+///
+/// This type does the same with [minijinja](https://docs.rs/minijinja) (the Jinja
+/// engine Rust servers use for these templates) configured to match: Python's
+/// methods on strings, dicts and lists; Python's `str()` wherever a value becomes text
+/// (`1e-07`, `3.0`, `True`, `{'a': 1}`); insertion-ordered maps; Jinja's default
+/// (lenient) undefined values; and a fuel budget, so that a hostile template fails with
+/// an error instead of hanging the server that renders it.
+///
+/// Where minijinja offers no hook, a few behaviours still differ from Jinja's: the `~`
+/// operator writes floats below 1e-4 or from 1e16 up in fixed notation (`0.0000001`
+/// where Python writes `1e-07`; printing, `string`, `join` and `tojson` are exact);
+/// looping over `none` renders nothing where Jinja raises; the `%` operator does not
+/// format strings; a filter or test Jinja does not know fails when it runs, not when the
+/// template is compiled; `pprint` lays out differently; `urlencode`, `lipsum` and
+/// `callable` are missing.
+///
+/// ```
+/// use replyparse::ChatTemplate;
+/// use serde_json::json;
+///
+/// let template = ChatTemplate::new(
+///     "{% for m in messages %}<|{{ m.role }}|>{{ m.content | trim }}\n{% endfor %}\
+///      {% if tools %}tools: {{ tools | tojson }}\n{% endif %}\
+///      {% if add_generation_prompt %}<|assistant|>{% endif %}",
+/// )
+/// .unwrap();
+/// let messages = [json!({"role": "user", "content": " Hi! "})];
+/// let tools = [json!({"name": "f", "x": 1e-7})];
+/// let text = template
+///     .render(&messages, Some(&tools), true, &serde_json::Map::new())
+///     .unwrap();
+/// assert_eq!(text, "<|user|>Hi!\ntools: [{\"name\": \"f\", \"x\": 1e-07}]\n<|assistant|>");
+/// ```
 pub struct ChatTemplate {
     env: Environment<'static>,
     fuel: Option<u64>,
@@ -182,6 +177,14 @@ impl fmt::Debug for ChatTemplate {
 }
 
 impl ChatTemplate {
+    /// The fuel a render may use unless [`set_fuel`](Self::set_fuel) says otherwise.
+    /// One fuel is about one instruction or 64 bytes of data a template creates, so this
+    /// bounds a render to a fraction of a second (a runaway loop stops after about 0.2 s
+    /// in a release build) and to about 320 MB; the heaviest template the project tests
+    /// uses about a twentieth of it on a 50-turn conversation with tool calls and
+    /// reasoning.
+    pub const DEFAULT_FUEL: u64 = 5_000_000;
+
     /// Compiles a chat template (the `chat_template` string of a tokenizer config or a
     /// `.jinja` file). Fails with a `Syntax` error, naming the line, when transformers'
     /// Jinja would not compile it either.
@@ -192,17 +195,17 @@ impl ChatTemplate {
             line: Some(line),
         })?;
         let mut env = environment::transformers_environment();
-        env.set_fuel(Some(DEFAULT_FUEL));
+        env.set_fuel(Some(Self::DEFAULT_FUEL));
         env.add_template_owned(TEMPLATE_NAME, prepared.into_owned())
             .map_err(|e| TemplateError::from_minijinja(&e, None))?;
         Ok(ChatTemplate {
             env,
-            fuel: Some(DEFAULT_FUEL),
+            fuel: Some(Self::DEFAULT_FUEL),
         })
     }
 
     /// Sets the fuel budget of each render (`None`: unbounded, for trusted templates
-    /// only). The default is [`DEFAULT_FUEL`].
+    /// only). The default is [`DEFAULT_FUEL`](Self::DEFAULT_FUEL).
     pub fn set_fuel(&mut self, fuel: Option<u64>) {
         self.fuel = fuel;
         self.env.set_fuel(fuel);

@@ -19,10 +19,10 @@
 //! express is refused as [`Error::InvalidTools`] when the constraint is built, which a
 //! server does when the request arrives, never mid-stream.
 //!
-//! Each grammar family writes its calls beside its grammar (`grammars/*/constraint.rs`,
-//! one [`CallConstraint`] each, chosen by [`crate::grammars::constraint_for`]); this
-//! module holds what they share: the selection of the functions, the refusals, the
-//! reasoning section, the Lark writer and the structural-tag nodes.
+//! The functions here take a dialect name and the request's tools, for a router or
+//! gateway that has no parser configuration at hand; a server that has one gets the
+//! same constraint from [`ToolConstraint::for_config`]. The dialect is a tool parser's
+//! registry name, or `gpt-oss` (Harmony's calls).
 //!
 //! ```
 //! use replyparse::constraint::{self, ConstraintOptions, ReasoningSection, SpecialTokens};
@@ -62,7 +62,10 @@ use crate::response::harmony;
 use crate::response::ResponseParser;
 use crate::schema;
 
-/// The constraint of one request, in both forms.
+/// The decoding constraint of one request, in both forms: give the engine the one its
+/// grammar backend takes. Both describe the same outputs: the reasoning section when
+/// the response starts in reasoning (or may open it), then the calls the request's
+/// `tool_choice` requires, in the dialect's own markup.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolConstraint {
     /// xgrammar: `{"type": "structural_tag", "format": {...}}`, a `response_format`.
@@ -91,7 +94,8 @@ impl Default for ConstraintOptions {
     }
 }
 
-/// The reasoning tags of the built-in reasoning dialects.
+/// The reasoning tags most built-in reasoning dialects use (`<think>`, `</think>`), for
+/// a [`ReasoningSection`] when a router knows no better.
 pub const DEFAULT_REASONING: (&str, &str) = ("<think>", "</think>");
 
 /// The markup a constraint is written in: a tool dialect (of its family), or Harmony,

@@ -32,7 +32,9 @@ use lark::Lark;
 /// peer (vLLM) lets reasoning finish before the call's constraint applies.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReasoningSection {
+    /// The reasoning open tag (`<think>`).
     pub open: String,
+    /// The reasoning close tag (`</think>`): after it, only calls.
     pub close: String,
     /// True: the response starts in reasoning (section required, open tag optional).
     /// False: the model may open it (section optional, open tag required).
@@ -69,7 +71,8 @@ pub enum SpecialTokens {
     /// position); empty strings are ignored.
     Exact(BTreeSet<String>),
     /// The tag-like pieces (`<...>`, no whitespace or `<` / `>` inside) that are in the
-    /// set: the answer of the engine's tokenizer about [`tag_like_pieces`]. Llguidance
+    /// set: the answer of the engine's tokenizer about
+    /// [`tag_like_pieces`](crate::constraint::tag_like_pieces). Llguidance
     /// counts tag-like added tokens of Hugging Face tokenizers (Qwen's `<tool_call>`,
     /// DeepSeek's `</think>`) as special, so only the tokenizer can say.
     TagLike(BTreeSet<String>),

@@ -42,10 +42,32 @@ const FORMER_KEYS: [&str; 9] = [
 ];
 
 impl ToolDialect {
-    /// Reads a declaration from JSON text, in the current shape or the former one (see
-    /// the module docs). A bad field is an [`Error::InvalidDialect`] naming its path
-    /// (`syntax.value_close`, `forms[0].syntax.container`). The declaration is not
-    /// checked beyond its types: registering it does that.
+    /// Reads a declaration from JSON text: the shape of `dialects.json`, with the
+    /// payload syntax one object tagged by its family
+    /// (`"syntax": {"family": "xml", ...}`). The former shape (the family at the top
+    /// level, its fields under a key named after it) still loads, converted. A bad field
+    /// is an [`Error::InvalidDialect`] naming its path (`syntax.value_close`,
+    /// `forms[0].syntax.container`). The declaration is not checked beyond its types:
+    /// registering it does that.
+    ///
+    /// ```
+    /// use replyparse::{Syntax, ToolDialect};
+    ///
+    /// let d = ToolDialect::from_json(r#"{
+    ///     "name": "acme_xml",
+    ///     "open": "<calls>",
+    ///     "close": "</calls>",
+    ///     "syntax": {"family": "xml", "function_open": "<fn=", "function_name_end": ">",
+    ///                "function_close": "</fn>", "param_open": "<arg=",
+    ///                "param_name_end": ">", "value_close": "</arg>"}
+    /// }"#)?;
+    /// assert!(matches!(d.syntax, Syntax::Xml(_)));
+    ///
+    /// let err = ToolDialect::from_json(r#"{"name": "x", "open": "<c>", "syntax": {"family": "xml", "value_clos": "</a>"}}"#)
+    ///     .unwrap_err();
+    /// assert!(err.to_string().contains("syntax"), "{err}");
+    /// # Ok::<(), replyparse::Error>(())
+    /// ```
     pub fn from_json(text: &str) -> Result<ToolDialect> {
         let value: Value = serde_json::from_str(text)
             .map_err(|e| Error::InvalidDialect(format!("not a JSON declaration: {e}")))?;
@@ -58,14 +80,15 @@ impl ToolDialect {
         let value = upgrade(value).map_err(|e| invalid(&name, e))?;
         typed(value).map_err(|e| invalid(&name, e))
     }
+}
 
-    /// A declaration in the former shape rewritten in the current one (the current
-    /// shape is returned as it is), as JSON: what the Python package converts its
-    /// users' keyword declarations with.
-    pub fn upgrade_json(value: Value) -> Result<Value> {
-        let name = declared_name(&value);
-        upgrade(value).map_err(|e| invalid(&name, e))
-    }
+/// A tool dialect declaration in the former shape rewritten in the current one (the
+/// current shape is returned as it is), as JSON: what the Python package converts its
+/// users' keyword declarations with.
+#[cfg(feature = "internals")]
+pub fn upgrade_tool_dialect_json(value: Value) -> Result<Value> {
+    let name = declared_name(&value);
+    upgrade(value).map_err(|e| invalid(&name, e))
 }
 
 impl ReasoningDialect {

@@ -11,17 +11,40 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::grammars::{grammar_for, PayloadGrammar};
-pub use crate::grammars::{Family, FieldError, FormDecl, Markers, Syntax};
+pub use crate::grammars::{Family, FormDecl, Markers, Syntax};
 use crate::request::Schemas;
 use crate::scan::special::SpecialTokens;
 use crate::thinking::{FlagRule, ThinkingFlags};
+#[cfg(feature = "internals")]
+pub use former::upgrade_tool_dialect_json;
 pub(crate) use validate::{validate_reasoning_dialect, validate_tool_dialect};
 
-/// A tool-call dialect: outer tags and the payload's syntax.
+/// A tool-call dialect: how one family of models writes tool calls, as data. The outer
+/// tags of a tool block, the payload's [`Syntax`] (which grammar family reads it, and
+/// that family's fields), and a few rules about the text around blocks.
+///
+/// A dialect is a declaration, not code: the built-ins are declared in the crate's
+/// `dialects.json`, and a new dialect of an existing family is one more declaration,
+/// read from JSON ([`from_json`](Self::from_json), the shape the built-ins use) or built
+/// as a Rust value ([`new`](Self::new) and the fields below), then registered with
+/// [`registry::register_tool_dialect`](crate::registry::register_tool_dialect), which
+/// checks it. A parser built afterwards can name it; parsers already built keep the
+/// dialects they resolved.
+///
+/// What registration checks beyond the types: the name and the open tag are non-empty
+/// (only a bare pythonic-lines dialect has no open tag); a tag given is never empty
+/// (`None` is how a block says it ends with its payload); the syntax, and each form's,
+/// passes its family's checks; each markup rule is well formed; each token-boundary
+/// prefix is a proper prefix of its tag. A declaration that fails is
+/// [`Error::InvalidDialect`](crate::Error::InvalidDialect) naming the field's path
+/// (`syntax.value_close`); so is a JSON declaration with an unknown or mistyped field.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ToolDialect {
+    /// The registry name (`qwen3coder`); matched case-insensitively with `-`, `_` and
+    /// `.` ignored.
     pub name: String,
+    /// Other names of the same dialect (peers' names: `qwen3_xml`).
     #[serde(default)]
     pub aliases: Vec<String>,
     /// The payload syntax: its grammar family and that family's fields
@@ -83,12 +106,57 @@ pub struct ToolDialect {
     /// The pieces of the markers that are single special (or added) tokens; absent:
     /// every `<|...|>` piece. Engines that keep special tokens in the text may decode a
     /// marker with one space at each boundary next to such a piece, so those spellings
-    /// open and close blocks too (see [`crate::scan::special`]).
+    /// open and close blocks too.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub special_tokens: Option<Vec<String>>,
 }
 
 impl ToolDialect {
+    /// A dialect named `name` whose blocks open with `open`, close with `close` (`None`:
+    /// a block ends with its payload) and hold payloads of `syntax`; every other field
+    /// is at its default (no aliases, no other kinds of block, nothing dropped).
+    ///
+    /// ```
+    /// use replyparse::{EnvelopeSyntax, Syntax, ToolDialect};
+    ///
+    /// let d = ToolDialect::new(
+    ///     "acme",
+    ///     "<call>",
+    ///     Some("</call>"),
+    ///     Syntax::JsonEnvelope(EnvelopeSyntax {
+    ///         argument_field: "parameters".into(),
+    ///         ..EnvelopeSyntax::default()
+    ///     }),
+    /// );
+    /// assert_eq!(d.family(), replyparse::Family::JsonEnvelope);
+    /// ```
+    pub fn new(
+        name: impl Into<String>,
+        open: impl Into<String>,
+        close: Option<&str>,
+        syntax: Syntax,
+    ) -> Self {
+        ToolDialect {
+            name: name.into(),
+            aliases: Vec::new(),
+            syntax,
+            open: open.into(),
+            close: close.map(str::to_owned),
+            open_aliases: Vec::new(),
+            close_aliases: Vec::new(),
+            open_prefixes: Vec::new(),
+            close_prefixes: Vec::new(),
+            verified_with: Vec::new(),
+            blocks: Vec::new(),
+            tentative: false,
+            bare_start: false,
+            content_wrappers: Vec::new(),
+            drop_markup: Vec::new(),
+            forms: Vec::new(),
+            special_tokens: None,
+        }
+    }
+
     /// Every tag that opens a block: the open tag, then its aliases.
     pub fn open_tags(&self) -> impl Iterator<Item = &str> {
         std::iter::once(self.open.as_str()).chain(self.open_aliases.iter().map(String::as_str))
@@ -108,7 +176,7 @@ impl ToolDialect {
     }
 
     /// What the dialect's grammars need of its tags.
-    pub fn markers(&self) -> Markers<'_> {
+    pub(crate) fn markers(&self) -> Markers<'_> {
         Markers {
             open: &self.open,
             open_aliases: &self.open_aliases,
@@ -120,34 +188,21 @@ impl ToolDialect {
 
     /// The grammar of the dialect's syntax (and of its other forms, if any), for a
     /// request whose parameter schemas are `schemas`.
-    pub fn grammar(&self, schemas: Schemas) -> Box<dyn PayloadGrammar> {
+    pub(crate) fn grammar(&self, schemas: Schemas) -> Box<dyn PayloadGrammar> {
         grammar_for(&self.syntax, &self.forms, &self.markers(), schemas)
     }
 
     /// Which pieces of this dialect's markers are special tokens.
-    pub fn special(&self) -> SpecialTokens<'_> {
+    pub(crate) fn special(&self) -> SpecialTokens<'_> {
         match &self.special_tokens {
             Some(list) => SpecialTokens::Listed(list),
             None => SpecialTokens::Markers,
         }
     }
 
-    /// Every spelling that opens a block of the first kind: each open tag as declared
-    /// and as engines may decode it (spaces beside its special tokens), declared tags
-    /// first, no repeats.
-    pub fn open_spellings(&self) -> Vec<Cow<'_, str>> {
-        self.spellings_of(self.open_tags())
-    }
-
-    /// Every spelling that closes a block of the first kind, as
-    /// [`open_spellings`](Self::open_spellings).
-    pub fn close_spellings(&self) -> Vec<Cow<'_, str>> {
-        self.spellings_of(self.close_tags())
-    }
-
     /// The kinds of block: the first is `open` (and its aliases) closed by `close` (and
     /// its aliases); each of [`blocks`](Self::blocks) is another, with its own tags.
-    pub fn block_kinds(&self) -> Vec<BlockKind<'_>> {
+    pub(crate) fn block_kinds(&self) -> Vec<BlockKind<'_>> {
         let mut kinds = vec![BlockKind {
             opens: self.open_tags().collect(),
             closes: self.close_tags().collect(),
@@ -162,15 +217,20 @@ impl ToolDialect {
     }
 
     /// Every spelling of `tags` (declared first, then as engines may decode them).
-    pub fn spellings_of<'a>(&'a self, tags: impl Iterator<Item = &'a str>) -> Vec<Cow<'a, str>> {
+    pub(crate) fn spellings_of<'a>(
+        &'a self,
+        tags: impl Iterator<Item = &'a str>,
+    ) -> Vec<Cow<'a, str>> {
         self.special().spellings_of(tags)
     }
 }
 
-/// The tags of one more kind of block.
+/// The tags of one more kind of block ([`ToolDialect::blocks`]): a dialect whose
+/// models write the same payload behind different markers.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BlockTags {
+    /// The tag that opens this kind of block.
     pub open: String,
     /// `None`: the block ends with its payload.
     #[serde(default)]
@@ -184,30 +244,42 @@ pub struct BlockTags {
 /// One kind of block, as the tool and response parsers arm it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BlockKind<'a> {
+    /// The tags that open it.
     pub opens: Vec<&'a str>,
+    /// The tags that close it (none: the block ends with its payload).
     pub closes: Vec<&'a str>,
     /// See [`BlockTags::tentative`].
     pub tentative: bool,
 }
 
-/// A content wrapper's tags.
+/// A content wrapper's tags ([`ToolDialect::content_wrappers`]): protocol markup
+/// around the answer that is not part of it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WrapperTags {
+    /// The tag that opens the wrapped content (`<response>`).
     pub open: String,
+    /// The tag that closes it (`</response>`).
     pub close: String,
 }
 
-/// Markup dropped from the text: a fixed `tag`, or a `prefix` up to and including the
-/// first `end` within [`DROP_MARKUP_MAX`] bytes (a citation's `</co: 0:[1,2]>`); longer,
-/// it is text.
+/// Markup dropped from the text ([`ToolDialect::drop_markup`]): a fixed `tag`, or a
+/// `prefix` up to and including the first `end` within 128 bytes (a citation's
+/// `</co: 0:[1,2]>`); longer, it is text.
+///
+/// Either `tag` is set and nothing else, or `prefix` and `end` are (registration checks
+/// it; none of them may be empty). The bound keeps the rule from holding back text without limit: a prefix
+/// that does not end soon was not markup.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DropMarkup {
+    /// A fixed piece of markup dropped wherever it occurs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tag: Option<String>,
+    /// The start of markup whose rest varies (`<co: `), dropped through `end`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prefix: Option<String>,
+    /// What ends a `prefix` rule's markup (`>`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub end: Option<String>,
 }
@@ -215,7 +287,9 @@ pub struct DropMarkup {
 /// Longest markup a [`DropMarkup`] prefix rule drops.
 pub const DROP_MARKUP_MAX: usize = 128;
 
-/// When a response starts inside reasoning.
+/// When a response starts inside reasoning: the rule of a
+/// [`ReasoningDialect::starts_in_reasoning`], which follows what the model's chat
+/// template writes at the end of the prompt for each value of the thinking switch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum StartMode {
@@ -232,15 +306,28 @@ pub enum StartMode {
     Always,
 }
 
-/// A reasoning dialect: tags and start rule. It is a description, not a parser: the
-/// response state machine does all buffering and routing.
+/// A reasoning dialect: the tags around a model's reasoning and where a response
+/// starts. It is a description, not a parser: the response parser does all buffering
+/// and routing, so every reasoning dialect gets the same guarantees (any chunking, tags
+/// split anywhere, tool calls inside reasoning).
+///
+/// Declared like a [`ToolDialect`]: from JSON ([`from_json`](Self::from_json)) or as a
+/// value ([`new`](Self::new)), then registered with
+/// [`registry::register_reasoning_dialect`](crate::registry::register_reasoning_dialect),
+/// which checks that the name and tags are non-empty, the markup rules well formed and
+/// every flag rule's key non-empty.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReasoningDialect {
+    /// The registry name (`qwen3`), matched as tool dialect names are.
     pub name: String,
+    /// Other names of the same dialect.
     #[serde(default)]
     pub aliases: Vec<String>,
+    /// The tag that opens reasoning (`<think>`). A response that starts inside
+    /// reasoning may still write it first: a leading open tag is dropped.
     pub open: String,
+    /// The tag that ends reasoning (`</think>`); what follows is content.
     pub close: String,
     /// When a response starts inside reasoning (`unless_disabled` when left out).
     #[serde(default)]
@@ -288,13 +375,47 @@ pub struct ReasoningDialect {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub drop_markup: Vec<DropMarkup>,
     /// The request flags this model's chat template reads to switch thinking, in order
-    /// (the first one the request carries decides; see [`crate::thinking`]). Empty:
+    /// (the first one the request carries decides; see [`FlagRule`]). Empty:
     /// `enable_thinking`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub thinking_flags: Vec<FlagRule>,
 }
 
 impl ReasoningDialect {
+    /// A dialect named `name` with these tags that starts inside reasoning unless
+    /// thinking is switched off ([`StartMode::UnlessDisabled`]); every other field at
+    /// its default.
+    ///
+    /// ```
+    /// use replyparse::{ReasoningDialect, StartMode};
+    ///
+    /// let d = ReasoningDialect {
+    ///     starts_in_reasoning: StartMode::Never,
+    ///     ..ReasoningDialect::new("acme_think", "<reason>", "</reason>")
+    /// };
+    /// assert!(!d.starts_in_reasoning(Some(true)));
+    /// ```
+    pub fn new(name: impl Into<String>, open: impl Into<String>, close: impl Into<String>) -> Self {
+        ReasoningDialect {
+            name: name.into(),
+            aliases: Vec::new(),
+            open: open.into(),
+            close: close.into(),
+            starts_in_reasoning: StartMode::default(),
+            open_aliases: Vec::new(),
+            close_aliases: Vec::new(),
+            start_labels: Vec::new(),
+            inline_prefix: None,
+            once: false,
+            drop_leading_close: false,
+            tool_ends_reasoning: false,
+            close_newlines: false,
+            content_wrappers: Vec::new(),
+            drop_markup: Vec::new(),
+            thinking_flags: Vec::new(),
+        }
+    }
+
     /// Whether thinking is on, off, or not said, for the request's flags as this
     /// dialect's template reads them.
     pub fn thinking(&self, flags: &ThinkingFlags<'_>) -> Option<bool> {
@@ -332,11 +453,15 @@ impl ReasoningDialect {
     }
 }
 
-/// A top-level response parser. `default` composes a reasoning and a tool dialect.
+/// A response parser's registry entry: `default` composes a reasoning and a tool
+/// dialect; `gpt-oss` (OpenAI Harmony) is a dedicated parser. Response parsers are
+/// code, so they are listed, not declared: the registry holds no others.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ResponseDialect {
+    /// The registry name (`gpt-oss`).
     pub name: String,
+    /// Other names (`harmony`, `openai`).
     #[serde(default)]
     pub aliases: Vec<String>,
 }

@@ -78,6 +78,34 @@ impl Family {
 }
 
 /// A dialect's payload syntax: its family, and that family's fields.
+///
+/// A *family* is code: how one kind of markup is read. A *dialect* is data: the tags
+/// and spellings one model family writes, read by its family's grammar. In a
+/// declaration the syntax is one object whose `family` says which grammar reads the
+/// payload and whose other fields are that family's (`{"family": "xml",
+/// "function_name_end": ">", ...}`); in Rust it is this enum, one variant per family,
+/// each holding its family's syntax type. A syntax read from JSON reports a bad field
+/// with its path inside the syntax ([`from_value`](Self::from_value)); registration
+/// checks the rest ([`validate`](Self::validate)).
+///
+/// What each family reads, inside the dialect's outer tags:
+///
+/// - `json_envelope`: a JSON object per call, `{"name": ..., "arguments": {...}}` with
+///   the dialect's keys, or an array or sequence of them (Qwen / Hermes, Llama 3,
+///   InternLM, Mistral before v11, Granite, xLAM, ...). Arguments stream as the model
+///   wrote them.
+/// - `xml`: function-first XML-like markup whose values end at a close tag
+///   (`<function=NAME><parameter=KEY>VALUE</parameter></function>`: Qwen3-Coder, GLM,
+///   MiniMax, Seed-OSS, Step-3.5, Kimi K3, ...). Values are text, typed by the tool's
+///   JSON schema (or a type attribute) and converted to JSON.
+/// - `dsml`: DeepSeek V3.2 / V4 `invoke` elements with `parameter` children, each
+///   marked as a raw string or JSON.
+/// - `header`: a run of markers around a header (the name, a type, the model's call
+///   id), then the JSON arguments (Kimi K2, DeepSeek V3 / V3.1, Mistral v11+).
+/// - `pythonic`: Python call expressions, `[get_weather(city="Paris")]`, converted to
+///   JSON as they stream (Llama 3.2 / 4, OLMo 3, LFM2).
+/// - `gemma`: Gemma call notation, `call:NAME{key:value}`, with a quote token for
+///   strings (Gemma 4, FunctionGemma).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(tag = "family", rename_all = "snake_case")]
 pub enum Syntax {
@@ -200,7 +228,11 @@ impl Syntax {
     /// The grammar this syntax names. `markers` are the dialect's tag spellings (a
     /// grammar that reads up to the next marker stops there); `schemas` the request's
     /// parameter schemas, for a family that converts values by type.
-    pub fn grammar(&self, markers: &Markers<'_>, schemas: Schemas) -> Box<dyn PayloadGrammar> {
+    pub(crate) fn grammar(
+        &self,
+        markers: &Markers<'_>,
+        schemas: Schemas,
+    ) -> Box<dyn PayloadGrammar> {
         match self {
             Syntax::JsonEnvelope(s) => Box::new(JsonEnvelope::new(s)),
             Syntax::Xml(s) => Box::new(XmlGrammar::new(s.clone(), markers.close(), schemas)),

@@ -24,10 +24,40 @@ use crate::request::ToolPolicy;
 use composed::Composed;
 use harmony::HarmonyParser;
 
-/// A response parser: the `default` composition of a reasoning and a tool dialect, or a
-/// dedicated parser (`gpt-oss`, [`harmony`]) for a protocol whose channels that
-/// composition cannot express. One public type, so servers and bindings drive every
-/// response parser alike.
+/// The parser of one response: it turns the text a model decodes into `content`,
+/// `reasoning_content` and `tool_calls`, as streaming deltas
+/// ([`stream_chunk`](Self::stream_chunk)) or as one complete message
+/// ([`parse_complete`](Self::parse_complete)).
+///
+/// Built from a [`ParserConfig`]: the `default` composition of a reasoning and a tool
+/// dialect, or a dedicated parser (`gpt-oss`, OpenAI Harmony) for a protocol whose
+/// channels that composition cannot express. One type, so servers and bindings drive
+/// every response parser alike.
+///
+/// What a caller can rely on:
+///
+/// - **Any chunking.** Chunks need not align with tokens or tags: a tag split at any
+///   character, one character at a time, a multi-token burst, or the whole response at
+///   once give the same result.
+/// - **One grammar.** `parse_complete(text)` is `stream_chunk(text, final = true)` plus
+///   [`ParsedResponse::from_deltas`], so streaming and complete results cannot diverge.
+/// - **Channel order.** One chunk may give several deltas, one per channel switch, in
+///   the order the model wrote them (reasoning, tool, reasoning is three deltas).
+/// - **Identity first.** A call's first delta carries its id, type and name; argument
+///   text written before the name is held and released after it. Calls to names not
+///   among the request's tools are not sent (see [`rejected_calls`](Self::rejected_calls))
+///   and the calls sent are indexed 0, 1, 2, ... without gaps.
+/// - **Nothing disappears.** Tool markup never reaches content or reasoning, and
+///   without tools (or with `tool_choice` `none`) it is not markup at all: it stays
+///   content. `final = true` releases what was held back, never inventing a name or a
+///   value.
+/// - **Linear cost.** Per chunk, the work is proportional to the new text plus at most
+///   one tag length, never to what was seen before.
+///
+/// A parser is per response and stateful: build a fresh one for each response. Feeding
+/// it after its final chunk is [`Error::AlreadyFinished`]; `parse_complete` after
+/// streaming is [`Error::AlreadyStreamed`]. It is `Send`, so it can move between
+/// threads, and needs `&mut` to feed, so it cannot be fed from two at once.
 #[derive(Debug)]
 pub struct ResponseParser {
     inner: Inner,
@@ -118,7 +148,14 @@ impl ResponseParser {
         })
     }
 
-    /// Builds the `default` parser from resolved dialects.
+    /// Builds the `default` parser from dialects the caller holds rather than names:
+    /// a declaration kept outside the registry, say. `policy` is the request's tools and
+    /// choice; `enable_thinking` decides the start as
+    /// [`ParserConfig::enable_thinking`] does; `reasoning_tag_ids` are the reasoning
+    /// tags' token ids, to count reasoning tokens. The buffer limit is the default one.
+    ///
+    /// The dialects are used as given, without the checks registration makes: pass
+    /// declarations that [`registry::register_tool_dialect`] would accept.
     pub fn from_dialects(
         tool: Option<Arc<ToolDialect>>,
         reasoning: Option<Arc<ReasoningDialect>>,
@@ -234,6 +271,8 @@ impl ResponseParser {
         each!(&self.inner, p => p.pending_len())
     }
 
+    /// Whether the parser received its final chunk (or stopped at an error): it accepts
+    /// no more text.
     pub fn is_finished(&self) -> bool {
         each!(&self.inner, p => p.is_finished())
     }

@@ -71,7 +71,8 @@ enum State {
     Done,
 }
 
-/// See the module docs.
+/// A lexical, incremental scanner that finds where one JSON value ends in streamed text
+/// (the invariants are in this module's docs, `scan/json_scan.rs`).
 #[derive(Debug, Clone)]
 pub struct JsonValueScanner {
     state: State,
@@ -106,6 +107,7 @@ static CONTAINER_STOP: [bool; 256] = {
 };
 
 impl JsonValueScanner {
+    /// A scanner before the first byte of a value.
     pub fn new() -> Self {
         JsonValueScanner {
             state: State::Start,
@@ -116,15 +118,6 @@ impl JsonValueScanner {
     /// Forgets everything, ready for a new value.
     pub fn reset(&mut self) {
         *self = Self::new();
-    }
-
-    /// True once the first byte of the value has been consumed.
-    pub fn started(&self) -> bool {
-        self.state != State::Start
-    }
-
-    pub fn is_done(&self) -> bool {
-        self.state == State::Done
     }
 
     /// Scans `input`, the text right after what was consumed before. `final_` says no

@@ -1,21 +1,5 @@
 //! The stream runner: the layer between an engine's decode loop and a wire protocol.
-//!
-//! An engine yields, per step, some text and optionally its token ids, log
-//! probabilities and a finish reason. The response parser turns the text into zero or
-//! more deltas. The runner adds what the parser deliberately does not know about:
-//! - transport metadata (token ids, logprobs, finish reason) rides only on the *last*
-//!   delta of the step, so a client that sums per-delta metadata counts each token once;
-//! - a step with a finish reason or token metadata that produced no delta still yields
-//!   one empty-content delta, so the metadata is never lost;
-//! - the finish reason `stop` becomes `tool_calls` when a call was emitted (the client
-//!   must run the tools), never when `tool_choice` is `none`;
-//! - `parallel_tool_calls=false` keeps only the first call (index 0);
-//! - usage: prompt and completion tokens from the caller (completion tokens default to
-//!   the token ids fed), reasoning tokens from the parser.
-//!
-//! The runner does not own the parser: each step borrows it, so the caller keeps the
-//! parser's diagnostics (`rejected_calls`, `ended_in_tool_block`) and bindings can keep
-//! the parser behind their own lock.
+//! See [`StreamRunner`].
 
 use serde::Serialize;
 use serde_json::Value;
@@ -88,7 +72,25 @@ impl Usage {
     }
 }
 
-/// The stream runner of one response: see the module docs.
+/// The stream runner of one response: the layer between an engine's decode loop and a
+/// wire protocol.
+///
+/// An engine yields, per step, some text and optionally its token ids, log
+/// probabilities and a finish reason. The response parser turns the text into zero or
+/// more deltas. The runner adds what the parser deliberately does not know about:
+/// - transport metadata (token ids, logprobs, finish reason) rides only on the *last*
+///   delta of the step, so a client that sums per-delta metadata counts each token once;
+/// - a step with a finish reason or token metadata that produced no delta still yields
+///   one empty-content delta, so the metadata is never lost;
+/// - the finish reason `stop` becomes `tool_calls` when a call was emitted (the client
+///   must run the tools), never when `tool_choice` is `none`;
+/// - `parallel_tool_calls=false` keeps only the first call (index 0);
+/// - usage: prompt and completion tokens from the caller (completion tokens default to
+///   the token ids fed), reasoning tokens from the parser.
+///
+/// The runner does not own the parser: each step borrows it, so the caller keeps the
+/// parser's diagnostics (`rejected_calls`, `ended_in_tool_block`) and bindings can keep
+/// the parser behind their own lock.
 ///
 /// A runner is per response, like the parser it is stepped with; feed it every engine
 /// step of that response with the same parser, the last one with a finish reason.

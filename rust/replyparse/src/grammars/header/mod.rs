@@ -80,7 +80,7 @@ pub struct HeaderSyntax {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub call_end: Option<String>,
     /// The header is an id such as `functions.NAME:N`: the name is derived from it
-    /// ([`function_name`]) and the id kept as the call id (Kimi).
+    /// (`functions.get_weather:0` is `get_weather`) and the id kept as the call id (Kimi).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub name_from_id: bool,
 }

@@ -57,7 +57,7 @@ pub enum Container {
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PythonicSyntax {
-    /// How the calls of one block are laid out.
+    /// How the calls of one block are laid out (a list, by default).
     #[serde(default)]
     pub container: Container,
 }

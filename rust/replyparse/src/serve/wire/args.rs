@@ -299,6 +299,7 @@ impl ArgsGuard {
     }
 
     /// Whether the text so far is a valid prefix (or the whole) of one JSON object.
+    #[cfg(test)]
     pub fn is_valid(&self) -> bool {
         self.st != St::Invalid
     }

@@ -16,14 +16,37 @@ enum State {
     Anthropic(Anthropic),
 }
 
-/// One response's protocol encoder: see the module docs.
+/// One response's protocol encoder: a stream runner's deltas in, one protocol's events
+/// or SSE bytes out (see [the `wire` module](super)).
 ///
 /// An encoder is per response. It is fed each step's [`RunnerDelta`]s in order
 /// ([`deltas`](Self::deltas) or [`deltas_sse`](Self::deltas_sse)), then
 /// [`finish`](Self::finish) once; after `finish` (or [`error`](Self::error)) it is over
 /// and further deltas write nothing. Its events are the protocol's, in the model's
-/// channel order; a call's arguments go through an [`ArgsGuard`](super::ArgsGuard), so
-/// every prefix a client accumulates is valid JSON text.
+/// channel order; a call's arguments go through the argument guard, so every prefix a
+/// client accumulates is valid JSON text
+/// ([tool-call arguments on the wire](super#tool-call-arguments-on-the-wire)).
+///
+/// ```
+/// use replyparse::{Encoder, ParserConfig, Protocol, ResponseParser, RunnerOptions};
+/// use replyparse::{StreamMeta, StreamRunner};
+///
+/// let mut parser = ResponseParser::new(&ParserConfig::default())?;
+/// let mut runner = StreamRunner::new(RunnerOptions::default());
+/// let meta = StreamMeta { model: "m".into(), ..Default::default() };
+/// let mut encoder = Encoder::new(Protocol::Responses, meta, 0);
+///
+/// let mut sse = Vec::new();
+/// encoder.deltas_sse(&runner.step(&mut parser, "Hello", None, None, Some("stop"))?, &mut sse);
+/// let mut events = Vec::new();
+/// encoder.finish("stop", &runner.usage(&parser, None, None), &mut events);
+/// encoder.sse(&events, true, &mut sse);
+/// let sse = String::from_utf8(sse).unwrap();
+/// assert!(sse.starts_with("event: response.created\n"));
+/// assert!(sse.contains("event: response.output_text.delta\n"));
+/// assert!(sse.ends_with("\n\n") && sse.contains("event: response.completed\n"));
+/// # Ok::<(), replyparse::Error>(())
+/// ```
 #[derive(Debug)]
 pub struct Encoder {
     /// What the response is about (id, model, ...), as given to [`new`](Self::new).

@@ -1,27 +1,50 @@
-//! Wire protocols: OpenAI Chat Completions, OpenAI Responses and Anthropic Messages,
-//! streaming (events and SSE bytes) and complete.
+//! The wire formats a chat server speaks: OpenAI Chat Completions, OpenAI Responses and
+//! Anthropic Messages, streaming (events and SSE bytes) and complete.
 //!
-//! An [`Encoder`] turns the [`RunnerDelta`](super::runner::RunnerDelta)s of each step into the protocol's events
-//! (JSON values) and keeps what the protocol's final object needs (the Responses API
-//! repeats the whole output in `response.completed`; the non-streaming responses are the
-//! stream accumulated). It lives in the engine crate, not in Python, because it is
-//! per-chunk work: a server can go from engine text to wire bytes in one call per step
-//! ([`Encoder::sse`]), serialised with serde_json; the events written once per token
-//! are laid out by hand to the same bytes (`token_json`, where the reason is).
+//! Most servers want [`ServeStream`](crate::ServeStream), which runs the
+//! [`StreamRunner`](crate::StreamRunner) and an [`Encoder`] together, from engine text
+//! to SSE bytes. This module holds the encoder and the pieces of the protocols a server
+//! may need on their own: [`sse`] writes events as SSE bytes, [`tool_input`] builds
+//! Anthropic's `tool_use.input` from argument text, [`anthropic_stop_reason`] maps a
+//! finish reason, and [`Protocol::from_name`] reads a protocol's name from
+//! configuration.
 //!
-//! The encoders never reorder the model's channels: reasoning -> tool -> reasoning is
-//! three Anthropic content blocks and three Responses output items, as the model wrote
-//! them. Complete messages are built from the same events, so a non-streaming response
-//! equals the stream a client would have accumulated.
+//! An [`Encoder`] turns the [`RunnerDelta`](crate::RunnerDelta)s of each step into the
+//! protocol's events (JSON values) or straight into SSE bytes, and keeps what the
+//! protocol's final object needs (the Responses API repeats the whole output in
+//! `response.completed`; a non-streaming response is the stream accumulated, so it
+//! equals what a client would have built from the stream). The encoders never reorder
+//! the model's channels: reasoning, tool, reasoning is three Anthropic content blocks
+//! and three Responses output items, as the model wrote them.
 //!
-//! Most servers want [`ServeStream`](super::ServeStream), which runs the stream
-//! runner and an encoder together; an [`Encoder`] alone serves a caller that runs its
-//! own [`StreamRunner`](super::runner::StreamRunner).
+//! # Tool-call arguments on the wire
 //!
-//! The code is one file per concept: where events go (values, or SSE bytes written
-//! straight from the per-token events), Chat Completions, Responses, Anthropic
-//! Messages, the encoder that dispatches to them, the argument guard ([`args`]) and the
-//! per-token JSON layout.
+//! The parser streams a call's argument text as the model wrote it, and a model can
+//! write anything: `{"x":truX`, or be cut off mid-value. The official SDK clients
+//! cannot take that: they parse the arguments accumulated so far at every delta and
+//! fail on the first byte no JSON text can continue. So the encoders send every call's
+//! arguments through a guard:
+//!
+//! - text that keeps the arguments a valid JSON prefix streams at once, byte for byte
+//!   as written;
+//! - what validity cannot decide yet is held until it can (an escape in progress, a
+//!   number until it ends, a `,` until the next member starts, the closing `}` until
+//!   the call ends);
+//! - when the call ends, arguments that are one valid JSON object are complete as
+//!   written; otherwise (malformed, truncated, not an object) what was sent is finished
+//!   (the open string closed, a missing value `null`, the open containers closed) and
+//!   the object gets one more member, [`RAW_ARGUMENTS_KEY`] (`"_raw_arguments"`),
+//!   holding the model's text from the first byte not sent, so nothing is lost.
+//!
+//! "Valid" is what every JSON reader on the path accepts alike (serde_json, the SDKs'
+//! jiter, Python's `json`): RFC 8259 with no lone surrogate escape, at most 127 levels
+//! of nesting, and numbers within binary64's range.
+
+// One file per concept: where events go (values, or SSE bytes written straight from the
+// per-token events: `events.rs`), Chat Completions (`chat.rs`), Responses
+// (`responses.rs`), Anthropic Messages (`messages.rs`), the encoder that dispatches to
+// them (`encoder.rs`), the argument guard (`args.rs`, whose docs hold the whole rule)
+// and the per-token JSON layout (`token_json.rs`, where the reason is).
 
 use serde_json::{Map, Value};
 
@@ -33,15 +56,15 @@ mod responses;
 #[cfg(test)]
 mod tests;
 
-pub mod args;
+mod args;
 mod token_json;
-pub use args::{finished_arguments, ArgsGuard, Numbers, MAX_DEPTH};
 pub use encoder::Encoder;
 pub use events::sse;
 pub use messages::{anthropic_stop_reason, tool_input};
 
 /// The member that malformed or truncated tool-call arguments get on the wire, holding
-/// the model's whole argument text, so nothing it wrote is dropped (see [`args`]).
+/// the part of the model's argument text that could not be sent as valid JSON, so
+/// nothing it wrote is dropped (see [the module docs](self#tool-call-arguments-on-the-wire)).
 pub const RAW_ARGUMENTS_KEY: &str = "_raw_arguments";
 
 /// The protocol an encoder speaks.
