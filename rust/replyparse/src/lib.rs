@@ -1,6 +1,7 @@
 #![doc = include_str!("../README.md")]
 #![deny(missing_docs)]
 #![warn(unnameable_types)]
+#![warn(clippy::too_many_lines)]
 
 // The engine's modules are private: the crate's surface is the list of re-exports
 // below, plus three modules that group functions under a name (`constraint`,
