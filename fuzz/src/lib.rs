@@ -13,7 +13,14 @@
 //!   set exactly on tool deltas, contiguous indices from 0, identity first (id, type
 //!   and name on the first delta of a call and on no later one);
 //! - stream reconstruction (`ParsedResponse::from_deltas`, ids ignored) == `parse_complete`
-//!   on a fresh parser, with the same rejected-call records and `ended_in_tool_block`;
+//!   on a fresh parser, with the same rejected-call records and `ended_in_tool_block`:
+//!   always in whole-call mode (`ParserConfig::whole_calls`), and in incremental mode
+//!   up to the cut call, which the parser names (`cut_call`) as the last streamed call;
+//! - cut output, at a cut point the chunking byte picks: the complete calls of the
+//!   prefix are the first complete calls of the whole text, unchanged (a cut call is
+//!   absent, never altered), and a cut value is never completed: what incremental
+//!   streaming sent of the prefix's cut call is a start of what it sends of that call
+//!   for the whole text;
 //! - nothing invented: content and reasoning, in stream order, are a subsequence of the
 //!   input; accepted calls carry only allowed names;
 //! - conservation with tool tags not armed (no tools, or `tool_choice="none"`): the
@@ -293,6 +300,8 @@ pub struct Run {
     pub result: ParsedResponse,
     pub rejected: Vec<replyparse::RejectedCall>,
     pub ended_in_tool_block: bool,
+    /// The call the output ended inside, when its beginning was streamed.
+    pub cut_call: Option<usize>,
 }
 
 fn new_parser(cfg: &ParserConfig) -> ResponseParser {
@@ -321,6 +330,7 @@ pub fn stream(cfg: &ParserConfig, pieces: &[(&str, Option<Vec<u32>>)]) -> Run {
         result,
         rejected: p.rejected_calls().to_vec(),
         ended_in_tool_block: p.ended_in_tool_block(),
+        cut_call: p.cut_call(),
     }
 }
 
@@ -343,6 +353,7 @@ pub fn complete(cfg: &ParserConfig, text: &str) -> Run {
         result,
         rejected: p.rejected_calls().to_vec(),
         ended_in_tool_block: p.ended_in_tool_block(),
+        cut_call: p.cut_call(),
     }
 }
 
@@ -569,9 +580,35 @@ pub fn check_config(cfg: &ParserConfig, text: &str, k: u8) -> ParsedResponse {
     if k != 1 && text.len() <= 4096 {
         chunkings.push(1);
     }
+    let whole_calls = ParserConfig {
+        whole_calls: true,
+        ..cfg.clone()
+    };
     for k in chunkings {
-        let run = stream_text(cfg, &chunks(text, k), k % 2 == 0);
+        // Whole-call mode: the stream is the complete parse, for every input.
+        let run = stream_text(&whole_calls, &chunks(text, k), k % 2 == 0);
         check_invariants(&run.items);
+        assert_eq!(run.cut_call, None, "whole-call mode sent a cut call");
+        assert_eq!(
+            without_ids(run.result.clone()),
+            want,
+            "whole-call stream (chunking {k}) != parse_complete for {text:?} with {cfg:?}"
+        );
+        assert_eq!(
+            run.rejected, whole.rejected,
+            "rejected calls differ (whole calls)"
+        );
+        // Incremental mode: the same, but for the cut call's beginning.
+        let mut run = stream_text(cfg, &chunks(text, k), k % 2 == 0);
+        check_invariants(&run.items);
+        if let Some(i) = run.cut_call {
+            assert_eq!(
+                i + 1,
+                run.result.tool_calls.len(),
+                "the cut call is the last"
+            );
+            run.result.tool_calls.pop();
+        }
         assert_eq!(
             without_ids(run.result.clone()),
             want,
@@ -591,6 +628,7 @@ pub fn check_config(cfg: &ParserConfig, text: &str, k: u8) -> ParsedResponse {
             "output text {shown:?} is not a subsequence of the input {text:?}"
         );
     }
+    check_cut_prefix(cfg, text, k);
     let names = allowed(cfg);
     for c in &whole.result.tool_calls {
         assert!(
@@ -606,6 +644,50 @@ pub fn check_config(cfg: &ParserConfig, text: &str, k: u8) -> ParsedResponse {
         );
     }
     whole.result
+}
+
+/// Cut output at the cut point chunking byte `k` picks (see the crate docs): the
+/// prefix's complete calls are the whole text's first ones, unchanged, and its cut
+/// call's streamed arguments are a start of what that call streams for the whole text.
+pub fn check_cut_prefix(cfg: &ParserConfig, text: &str, k: u8) {
+    let bounds: Vec<usize> = (0..text.len())
+        .filter(|&i| text.is_char_boundary(i))
+        .collect();
+    if bounds.is_empty() {
+        return;
+    }
+    let cut = bounds[usize::from(k).wrapping_mul(7919) % bounds.len()];
+    let (prefix, full) = (complete(cfg, &text[..cut]), complete(cfg, text));
+    let (p, f) = (without_ids(prefix.result), without_ids(full.result));
+    assert!(
+        p.tool_calls.len() <= f.tool_calls.len()
+            && p.tool_calls[..] == f.tool_calls[..p.tool_calls.len()],
+        "the calls of the prefix {:?} are not the first calls of {text:?}: {:?} / {:?}",
+        &text[..cut],
+        p.tool_calls,
+        f.tool_calls
+    );
+    let part = stream_text(cfg, &[&text[..cut]], false);
+    if let Some(i) = part.cut_call {
+        let whole = stream_text(cfg, &[text], false);
+        let sent = &part.result.tool_calls[i];
+        let later = whole
+            .result
+            .tool_calls
+            .get(i)
+            .expect("the call streams in full");
+        assert_eq!(sent.function.name, later.function.name, "cut call renamed");
+        assert!(
+            later
+                .function
+                .arguments
+                .starts_with(&sent.function.arguments),
+            "a cut value was completed: {:?} sent for {:?}, {:?} for {text:?}",
+            sent.function.arguments,
+            &text[..cut],
+            later.function.arguments
+        );
+    }
 }
 
 /// Conservation with tool tags not armed, for the composed parser: the pieces equal the
@@ -782,8 +864,12 @@ pub fn check_harmony(data: &[u8]) {
     // (`skip_special_tokens=True`), or kept.
     let stripped = (c / 5) % 2 == 0;
     {
-        let run = stream(&cfg, &harmony_tokens(&text, stripped));
+        let mut run = stream(&cfg, &harmony_tokens(&text, stripped));
         check_invariants(&run.items);
+        if run.cut_call.is_some() {
+            // Incremental mode: the cut call's beginning stands.
+            run.result.tool_calls.pop();
+        }
         assert_eq!(
             without_ids(run.result),
             without_ids(whole.clone()),

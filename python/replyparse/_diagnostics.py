@@ -34,6 +34,7 @@ KINDS = {
     "unknown_name": "calls of a function not among the request's tools (not sent)",
     "missing_name": "calls without a function name (not sent)",
     "stray_text": "pieces of text inside tool blocks that belong to no call (not sent)",
+    "cut": "calls the output ended inside (left out of complete responses)",
     CUT_OUTPUT: "responses that ended inside a tool block",
 }
 

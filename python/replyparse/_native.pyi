@@ -196,6 +196,7 @@ class ResponseParser:
         max_buffered_bytes: int | None = None,
         chat_template_kwargs: dict[str, Any] | None = None,
         reasoning_effort: str | None = None,
+        whole_calls: bool = False,
     ) -> ResponseParser: ...
     def stream_chunk(
         self, text: str, token_ids: Sequence[int] | None = None, final: bool = False
@@ -209,6 +210,8 @@ class ResponseParser:
     def rejected_calls(self) -> list[_RejectedCall]: ...
     @property
     def emitted_tool_calls(self) -> int: ...
+    @property
+    def cut_call(self) -> int | None: ...
     @property
     def ended_in_tool_block(self) -> bool: ...
     @property

@@ -50,7 +50,7 @@ EXPECT_KEYS = frozenset({"content", "reasoning", "calls", "rejected", "ended_in_
 FILE_KEYS = frozenset({"description", "matrix_not_applicable", "tool_sets", "defaults", "cases"})
 CALL_KEYS = frozenset({"name", "arguments", "id"})
 REJECTED_KEYS = frozenset({"name", "reason", "raw"})
-REJECT_REASONS = frozenset({"unknown_name", "missing_name", "stray_text"})
+REJECT_REASONS = frozenset({"unknown_name", "missing_name", "stray_text", "cut"})
 CALL_ID_MODES = frozenset({"generated", "model"})
 MATRIX_ITEMS = range(1, 19)
 

@@ -149,6 +149,7 @@ impl NativeResponseParser {
         tool_parser=None, reasoning_parser=None, tools=None, tool_choice_json=None,
         enable_thinking=None, response_parser=None, reasoning_tag_ids=None,
         max_buffered_bytes=None, chat_template_kwargs=None, reasoning_effort=None,
+        whole_calls=false,
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -162,6 +163,7 @@ impl NativeResponseParser {
         max_buffered_bytes: Option<usize>,
         chat_template_kwargs: Option<&Bound<'_, PyDict>>,
         reasoning_effort: Option<String>,
+        whole_calls: bool,
     ) -> PyResult<Self> {
         let chat_template_kwargs = kwargs_map(chat_template_kwargs)?;
         let mut config = engine::ParserConfig {
@@ -175,6 +177,7 @@ impl NativeResponseParser {
             reasoning_effort,
             reasoning_tag_ids,
             max_buffered_bytes,
+            whole_calls,
         };
         config.tools = tools_arg(tools, || {
             engine::ResponseParser::uses_tool_schemas(&config).map_err(to_py_err)
@@ -235,6 +238,13 @@ impl NativeResponseParser {
     #[getter]
     fn emitted_tool_calls(&self) -> PyResult<usize> {
         Ok(lock(&self.inner)?.emitted_tool_calls())
+    }
+
+    /// The index of the tool call the output ended inside (cut) when its beginning
+    /// was streamed (incremental mode); None otherwise.
+    #[getter]
+    fn cut_call(&self) -> PyResult<Option<usize>> {
+        Ok(lock(&self.inner)?.cut_call())
     }
 
     /// True when the final chunk arrived inside an unclosed tool block.

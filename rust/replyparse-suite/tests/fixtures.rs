@@ -10,7 +10,14 @@
 //! the tool flag exactly on tool deltas, contiguous indices, identity first); the call
 //! ids (generated, or the model's where the dialect keeps them); and, where the case
 //! declares them, the rejected calls, `ended_in_tool_block` and arguments that are JSON
-//! objects. Real-tokenizer chunkings are Python's (`tests/test_fixtures.py`); every
+//! objects.
+//!
+//! Cut output: the expected calls are the complete parse's, where a call the output
+//! ended inside is absent (recorded with reason `cut`). Every chunking runs twice: in
+//! whole-call mode the stream equals the complete parse for every case; in incremental
+//! mode it does for every case whose output is not cut, and for a cut one the stream's
+//! calls are the expected calls followed by the cut call the parser names. Whole-call
+//! mode runs three chunkings by default and all of them with `REPLYPARSE_FULL=1`. Real-tokenizer chunkings are Python's (`tests/test_fixtures.py`); every
 //! case, Harmony included, runs here on its text.
 
 use std::collections::BTreeMap;
@@ -306,7 +313,7 @@ fn read_case(
                 let rw = format!("{w}: expect.rejected[{n}]");
                 let o = object(&rw, r, REJECTED_KEYS)?;
                 let reason = o.get("reason").and_then(Value::as_str).unwrap_or_default();
-                if !["unknown_name", "missing_name", "stray_text"].contains(&reason) {
+                if !["unknown_name", "missing_name", "stray_text", "cut"].contains(&reason) {
                     return Err(format!("{rw}: reason {reason:?} is not a reject reason"));
                 }
                 let raw = o
@@ -451,6 +458,10 @@ fn bursts(text: &str, seed: u64, max_len: usize) -> Vec<&str> {
     }
     out
 }
+
+/// The chunkings whole-call mode runs in the default test run (all of them with
+/// `REPLYPARSE_FULL=1`): the whole text, every character, and random bursts.
+const WHOLE_CALL_DEFAULT_CHUNKINGS: &[&str] = &["whole", "chars", "bursts1"];
 
 fn chunkings(case: &Case) -> Vec<(String, Vec<Chunk<'_>>)> {
     let t = case.text.as_str();
@@ -621,6 +632,7 @@ fn check_declared(
     parser: &ResponseParser,
     calls: &[(String, String)],
 ) -> Result<(), String> {
+    let cut_sent = usize::from(parser.cut_call().is_some());
     if case.arguments_json {
         for (name, arguments) in calls {
             ensure!(
@@ -642,7 +654,7 @@ fn check_declared(
         ensure!(got == want, "ended_in_tool_block {got}, expected {want}");
     }
     ensure!(
-        parser.emitted_tool_calls() == case.calls.len(),
+        parser.emitted_tool_calls() == case.calls.len() + cut_sent,
         "emitted_tool_calls {} for {} expected calls",
         parser.emitted_tool_calls(),
         case.calls.len()
@@ -693,10 +705,12 @@ fn check_complete(case: &Case, token_ids: Option<&[u32]>) -> Result<(), String> 
     check_declared(case, &parser, &got.calls)
 }
 
-fn check_chunked(case: &Case, chunks: &[Chunk<'_>]) -> Result<(), String> {
+fn check_chunked(case: &Case, chunks: &[Chunk<'_>], whole_calls: bool) -> Result<(), String> {
     let joined: String = chunks.iter().map(|(t, _)| *t).collect();
     ensure!(joined == case.text, "the chunking does not cover the text");
-    let mut parser = ResponseParser::new(&case.config).map_err(|e| format!("construction: {e}"))?;
+    let mut config = case.config.clone();
+    config.whole_calls = whole_calls;
+    let mut parser = ResponseParser::new(&config).map_err(|e| format!("construction: {e}"))?;
     let mut items = Vec::new();
     let last = chunks.len().saturating_sub(1);
     if chunks.is_empty() {
@@ -712,7 +726,23 @@ fn check_chunked(case: &Case, chunks: &[Chunk<'_>]) -> Result<(), String> {
             .map_err(|e| format!("stream_chunk {n}: {e}"))?;
         items.extend(out);
     }
-    let (stream, ids) = check_stream(&items, !case.model_ids)?;
+    let (mut stream, mut ids) = check_stream(&items, !case.model_ids)?;
+    let cut = parser.cut_call();
+    if whole_calls {
+        ensure!(cut.is_none(), "whole-call mode sent a cut call");
+    }
+    if let Some(index) = cut {
+        // Incremental mode: what was sent of the cut call stands, after the expected
+        // (finished) calls.
+        ensure!(
+            index + 1 == stream.calls.len() && index == case.calls.len(),
+            "the cut call is {index}, of {} streamed calls, {} expected",
+            stream.calls.len(),
+            case.calls.len()
+        );
+        stream.calls.pop();
+        ids.pop();
+    }
     let (whole, _, _) = complete(case, None)?;
     ensure!(
         stream == whole,
@@ -725,7 +755,7 @@ fn check_chunked(case: &Case, chunks: &[Chunk<'_>]) -> Result<(), String> {
     );
     check_ids(case, &ids)?;
     let flagged = items.iter().any(|(_, f)| *f);
-    let calls_expected = !case.calls.is_empty();
+    let calls_expected = !case.calls.is_empty() || cut.is_some();
     ensure!(
         flagged == calls_expected,
         "a delta is flagged as a tool call: {flagged}, calls expected: {calls_expected}"
@@ -763,8 +793,15 @@ fn run_case(case: &Case) -> (usize, Vec<String>) {
     if let Some(ids) = &case.token_ids {
         record("complete_token_ids", check_complete(case, Some(ids)));
     }
+    let full = std::env::var_os("REPLYPARSE_FULL").is_some_and(|v| v == "1");
     for (name, chunks) in chunkings(case) {
-        record(&name, check_chunked(case, &chunks));
+        record(&name, check_chunked(case, &chunks, false));
+        if full || WHOLE_CALL_DEFAULT_CHUNKINGS.contains(&name.as_str()) {
+            record(
+                &format!("{name}, whole calls"),
+                check_chunked(case, &chunks, true),
+            );
+        }
     }
     (runs, failures)
 }

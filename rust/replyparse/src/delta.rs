@@ -338,6 +338,18 @@ impl<'a> DeltaSink<'a> {
         size_hint: usize,
         write: impl FnOnce(&mut String),
     ) -> bool {
+        self.args_recorded(index, size_hint, write, |_| {})
+    }
+
+    /// [`args_with`](Self::args_with), handing the text written to `record` too (the
+    /// emitter keeps a bounded copy of the open call's arguments for its diagnostics).
+    pub(crate) fn args_recorded(
+        &mut self,
+        index: usize,
+        size_hint: usize,
+        write: impl FnOnce(&mut String),
+        record: impl FnOnce(&str),
+    ) -> bool {
         if let Some((d, _)) = self.last_mut() {
             if let Some(prev) = d.tool_calls.last_mut().filter(|p| p.index == index) {
                 let args = prev
@@ -346,6 +358,7 @@ impl<'a> DeltaSink<'a> {
                     .get_or_insert_with(|| String::with_capacity(size_hint));
                 let before = args.len();
                 write(args);
+                record(&args[before..]);
                 if args.is_empty() {
                     prev.function.arguments = None;
                 }
@@ -357,6 +370,7 @@ impl<'a> DeltaSink<'a> {
         if args.is_empty() {
             return false;
         }
+        record(&args);
         // Built where it will live: the delta (new unless the chunk's last delta is a
         // tool delta of another call), then the fragment inside it. Moving a whole
         // delta into place costs more than parsing a token-sized chunk.

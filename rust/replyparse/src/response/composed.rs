@@ -975,6 +975,18 @@ impl Composed {
         self.tool.as_ref().map_or(0, |t| t.emitted_calls())
     }
 
+    /// Sends calls whole (whole-call mode); before the first chunk.
+    pub(super) fn set_whole_calls(&mut self, whole: bool) {
+        if let Some(t) = self.tool.as_mut() {
+            t.set_whole_calls(whole);
+        }
+    }
+
+    /// The index of the call the output ended inside, when its beginning was sent.
+    pub fn cut_call(&self) -> Option<usize> {
+        self.tool.as_ref().and_then(ToolParser::cut_call)
+    }
+
     /// The final chunk arrived while a tool block was still open (truncated output).
     pub fn ended_in_tool_block(&self) -> bool {
         self.state.ended_in_tool_block

@@ -133,11 +133,12 @@ impl ResponseParser {
     /// refuses a `tool_parser` or `reasoning_parser` it would otherwise ignore.
     pub fn new(config: &ParserConfig) -> Result<Self> {
         let config = &*Self::normalized_config(config);
-        let inner = if dedicated(config)? {
+        let mut inner = if dedicated(config)? {
             Inner::Harmony(HarmonyParser::new(config)?)
         } else {
             Inner::Composed(Composed::new(config)?)
         };
+        each!(&mut inner, p => p.set_whole_calls(config.whole_calls));
         Ok(ResponseParser {
             inner,
             max_buffered: config
@@ -241,6 +242,11 @@ impl ResponseParser {
         if self.streamed && !self.is_finished() {
             return Err(Error::AlreadyStreamed);
         }
+        if !self.streamed {
+            // The complete parse is whole-call streaming aggregated: a cut call is left
+            // out, and whole-call streams equal it by construction.
+            each!(&mut self.inner, p => p.set_whole_calls(true));
+        }
         let items = self.stream_chunk(text, token_ids, true)?;
         Ok(ParsedResponse::from_deltas(items.iter().map(|(d, _)| d)))
     }
@@ -259,6 +265,16 @@ impl ResponseParser {
     /// Number of tool calls emitted so far.
     pub fn emitted_tool_calls(&self) -> usize {
         each!(&self.inner, p => p.emitted_tool_calls())
+    }
+
+    /// The index of the call the output ended inside (a cut call), when its beginning
+    /// was sent: in incremental streaming, what was sent of it stands, and this names it
+    /// once the final chunk is in. `None` when no call was cut, and in whole-call mode
+    /// (and the complete parse), where a cut call is never sent. Either way a cut call
+    /// is recorded among the [`rejected_calls`](Self::rejected_calls) with reason
+    /// [`Cut`](crate::RejectReason::Cut).
+    pub fn cut_call(&self) -> Option<usize> {
+        each!(&self.inner, p => p.cut_call())
     }
 
     /// The final chunk arrived while a tool block (or call message) was still open.

@@ -148,17 +148,29 @@ fn held_close_prefix_at_end_is_markup() {
         let cfg = config(dialect, None, None);
         let (r, rejected) =
             crate::response::testutil::chunking_invariant_rejected(&cfg, text, false);
-        assert_eq!(
-            crate::response::testutil::calls(&r),
-            [("get_weather", args)],
-            "{dialect}"
+        // The call is cut: what streamed of it stands, with nothing closed (`args` is
+        // its closed form), and it is recorded as cut.
+        crate::response::testutil::assert_cut_stream(
+            &crate::response::testutil::calls(&r),
+            &[("get_weather", args)],
+            dialect,
         );
         assert_eq!(r.content, None, "{dialect}");
-        let stray: Vec<&str> = rejected.iter().map(|c| c.raw.as_str()).collect();
+        let stray: Vec<&str> = rejected
+            .iter()
+            .filter(|c| c.reason == crate::RejectReason::StrayText)
+            .map(|c| c.raw.as_str())
+            .collect();
         assert_eq!(
             stray,
             [held],
             "{dialect}: the cut tag is in the diagnostics"
+        );
+        assert!(
+            rejected
+                .iter()
+                .any(|c| c.reason == crate::RejectReason::Cut),
+            "{dialect}: the cut call is in the diagnostics"
         );
         let mut p = ResponseParser::new(&cfg).unwrap();
         p.parse_complete(text, None).unwrap();
@@ -511,8 +523,9 @@ fn truncated_and_unclosed_blocks() {
         "<tool_call>{\"name\": \"search\", \"arguments\": {\"q\": 1}}",
     );
     assert_eq!(r.tool_calls[0].function.arguments, "{\"q\": 1}");
+    // Cut before its arguments: nothing is invented for them (no `{}`).
     let r = assert_chunking_invariant(&cfg, "<tool_call>{\"name\": \"search\"");
-    assert_eq!(r.tool_calls[0].function.arguments, "{}");
+    assert_eq!(r.tool_calls[0].function.arguments, "");
     let mut p = ResponseParser::new(&cfg).unwrap();
     p.stream_chunk("<tool_call>{\"name\": \"sea", None, true)
         .unwrap();

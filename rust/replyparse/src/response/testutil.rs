@@ -141,3 +141,23 @@ pub fn assert_string_streams(dialect: &str, head: &str, piece: &str, json: &str)
         assert_eq!(p.pending_len(), 0);
     }
 }
+
+/// Cut output in incremental streaming: `got` has the calls of `closed` (what the old
+/// rule gave, the last call's arguments closed by the parser), the last one as far as
+/// it streamed: its arguments are a start of `closed`'s, with nothing added (no
+/// string, container or object closed for it).
+pub fn assert_cut_stream<T: PartialEq + std::fmt::Debug>(
+    got: &[(T, &str)],
+    closed: &[(T, &str)],
+    what: &str,
+) {
+    assert_eq!(got.len(), closed.len(), "{what}: {got:?} / {closed:?}");
+    let n = got.len();
+    assert_eq!(got[..n - 1], closed[..n - 1], "{what}");
+    let ((gn, ga), (cn, ca)) = (&got[n - 1], &closed[n - 1]);
+    assert_eq!(gn, cn, "{what}");
+    assert!(
+        ca.starts_with(ga) && (ga.len() < ca.len() || ca.is_empty()),
+        "{what}: {ga:?} is not the unclosed start of {ca:?}"
+    );
+}

@@ -100,8 +100,9 @@ fn truncated_input() {
             ],
         ),
         (
+            // Cut before its arguments: nothing is invented for them (no `{}`).
             "<|tool_call_begin|>functions.g:1<|tool_call_argument_begin|>",
-            vec![("functions.f:0", "f", "{}"), ("functions.g:1", "g", "{}")],
+            vec![("functions.f:0", "f", "{}"), ("functions.g:1", "g", "")],
         ),
         // An id cut before its argument marker names nothing.
         (

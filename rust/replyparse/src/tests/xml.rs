@@ -91,11 +91,16 @@ fn close_tag_inside_a_value_is_data() {
     let (r, rejected) = crate::response::testutil::chunking_invariant_rejected(&cfg, &text, false);
     assert_eq!(calls(&r), [("run", r#"{"q": "v"}"#)]);
     assert_eq!(rejected[0].raw, "oops\n</function>\n");
-    // The same at the end of input.
+    // At the end of input the value's end is undecided (only text follows its close
+    // tag): the call did not reach its end, so it is cut (cut output), the value is not
+    // ended for it, and the text after the value is recorded.
     let text = "<tool_call>\n<function=run>\n<parameter=q>\nv\n</parameter>\noops";
     let (r, rejected) = crate::response::testutil::chunking_invariant_rejected(&cfg, text, false);
-    assert_eq!(calls(&r), [("run", r#"{"q": "v"}"#)]);
-    assert_eq!(rejected[0].raw, "oops");
+    crate::response::testutil::assert_cut_stream(&calls(&r), &[("run", r#"{"q": "v"}"#)], text);
+    assert_eq!(rejected[0].reason, crate::RejectReason::Cut);
+    assert!(rejected[1].raw.ends_with("oops"), "{rejected:?}");
+    let mut p = ResponseParser::new(&cfg).unwrap();
+    assert!(p.parse_complete(text, None).unwrap().tool_calls.is_empty());
     // GLM's markup alike.
     let text = "<tool_call>run\n<arg_key>q</arg_key><arg_value>a</arg_value>b</arg_value><arg_key>z</arg_key><arg_value>1</arg_value></tool_call>";
     let r = parse("glm47", text);
@@ -158,22 +163,28 @@ fn no_argument_call_and_unknown_function() {
 }
 
 #[test]
-fn truncated_input_closes_the_object_and_invents_nothing() {
-    let r = parse(
-        "qwen3coder",
-        "<tool_call>\n<function=get_weather>\n<parameter=city>\nPar",
-    );
-    assert_eq!(calls(&r), vec![("get_weather", "{\"city\": \"Par\"}")]);
-    let r = parse(
-        "qwen3coder",
-        "<tool_call>\n<function=get_weather>\n<parameter=days>\n12",
-    );
-    assert_eq!(calls(&r), vec![("get_weather", "{\"days\": 12}")]);
-    let r = parse(
-        "qwen3coder",
-        "<tool_call>\n<function=get_weather>\n<parameter=ci",
-    );
-    assert_eq!(calls(&r), vec![("get_weather", "{}")]);
+fn truncated_input_is_cut_and_invents_nothing() {
+    // Cut output: the complete parse leaves the call out and records it as cut; the
+    // incremental stream keeps what it sent, with nothing closed.
+    for (text, streamed) in [
+        (
+            "<tool_call>\n<function=get_weather>\n<parameter=city>\nPar",
+            "{\"city\": \"Par",
+        ),
+        // A typed value is held until its close: nothing of it was sent.
+        (
+            "<tool_call>\n<function=get_weather>\n<parameter=days>\n12",
+            "",
+        ),
+        ("<tool_call>\n<function=get_weather>\n<parameter=ci", ""),
+    ] {
+        let mut p = crate::ResponseParser::new(&config("qwen3coder")).unwrap();
+        let r = p.parse_complete(text, None).unwrap();
+        assert!(r.tool_calls.is_empty(), "{text:?}");
+        assert_eq!(p.rejected_calls()[0].reason, crate::RejectReason::Cut);
+        let inc = chunking_invariant(&config("qwen3coder"), text, false);
+        assert_eq!(calls(&inc), vec![("get_weather", streamed)], "{text:?}");
+    }
     let r = parse("qwen3coder", "<tool_call>\n<function=get_wea");
     assert!(r.tool_calls.is_empty());
 }

@@ -464,8 +464,10 @@ impl DsmlGrammar {
         self.state = State::Done;
     }
 
-    /// The end of input inside an invoke: releases held value text, closes what was
-    /// opened with what was written, and returns the bytes consumed from `rest`.
+    /// The end of input inside an invoke, before its close: the call is cut. Value text
+    /// the states held is sent as written, but nothing is closed for it (no closing
+    /// quote, no closing brace); a cut header names nothing. Returns the bytes consumed
+    /// from `rest`.
     fn end_of_input(
         &mut self,
         rest: &str,
@@ -475,10 +477,10 @@ impl DsmlGrammar {
         let mut used = 0;
         match self.state {
             State::InvokeStart | State::Done => return 0,
+            // The name attribute may be cut: the call names nothing.
             State::InvokeHeader => {
                 self.header.push_str(rest);
                 used = rest.len();
-                self.set_name(calls, out);
             }
             // A proper prefix of the parameter close tag at the end of input is markup
             // cut short, not data: it stays out of the value and is left unconsumed,
@@ -486,17 +488,11 @@ impl DsmlGrammar {
             State::StrValue => {
                 used = rest.len() - self.param_close.held_suffix(rest);
                 self.push_escaped(&rest[..used], calls, out);
-                if self.key_written {
-                    calls.push_args("\"", out);
-                }
             }
             // Decided in `on_str_tentative` at the end of input (the first close tag
             // ends the value); kept for totality.
             State::StrTentative => {
                 used = self.param_close.text(0).len().min(rest.len());
-                if self.key_written {
-                    calls.push_args("\"", out);
-                }
             }
             State::JsonTail => {
                 used = rest.len() - self.param_close.held_suffix(rest);
@@ -514,7 +510,8 @@ impl DsmlGrammar {
             // the tool parser, which records it.
             State::ParamHeader | State::Body => {}
         }
-        self.end_invoke(calls, out);
+        calls.cut_call(out);
+        self.state = State::Done;
         used
     }
 }

@@ -531,15 +531,23 @@ impl StateMachine for HeaderGrammar {
         }
     }
 
-    /// Input ended inside a call: it ends with what was written, and is cut; a header
-    /// (or id) without its marker may be cut, so it names nothing. Before the call's
-    /// begin marker nothing is decided: the tool parser has the held text.
+    /// Input ended inside a call. After its arguments' JSON value ended, the call
+    /// reached its own end and is finished (only the call end marker is missing);
+    /// before that it is cut, and nothing is closed for it. A header (or id) without
+    /// its marker may be cut, so it names nothing. Before the call's begin marker
+    /// nothing is decided: the tool parser has the held text. Either way the block
+    /// was cut.
     fn end_of_input(&mut self, calls: &mut CallEmitter, out: &mut DeltaSink<'_>) {
         if self.state == State::Start {
             return;
         }
         self.cut = true;
-        self.end(calls, out);
+        if matches!(self.state, State::AfterArgs | State::AfterSuffix) {
+            self.end(calls, out);
+        } else {
+            calls.cut_call(out);
+            self.state = State::Done;
+        }
     }
 }
 

@@ -818,7 +818,7 @@ impl PayloadGrammar for XmlGrammar {
                 State::Name => self.on_name(rest, final_, calls, out),
                 State::ArgStart => self.on_arg_start(rest, final_, calls, out),
                 State::ArgName => self.on_arg_name(rest, final_),
-                State::ValueOpen => self.on_value_open(rest, final_),
+                State::ValueOpen => self.on_value_open(rest),
                 State::Value => self.on_value(rest, final_, calls, out),
                 State::CData => self.on_cdata(rest, final_, calls, out),
                 State::Element => self.on_element(rest, calls, out),
@@ -994,8 +994,24 @@ impl XmlGrammar {
             self.buf.clear();
             self.state = State::ArgName;
             Step::Next(n)
-        } else if !final_ && self.may_become_markup(r, closing_tag) {
-            Step::Stop(ws)
+        } else if self.may_become_markup(r, closing_tag) {
+            if !final_ {
+                return Step::Stop(ws);
+            }
+            // The output ended inside markup (a parameter or close tag cut short): the
+            // call did not reach its end, so it is cut; the tool parser records the
+            // cut tag.
+            calls.cut_call(out);
+            self.state = State::Done;
+            Step::Next(ws)
+        } else if final_ && !self.block_close.is_empty() && !r.contains(&self.block_close) {
+            // Unexpected text between parameters, and the output ends before the block
+            // closes: the call never reached its end (more text might have made the
+            // text before it part of a value), so it is cut; the tool parser records
+            // the rest.
+            calls.cut_call(out);
+            self.state = State::Done;
+            Step::Next(ws)
         } else {
             // Unexpected text between parameters ends the call here; the
             // tool parser records the rest up to the block close.
@@ -1052,11 +1068,13 @@ impl XmlGrammar {
 
     /// `ValueOpen`: between the parameter name and its value element (`<arg_value>`),
     /// after whitespace. A missing value element is tolerated: the value starts here.
-    fn on_value_open(&mut self, rest: &str, final_: bool) -> Step {
+    fn on_value_open(&mut self, rest: &str) -> Step {
         let open = self.syn.value_open.as_deref().unwrap_or("");
         let ws = ws_len(rest);
         let r = &rest[ws..];
-        if r.is_empty() || (partial(r, open) && !final_) {
+        // At the end of input a proper prefix of the value element's open tag is that
+        // tag cut short, not the value: the call is cut (the end of input's rule).
+        if r.is_empty() || partial(r, open) {
             return Step::Stop(ws);
         }
         let n = ws + if r.starts_with(open) { open.len() } else { 0 };
@@ -1308,7 +1326,14 @@ impl XmlGrammar {
             // (or the input ended): the first close tag ended the value and
             // what follows it is not a value; the call ends there.
             Ok(_) => self.first_close_ends_value(first_end, calls, out),
-            Err(_) if final_ => self.first_close_ends_value(first_end, calls, out),
+            // The input ended with the value's end undecided (what followed its first
+            // close tag was not markup, and no later close tag came): the call did not
+            // reach its end, so it is cut, and the value is not ended for it.
+            Err(_) if final_ => {
+                calls.cut_call(out);
+                self.state = State::Done;
+                Step::Next(0)
+            }
             Err(keep) => {
                 self.scanned = rest.len() - keep;
                 Step::Stop(0)
@@ -1364,17 +1389,15 @@ impl XmlGrammar {
         }
     }
 
-    /// The input ended inside the payload: closes what was opened with what was
-    /// written, and invents nothing.
+    /// The input ended inside the payload, before the call's own end (its function
+    /// close, or the block close for a dialect without one): the call is cut. Nothing
+    /// is closed for it: a value the model did not finish is not completed, and what
+    /// is held (a typed value, whitespace, a close-tag prefix) is not released.
     fn end_of_input(&mut self, calls: &mut CallEmitter, out: &mut DeltaSink<'_>) {
-        match self.state {
-            State::Value | State::CData => self.end_value(false, calls, out),
-            // The elements were cut: what was written is text.
-            State::Element => self.elements_as_text(false, calls, out),
-            State::JsonScan | State::JsonTail => self.end_json_body(calls, out),
-            _ => {}
-        }
-        self.finish(calls, out);
+        calls.cut_call(out);
+        self.buf.clear();
+        self.ws_held.clear();
+        self.state = State::Done;
     }
 }
 

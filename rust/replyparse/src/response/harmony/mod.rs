@@ -58,8 +58,9 @@
 //!   body text;
 //! - an end tag while still in a header (`...to=functions.f<|call|>`, no `<|message|>`)
 //!   is a message with an empty body: a call gets `{}`;
-//! - at the end of input a message cut off in its body keeps what was streamed (a call
-//!   is closed with the arguments as written, `ended_in_tool_block` is set); an
+//! - at the end of input a message cut off in its body keeps what was streamed; a call
+//!   whose body is one whole JSON value ends as written, any other is cut (left out of
+//!   the complete parse, recorded with reason `cut`); `ended_in_tool_block` is set; an
 //!   unfinished header carries no body and is recorded as stray text;
 //! - text outside the format: a header holding no tag at all is plain text the model
 //!   wrote outside any message (or text decoded with `skip_special_tokens` and no ids):
@@ -305,6 +306,16 @@ impl HarmonyParser {
     /// The final chunk arrived inside a call's body.
     pub fn ended_in_tool_block(&self) -> bool {
         self.ended_in_tool_block
+    }
+
+    /// Sends calls whole (whole-call mode); before the first chunk.
+    pub(super) fn set_whole_calls(&mut self, whole: bool) {
+        self.emitter.set_whole_calls(whole);
+    }
+
+    /// The index of the call the output ended inside, when its beginning was sent.
+    pub fn cut_call(&self) -> Option<usize> {
+        self.emitter.cut_index()
     }
 
     /// Bytes held back: a partial tag, the current header and a candidate header in a
@@ -632,6 +643,16 @@ impl HarmonyParser {
         };
     }
 
+    /// Whether the open call's body so far is one whole JSON value: a call the output
+    /// ended in without its `<|call|>` reached its own end exactly then (engines often
+    /// drop the stop token). A body whose record was capped cannot be told, and counts
+    /// as cut.
+    fn emitter_args_complete(&self) -> bool {
+        self.emitter
+            .open_arguments()
+            .is_some_and(|a| serde_json::from_str::<serde::de::IgnoredAny>(a.trim()).is_ok())
+    }
+
     /// End of input: release the held tag prefix, close an open message.
     fn finish(&mut self, sink: &mut DeltaSink) {
         let mut rest = std::mem::take(&mut self.pending);
@@ -642,8 +663,20 @@ impl HarmonyParser {
         }
         match self.state {
             State::Body { route, .. } => {
-                emit_body(&mut self.emitter, route, &rest, sink);
+                if route == Route::Call {
+                    // A held tag prefix at the end of a call's body is markup cut short,
+                    // not arguments: it is recorded, not released into them.
+                    if !rest.is_empty() {
+                        self.emitter.record_stray(std::mem::take(&mut rest), false);
+                    }
+                } else {
+                    emit_body(&mut self.emitter, route, &rest, sink);
+                }
                 self.ended_in_tool_block = route == Route::Call;
+                if route == Route::Call && !self.emitter_args_complete() {
+                    // The body is not one whole JSON value: the call is cut.
+                    self.emitter.cut_call(sink);
+                }
                 self.close_message(sink);
             }
             State::Header => {
@@ -846,9 +879,12 @@ mod tests {
         let text =
             "<|channel|>commentary to=functions.search <|constrain|>json<|message|>{\"q\": \"ab";
         let mut p = parser(&tools());
+        // Cut output: the call is left out of the complete parse and recorded as cut.
         let r = p.parse_complete(text, None).unwrap();
         assert!(p.ended_in_tool_block());
-        assert_eq!(calls(&r), [("search", "{\"q\": \"ab")]);
+        assert!(calls(&r).is_empty());
+        assert_eq!(p.rejected_calls()[0].reason, crate::RejectReason::Cut);
+        assert_eq!(p.rejected_calls()[0].raw, "{\"q\": \"ab");
         invariant(&tools(), text);
         let (r, _) = invariant(&tools(), "<|channel|>final<|message|>Partial answer <|");
         assert_eq!(r.content.as_deref(), Some("Partial answer <|"));
@@ -1007,7 +1043,8 @@ mod tests {
             "<|channel|>commentary to=functions.search<|message|>{\"q\": \"<|start|>assistant";
         let mut p = parser(&tools());
         let r = p.parse_complete(text, None).unwrap();
-        assert_eq!(calls(&r), [("search", "{\"q\": \"<|start|>assistant")]);
+        assert!(calls(&r).is_empty());
+        assert_eq!(p.rejected_calls()[0].raw, "{\"q\": \"<|start|>assistant");
         assert!(p.ended_in_tool_block());
         invariant(&tools(), text);
         // A candidate longer than a header can be is text (and holding it is bounded).
