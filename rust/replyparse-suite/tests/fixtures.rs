@@ -923,3 +923,85 @@ fn a_wrong_expected_value_fails() {
     let cases = read_file("right.json", &right).unwrap();
     assert_eq!(run_case(&cases[0]).1, Vec::<String>::new());
 }
+
+/// Cut output over every fixture: the output cut at many points (every character of a
+/// short case, an even sample of a long one) gives, in the complete parse, the first
+/// calls of the whole output, unchanged: a call the cut falls inside is absent, never
+/// altered, in every family.
+#[test]
+fn every_prefix_gives_the_first_calls_unchanged() {
+    let mut failures = Vec::new();
+    let mut checks = 0;
+    for (_, cases) in read_all() {
+        for case in &cases {
+            let full = match complete(case, None) {
+                Ok((o, _, _)) => o.calls,
+                Err(e) => {
+                    failures.push(format!("{}: {e}", case.id));
+                    continue;
+                }
+            };
+            let b = boundaries(&case.text);
+            let step = (b.len() / 200).max(1);
+            for &cut in b.iter().step_by(step) {
+                let prefix = Case {
+                    text: case.text[..cut].to_owned(),
+                    ..clone_case(case)
+                };
+                checks += 1;
+                match complete(&prefix, None) {
+                    Ok((o, _, _)) if same_calls(&o.calls, &full) => {}
+                    Ok((o, _, _)) => failures.push(format!(
+                        "{}: cut at {cut} ({:?}): calls {:?} are not the first calls of {:?}",
+                        case.id,
+                        &case.text[..cut],
+                        o.calls,
+                        full
+                    )),
+                    Err(e) => failures.push(format!("{}: cut at {cut}: {e}", case.id)),
+                }
+            }
+        }
+    }
+    eprintln!("{checks} prefixes, {} failures", failures.len());
+    assert!(
+        failures.is_empty(),
+        "{} of {checks} prefixes fail:\n{}",
+        failures.len(),
+        failures
+            .iter()
+            .take(25)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}
+
+/// Whether `prefix` are the first calls of `full`, unchanged: the same names, and the
+/// same arguments (as JSON values where both are JSON: whitespace the model wrote after
+/// a finished value, as Harmony keeps before its end tag, is no change).
+fn same_calls(prefix: &[(String, String)], full: &[(String, String)]) -> bool {
+    prefix.len() <= full.len()
+        && prefix.iter().zip(full).all(|((pn, pa), (fnm, fa))| {
+            let json = |a: &str| serde_json::from_str::<Value>(a).ok();
+            pn == fnm && (pa == fa || matches!((json(pa), json(fa)), (Some(x), Some(y)) if x == y))
+        })
+}
+
+/// A copy of `case` (its expectations are not read by the prefix test).
+fn clone_case(case: &Case) -> Case {
+    Case {
+        file: case.file.clone(),
+        id: case.id.clone(),
+        config: case.config.clone(),
+        text: case.text.clone(),
+        token_ids: None,
+        content: None,
+        reasoning: None,
+        calls: Vec::new(),
+        model_ids: case.model_ids,
+        rejected: None,
+        ended_in_tool_block: None,
+        arguments_json: false,
+    }
+}

@@ -149,13 +149,16 @@ fn close_tag_inside_a_string_value_is_data() {
     let (r, rejected) = crate::response::testutil::chunking_invariant_rejected(&cfg, &text, false);
     assert_eq!(calls(&r), [("f", r#"{"q": "v"}"#), ("z", r#"{"a": "x"}"#)]);
     assert_eq!(rejected[0].raw, "oops\n</｜DSML｜invoke>\n");
-    // The same at the end of input.
+    // At the end of input the value's end is undecided (only text follows its close
+    // tag): the invoke never closed, so the call is cut (cut output), its value is not
+    // ended, and the rest is recorded whole.
     let text = format!(
         "</think>{OPEN}<｜DSML｜invoke name=\"f\">\n<｜DSML｜parameter name=\"q\" string=\"true\">v</｜DSML｜parameter>oops"
     );
     let (r, rejected) = crate::response::testutil::chunking_invariant_rejected(&cfg, &text, false);
-    assert_eq!(calls(&r), [("f", r#"{"q": "v"}"#)]);
-    assert_eq!(rejected[0].raw, "oops");
+    crate::response::testutil::assert_cut_stream(&calls(&r), &[("f", r#"{"q": "v"}"#)], &text);
+    assert_eq!(rejected[0].reason, crate::RejectReason::Cut);
+    assert_eq!(rejected[1].raw, "</｜DSML｜parameter>oops");
 }
 
 #[test]

@@ -752,6 +752,11 @@ impl DsmlGrammar {
             // with no later close tag that markup follows, so the first one
             // ended the value and the text after it is the tool parser's
             // (stray); one inside the value is data.
+            // An invoke close that only the end of input follows leaves the value's
+            // end undecided (more text might have made it data): the call is cut.
+            Ok(m) if final_ && rest[from + m.end..].trim().is_empty() => {
+                self.cut_rest(rest, calls, out)
+            }
             Ok(m) => {
                 let (p, e) = (from + m.start, from + m.end);
                 match self.invoke_close_follows(&rest[e..], final_) {
@@ -769,15 +774,27 @@ impl DsmlGrammar {
                     }
                 }
             }
-            Err(_) if final_ => {
-                self.end_param(calls, out);
-                Step::Next(first_end)
-            }
+            // The input ended with the value's end undecided (only text followed its
+            // first close tag): the invoke did not reach its close, so the call is cut
+            // and the value is not ended for it; the tool parser records the rest.
+            Err(_) if final_ => self.cut_rest(rest, calls, out),
             Err(keep) => {
                 self.scanned = rest.len() - keep;
                 Step::Stop(0)
             }
         }
+    }
+
+    /// The end of input with a value's end undecided: the call is cut, and the rest of
+    /// the text (which more output might have made part of the value) is recorded
+    /// whole, never read as further calls.
+    fn cut_rest(&mut self, rest: &str, calls: &mut CallEmitter, out: &mut DeltaSink<'_>) -> Step {
+        calls.cut_call(out);
+        if !rest.is_empty() {
+            calls.record_stray(rest.to_owned(), false);
+        }
+        self.state = State::Done;
+        Step::Next(rest.len())
     }
 
     /// `JsonStart`: before a JSON value's first byte; its leading whitespace is JSON

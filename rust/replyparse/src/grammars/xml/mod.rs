@@ -1007,11 +1007,12 @@ impl XmlGrammar {
         } else if final_ && !self.block_close.is_empty() && !r.contains(&self.block_close) {
             // Unexpected text between parameters, and the output ends before the block
             // closes: the call never reached its end (more text might have made the
-            // text before it part of a value), so it is cut; the tool parser records
-            // the rest.
+            // text before it part of a value), so it is cut; the rest is recorded
+            // whole, never read as further calls.
             calls.cut_call(out);
+            calls.record_stray(r.to_owned(), false);
             self.state = State::Done;
-            Step::Next(ws)
+            Step::Next(rest.len())
         } else {
             // Unexpected text between parameters ends the call here; the
             // tool parser records the rest up to the block close.
@@ -1331,8 +1332,9 @@ impl XmlGrammar {
             // reach its end, so it is cut, and the value is not ended for it.
             Err(_) if final_ => {
                 calls.cut_call(out);
+                calls.record_stray(rest.to_owned(), false);
                 self.state = State::Done;
-                Step::Next(0)
+                Step::Next(rest.len())
             }
             Err(keep) => {
                 self.scanned = rest.len() - keep;
