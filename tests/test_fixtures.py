@@ -104,10 +104,7 @@ FULL = os.environ.get("REPLYPARSE_FULL") == "1"
 # The chunkings whole-call mode runs in the default run (all of them in the full run).
 WHOLE_CALL_CHUNKINGS = ("whole", "chars", "bursts1")
 STREAM_CASES = [(fx, c, False) for fx in CASES for c in chunkings_of(fx)] + [
-    (fx, c, True)
-    for fx in CASES
-    for c in chunkings_of(fx)
-    if FULL or c in WHOLE_CALL_CHUNKINGS
+    (fx, c, True) for fx in CASES for c in chunkings_of(fx) if FULL or c in WHOLE_CALL_CHUNKINGS
 ]
 
 

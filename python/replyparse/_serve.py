@@ -149,8 +149,13 @@ def complete(
     completion_tokens: int | None = None,
     **options: Any,
 ) -> dict[str, Any]:
-    """A non-streaming response: the whole text as one final step, accumulated.
-    Parser errors raise here (there is no stream to carry an error event)."""
+    """A non-streaming response: the whole text as one final step, accumulated, in
+    whole-call mode (a call the output ended inside is left out, as the complete parse
+    leaves it out). Parser errors raise here (there is no stream to carry an error
+    event)."""
+    set_whole = getattr(parser, "set_whole_calls", None)
+    if set_whole is not None:
+        set_whole(True)
     s = cls(
         parser,
         model,

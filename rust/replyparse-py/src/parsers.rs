@@ -240,6 +240,12 @@ impl NativeResponseParser {
         Ok(lock(&self.inner)?.emitted_tool_calls())
     }
 
+    /// Switches whole-call streaming on or off before the first chunk (a non-streaming
+    /// response built through the stream encoders sets it); raises once streamed.
+    fn set_whole_calls(&self, whole: bool) -> PyResult<()> {
+        lock(&self.inner)?.set_whole_calls(whole).map_err(to_py_err)
+    }
+
     /// The index of the tool call the output ended inside (cut) when its beginning
     /// was streamed (incremental mode); None otherwise.
     #[getter]

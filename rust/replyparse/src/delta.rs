@@ -160,10 +160,11 @@ pub struct ParsedResponse {
     /// The reasoning text, joined; `None` when there is none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reasoning_content: Option<String>,
-    /// The calls in index order. When the output ended inside a tool block, its last
-    /// call is here as far as the model wrote it, and the parser's
-    /// [`ended_in_tool_block`](crate::ResponseParser::ended_in_tool_block) is true: a
-    /// server that must not run an unfinished call checks it.
+    /// The calls in index order. From [`parse_complete`](crate::ResponseParser::parse_complete)
+    /// (and whole-call streaming) these are finished calls only: a call the output ended
+    /// inside is left out and recorded as cut. Built from an incremental stream, the last
+    /// call may be the cut one, as far as it was sent: the parser's
+    /// [`cut_call`](crate::ResponseParser::cut_call) names it.
     pub tool_calls: Vec<ToolCall>,
 }
 

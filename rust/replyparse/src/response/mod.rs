@@ -251,6 +251,18 @@ impl ResponseParser {
         Ok(ParsedResponse::from_deltas(items.iter().map(|(d, _)| d)))
     }
 
+    /// Switches whole-call streaming on or off ([`ParserConfig::whole_calls`]) before
+    /// the first chunk: a server building a non-streaming response through the stream
+    /// encoders sets it, so a cut call is left out as the complete parse leaves it out.
+    /// [`Error::AlreadyStreamed`] once a chunk was fed.
+    pub fn set_whole_calls(&mut self, whole: bool) -> Result<()> {
+        if self.streamed {
+            return Err(Error::AlreadyStreamed);
+        }
+        each!(&mut self.inner, p => p.set_whole_calls(whole));
+        Ok(())
+    }
+
     /// Reasoning tokens counted from token ids (`default`: when the tag ids were given;
     /// `gpt-oss`: once any ids were given).
     pub fn reasoning_tokens(&self) -> Option<usize> {
