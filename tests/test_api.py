@@ -769,7 +769,7 @@ def test_two_threads_on_one_parser_fail_cleanly():
 def test_many_parsers_on_many_threads():
     def run(fx_and_chunking):
         fx, size = fx_and_chunking
-        s = stream_text(make_parser(**fx.parser_kwargs()), fx.text, fixed(size))
+        s = stream_text(make_parser(**fx.parser_kwargs(), whole_calls=True), fx.text, fixed(size))
         return fx, s
 
     jobs = [(fx, size) for size in (1, 2, 5, 50) for fx in FIXTURES]

@@ -444,7 +444,12 @@ impl CallEmitter {
     /// Bytes held for the open call: arguments waiting for a name, or the record of a
     /// rejected call.
     pub fn held_bytes(&self) -> usize {
-        self.current.as_ref().map_or(0, |c| c.held.len())
+        match &self.current {
+            // The capped record of what an incremental call sent is not held text.
+            Some(c) if matches!(c.status, Status::Accepted { .. }) && !self.whole_calls => 0,
+            Some(c) => c.held.len(),
+            None => 0,
+        }
     }
 }
 
