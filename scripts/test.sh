@@ -105,7 +105,7 @@ cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -- -D warnings
 if command -v cargo-nextest >/dev/null 2>&1; then
     cargo nextest run --workspace --exclude replyparse-py
-    cargo test --doc -p replyparse
+    # (the engine's doc tests run in the "crate" step)
 else
     cargo test --workspace --exclude replyparse-py
 fi
