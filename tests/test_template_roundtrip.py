@@ -27,9 +27,7 @@ REPLYPARSE_ROUNDTRIP_ALL=1 runs them all.
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
 from collections import Counter
 from typing import Any
 
@@ -53,27 +51,24 @@ from support.template_roundtrip import (  # noqa: E402
     CASES,
     DECLARATIONS,
     MODES,
-    TEMPLATES,
     NotApplicable,
+    Source,
     comparable,
     expected,
-    generated_part,
     make_parser,
-    renders_reasoning,
-    settings_of,
+    sources,
     template_entries,
 )
 
-FULL = os.environ.get("REPLYPARSE_ROUNDTRIP_ALL", "") not in ("", "0")
 ENTRIES = template_entries()
+SOURCES = sources()
 DECLARED = DECLARATIONS["templates"]
 RECORDS = DECLARATIONS["disagreements"]
 NOT_APPLICABLE = DECLARATIONS["not_applicable"]
 
 
-def chunkings_for(decl: dict[str, Any], key: str) -> dict[str, Any]:
-    """The chunkings a case runs under: all of them in the full run, else the whole
-    text and one other, picked by a hash of the case's key (deterministic)."""
+def chunkings_for(decl: dict[str, Any]) -> dict[str, Any]:
+    """The chunkings every case runs under."""
     out: dict[str, Any] = {
         "whole": whole,
         "chars": per_char,
@@ -82,50 +77,43 @@ def chunkings_for(decl: dict[str, Any], key: str) -> dict[str, Any]:
     }
     if decl.get("tokenizer"):
         out["tokens"] = TOKENIZERS[decl["tokenizer"]].chunks
-    if FULL:
-        return out
-    others = sorted(k for k in out if k != "whole")
-    pick = int(hashlib.sha256(key.encode()).hexdigest(), 16) % len(others)
-    return {"whole": whole, others[pick]: out[others[pick]]}
+    return out
 
 
 def record_keys(r: dict[str, Any]) -> list[tuple[str, str, str, str]]:
     return [(r["template"], r["setting"], r["case"], mode) for mode in r["modes"]]
 
 
-def run_case(
-    entry: dict[str, Any], template: str, setting: str, case: Any
-) -> tuple[str, Any, dict[str, Any] | None]:
+def run_case(source: Source, setting: str, case: Any) -> tuple[str, Any, dict[str, Any] | None]:
     """("n/a", reason, None) or ("ran", expectation, {mode: complete result})."""
-    decl = DECLARED[entry["file"]]
-    reasoning = renders_reasoning(template, decl, setting)
+    decl = source.decl
     try:
-        rendered = generated_part(template, decl, case, setting, reasoning)
+        rendered = source.generate(case, setting)
     except NotApplicable as e:
         return "n/a", str(e), None
     transforms = decl.get("transforms", [])
-    want = expected(case, reasoning, transforms)
+    want = expected(case, rendered.reasoning, transforms)
     # A declared `drop_content` must still be what the template does, and only that.
     if case.content:
         written = case.content in rendered.text
         dropped = "drop_content" in transforms
         assert written != dropped, (
-            f"{entry['file']} {setting} {case.name}: the template "
+            f"{source.key} {setting} {case.name}: the template "
             f"{'writes' if written else 'drops'} the content; declared: {transforms}"
         )
     results: dict[str, Any] = {}
-    key = f"{entry['file']}|{setting}|{case.name}"
-    for mode in MODES:
+    key = f"{source.key}|{setting}|{case.name}"
+    for mode in source.modes:
         try:
-            parser = make_parser(decl, template, mode, setting)
+            parser = make_parser(decl, source.template, mode, setting)
         except rp.UnknownParserError as e:
             results[mode] = {"error": str(e).split(";")[0], "text": rendered.text}
             continue
         complete = complete_result(parser.parse_complete(rendered.text))
-        for name, chunking in chunkings_for(decl, f"{key}|{mode}").items():
+        for name, chunking in chunkings_for(decl).items():
             chunks = chunking(rendered.text)
             assert "".join(chunks) == rendered.text
-            items = feed(make_parser(decl, template, mode, setting), chunks)
+            items = feed(make_parser(decl, source.template, mode, setting), chunks)
             check_invariants(items, generated_ids=False)
             stream = reconstruct(items).result()
             assert stream == complete, (
@@ -139,18 +127,16 @@ def run_case(
 OUTCOMES: Counter[str] = Counter()
 
 
-@pytest.mark.parametrize("entry", ENTRIES, ids=lambda e: e["file"])
-def test_template_round_trip(entry: dict[str, Any]) -> None:
-    file = entry["file"]
-    assert file in DECLARED, f"{file} has no declaration in tests/templates/roundtrip.json"
-    template = (TEMPLATES / file).read_text(encoding="utf-8")
+@pytest.mark.parametrize("source", SOURCES, ids=lambda s: s.key)
+def test_template_round_trip(source: Source) -> None:
+    file = source.key
     records = {k: r for r in RECORDS if r["template"] == file for k in record_keys(r)}
     na = {(n["setting"], n["case"]): n for n in NOT_APPLICABLE if n["template"] == file}
     problems: list[str] = []
     used: set[tuple[str, str, str, str]] = set()
-    for setting in settings_of(entry):
+    for setting in source.settings:
         for case in CASES:
-            status, want, results = run_case(entry, template, setting, case)
+            status, want, results = run_case(source, setting, case)
             declared_na = na.get((setting, case.name)) or na.get(("*", case.name))
             declared_na = declared_na or na.get((setting, "*")) or na.get(("*", "*"))
             if status == "n/a":
@@ -162,13 +148,13 @@ def test_template_round_trip(entry: dict[str, Any]) -> None:
                 continue
             if declared_na is not None:
                 problems.append(f"{setting} {case.name}: declared not applicable, but it runs")
-            for mode in MODES:
+            assert results is not None
+            for mode in source.modes:
                 key = (file, setting, case.name, mode)
                 record = records.get(key)
                 got = results[mode]
                 ok = "error" not in got and comparable(got) == comparable(want)
-                in_record = record is not None
-                if ok and not in_record:
+                if ok and record is None:
                     OUTCOMES["pass"] += 1
                     continue
                 if ok:
@@ -177,7 +163,7 @@ def test_template_round_trip(entry: dict[str, Any]) -> None:
                         f"({record['cause']})"
                     )
                     continue
-                if not in_record:
+                if record is None:
                     problems.append(
                         f"{setting} {case.name} [{mode}]: does not round-trip\n"
                         f"  text: {got['text']!r}\n  want: {want!r}\n"
@@ -210,17 +196,24 @@ def _ours(got: dict[str, Any]) -> dict[str, Any]:
 
 def test_records_are_well_formed() -> None:
     files = {e["file"] for e in ENTRIES}
+    keys = (
+        files | {f"encoder:{n}" for n in DECLARATIONS["encoders"]} | set(DECLARATIONS["variants"])
+    )
     assert set(DECLARED) == files, "one declaration per vendored template"
     seen = set()
     for r in RECORDS:
-        assert r["template"] in files, r
+        assert r["template"] in keys, r
         assert r["cause"] and r["reason"], r
         assert set(r["modes"]) <= set(MODES) and r["modes"], r
         for k in record_keys(r):
             assert k not in seen, f"recorded twice: {k}"
             seen.add(k)
     for n in NOT_APPLICABLE:
-        assert n["template"] in files and n["reason"], n
+        assert n["template"] in keys and n["reason"], n
     for file, decl in DECLARED.items():
         assert decl["arguments"] in ("mapping", "json"), file
         assert decl["end_of_turn"], file
+    for name, decl in DECLARATIONS["encoders"].items():
+        assert decl["template"] in files, name
+    for name, variant in DECLARATIONS["variants"].items():
+        assert variant["of"] in files and name.startswith(variant["of"] + "#"), name

@@ -394,7 +394,7 @@ def request_of(decl: dict[str, Any], setting: str) -> dict[str, Any]:
     return req
 
 
-def make_parser(decl: dict[str, Any], template: str, mode: str, setting: str) -> Any:
+def make_parser(decl: dict[str, Any], template: str | None, mode: str, setting: str) -> Any:
     import replyparse as rp
 
     chat_template = template if mode == "id+template" else None
@@ -420,3 +420,147 @@ def comparable(result: dict[str, Any]) -> dict[str, Any]:
             for name, args in result["calls"]
         ],
     }
+
+
+# ---------------------------------------------------------------------------------------
+# Sources: a vendored Jinja template, or a vendor's encoder
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class Source:
+    """What renders the cases: `key` names it in roundtrip.json (a template file, or
+    `encoder:NAME`); `template` is the Jinja text the model table is also given (mode
+    `id+template`; None: only the model id); `generate(case, setting)` gives the
+    generated part (or raises NotApplicable)."""
+
+    key: str
+    decl: dict[str, Any]
+    settings: list[str]
+    template: str | None
+    generate: Any
+
+    @property
+    def modes(self) -> tuple[str, ...]:
+        return MODES if self.template is not None else ("id",)
+
+
+def jinja_source(entry: dict[str, Any]) -> Source:
+    decl = DECLARATIONS["templates"][entry["file"]]
+    template = (TEMPLATES / entry["file"]).read_text(encoding="utf-8")
+
+    def generate(case: Case, setting: str) -> Rendered:
+        reasoning = renders_reasoning(template, decl, setting)
+        return generated_part(template, decl, case, setting, reasoning)
+
+    return Source(entry["file"], decl, settings_of(entry), template, generate)
+
+
+# The form gpt-oss generates a call in: the recipient after the channel
+# (`<|channel|>commentary to=functions.NAME <|constrain|>json<|message|>`, as OpenAI's
+# Harmony format guide shows the model's output); its chat template and openai-harmony's
+# renderer write the recipient in the role header instead (`<|start|>assistant
+# to=functions.NAME<|channel|>commentary ...`), the form of a call in the history.
+def _harmony_generated(case: Case, form: str) -> Rendered:
+    import openai_harmony as oh
+
+    from support.reference_encoders import harmony_encoding
+
+    enc, why = harmony_encoding()
+    if enc is None:
+        raise NotApplicable(why or "openai-harmony is unavailable")
+    if len(case.calls) > 1:
+        raise NotApplicable("gpt-oss ends its turn at its first call (<|call|> is a stop token)")
+    assistant = oh.Role.ASSISTANT
+    msgs = [oh.Message.from_role_and_content(assistant, REASONING).with_channel("analysis")]
+    if case.content:
+        msgs.append(
+            oh.Message.from_role_and_content(assistant, case.content).with_channel("commentary")
+        )
+    for name, args in case.calls:
+        body = json.dumps(args, ensure_ascii=False)
+        m = oh.Message.from_role_and_content(assistant, body).with_channel("commentary")
+        msgs.append(m.with_recipient(f"functions.{name}").with_content_type("<|constrain|>json"))
+    text = "".join(enc.decode_utf8(list(enc.render(m))) for m in msgs)
+    text = text.removeprefix("<|start|>assistant")  # the generation prompt's end
+    assert text.endswith("<|call|>"), text
+    text = text.removesuffix("<|call|>")
+    if form == "channel":
+        name = case.calls[-1][0]
+        header = f"<|start|>assistant to=functions.{name}<|channel|>commentary "
+        assert text.count(header) == 1, text
+        text = text.replace(header, f"<|start|>assistant<|channel|>commentary to=functions.{name} ")
+    return Rendered(text, form, True)
+
+
+def _deepseek_generated(key: str, case: Case, setting: str) -> Rendered:
+    from support.reference_encoders import deepseek_encoders
+
+    mods, why = deepseek_encoders()
+    if mods is None:
+        raise NotApplicable(why or "DeepSeek's encoders are unavailable")
+    mod = mods[key]
+    thinking = setting == "thinking=true"
+    mode = "thinking" if thinking else "chat"
+    msg: dict[str, Any] = {"role": "assistant", "content": case.content or ""}
+    if thinking:
+        msg["reasoning_content"] = REASONING
+    msg["tool_calls"] = [
+        {
+            "type": "function",
+            "function": {"name": n, "arguments": json.dumps(a, ensure_ascii=False)},
+        }
+        for n, a in case.calls
+    ]
+    user = {"role": "user", "content": USER}
+    prompt = mod.encode_messages([user], thinking_mode=mode)
+    full = mod.encode_messages([user, msg], thinking_mode=mode)
+    assert full.startswith(prompt), (prompt, full)
+    text = full[len(prompt) :]
+    assert text.endswith(mod.eos_token), text
+    return Rendered(text.removesuffix(mod.eos_token), "extends", thinking)
+
+
+def encoder_sources() -> list[Source]:
+    """The vendors' encoders of tests/templates/manifest.json that render a call."""
+    out = []
+    for name, decl in DECLARATIONS["encoders"].items():
+        template = (TEMPLATES / decl["template"]).read_text(encoding="utf-8")
+        if decl["kind"] == "harmony":
+
+            def generate(case: Case, setting: str, form: str = decl["form"]) -> Rendered:
+                return _harmony_generated(case, form)
+
+        else:
+
+            def generate(case: Case, setting: str, key: str = decl["kind"]) -> Rendered:
+                return _deepseek_generated(key, case, setting)
+
+        out.append(Source(f"encoder:{name}", decl, decl["settings"], template, generate))
+    return out
+
+
+def variant_sources() -> list[Source]:
+    """A template's render rewritten into the form the model generates, where its
+    history render differs (`variants`: the text matching `remove` is left out)."""
+    import re
+
+    entries = {e["file"]: e for e in template_entries()}
+    out = []
+    for key, variant in DECLARATIONS["variants"].items():
+        base = jinja_source(entries[variant["of"]])
+        pattern = re.compile(variant["remove"])
+
+        def generate(case: Case, setting: str, base: Source = base, pattern=pattern) -> Rendered:
+            rendered = base.generate(case, setting)
+            text, n = pattern.subn("", rendered.text)
+            assert n == len(case.calls), f"{n} matches of {pattern.pattern!r} in {rendered.text!r}"
+            return Rendered(text, "generated", rendered.reasoning)
+
+        out.append(Source(key, base.decl, base.settings, base.template, generate))
+    return out
+
+
+def sources() -> list[Source]:
+    jinja = [jinja_source(e) for e in template_entries()]
+    return jinja + variant_sources() + encoder_sources()
