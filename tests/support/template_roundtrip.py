@@ -245,7 +245,14 @@ def generated_part(
         part = history[history.rindex(header) + len(header) :]
         # What the history writes of the generation prompt's opener: all of it, or its
         # end (a history turn that keeps only the reasoning close of `<think></think>`).
-        kept = next((opener[i:] for i in range(len(opener)) if part.startswith(opener[i:])), "")
+        kept = next(
+            (
+                opener[i:]
+                for i in range(len(opener))
+                if part.startswith(opener[i:]) and (i == 0 or opener[i:].strip())
+            ),
+            "",
+        )
         if opener and not kept and setting in decl.get("closed_openers", []):
             # The generation prompt writes a whole, empty reasoning block under this
             # setting, which the history turn leaves out: everything after it is the
