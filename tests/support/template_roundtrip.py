@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import copy
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -218,7 +218,8 @@ class Rendered:
     text: str
     form: str  # "extends" (history extends the prompt) or "header" (after the header)
     reasoning: bool  # whether the case's reasoning was given to the template
-    notes: list[str] = field(default_factory=list)
+    # The text as an incremental detokenizer delivers the encoder's own ids, where known.
+    tokens: list[str] | None = None
 
 
 def generated_part(
@@ -528,15 +529,97 @@ def _deepseek_generated(key: str, case: Case, setting: str) -> Rendered:
     return Rendered(text.removesuffix(mod.eos_token), "extends", thinking)
 
 
+def _mistral_tekken(version: str) -> Any:
+    """mistral-common's instruct tokenizer for a tokenizer version, built offline from
+    the tekken file it ships (as tests/test_mistral_roundtrip.py does: v7 needs only the
+    version; v11+ also the special-token list, so the ids are not the models' real ids
+    but the text is the real format), cached."""
+    if version not in _MISTRAL:
+        _MISTRAL[version] = _build_mistral(version)
+    return _MISTRAL[version]
+
+
+_MISTRAL: dict[str, Any] = {}
+
+
+def _build_mistral(version: str) -> Any:
+    import mistral_common
+    from mistral_common.tokens.tokenizers.base import SpecialTokens
+    from mistral_common.tokens.tokenizers.mistral import MistralTokenizer
+
+    from support.reference_encoders import cache_dir
+
+    directory = cache_dir() / "mistral"
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"tekken_{version}.json"
+    if not path.exists():
+        data = Path(mistral_common.__file__).parent / "data" / "tekken_240911.json"
+        doc = json.loads(data.read_text(encoding="utf-8"))
+        doc["config"] = {**doc["config"], "version": version}
+        if version not in ("v3", "v7"):
+            n = doc["config"]["default_num_special_tokens"]
+            names = [t.value for t in SpecialTokens]
+            names += [f"<SPECIAL_{i}>" for i in range(len(names), n)]
+            doc["special_tokens"] = [
+                {"rank": i, "token_str": t, "is_control": True} for i, t in enumerate(names)
+            ]
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(doc), encoding="utf-8")
+        tmp.replace(path)
+    return MistralTokenizer.from_file(str(path)).instruct_tokenizer
+
+
+def _mistral_generated(decl: dict[str, Any], case: Case) -> Rendered:
+    """The assistant turn as mistral-common encodes it, decoded with the special tokens
+    kept, without the end-of-sequence token (the engine's stop token)."""
+    from mistral_common.protocol.instruct.messages import AssistantMessage, TextChunk, ThinkChunk
+    from mistral_common.protocol.instruct.tool_calls import FunctionCall, ToolCall
+    from mistral_common.tokens.tokenizers.base import SpecialTokenPolicy
+
+    from support.chunking import detokenize_incrementally
+
+    inner = _mistral_tekken(decl["version"])
+    content: Any = case.content
+    if decl.get("think"):
+        content = [ThinkChunk(thinking=REASONING)] + (
+            [TextChunk(text=case.content)] if case.content else []
+        )
+    calls = [
+        ToolCall(
+            function=FunctionCall(name=n, arguments=json.dumps(a, ensure_ascii=False)),
+            **({"id": f"call{i:04d}a"} if decl["call_ids"] else {}),
+        )
+        for i, (n, a) in enumerate(case.calls, start=1)
+    ]
+    msg = AssistantMessage(content=content, tool_calls=calls)
+    ids = inner.encode_assistant_message(msg, is_before_last_user_message=False)
+    assert ids[-1] == inner.tokenizer.eos_id, ids[-3:]
+    ids = ids[:-1]
+
+    class Decoder:
+        def decode(self, ids: list[int]) -> str:
+            return inner.tokenizer.decode(ids, special_token_policy=SpecialTokenPolicy.KEEP)
+
+    tokens = detokenize_incrementally(Decoder(), ids)
+    return Rendered("".join(tokens), "encoder", bool(decl.get("think")), tokens)
+
+
 def encoder_sources() -> list[Source]:
     """The vendors' encoders of tests/templates/manifest.json that render a call."""
     out = []
     for name, decl in DECLARATIONS["encoders"].items():
-        template = (TEMPLATES / decl["template"]).read_text(encoding="utf-8")
+        template = None
+        if decl.get("template"):
+            template = (TEMPLATES / decl["template"]).read_text(encoding="utf-8")
         if decl["kind"] == "harmony":
 
             def generate(case: Case, setting: str, form: str = decl["form"]) -> Rendered:
                 return _harmony_generated(case, form)
+
+        elif decl["kind"] == "mistral":
+
+            def generate(case: Case, setting: str, decl: dict = decl) -> Rendered:
+                return _mistral_generated(decl, case)
 
         else:
 
