@@ -191,6 +191,15 @@ def tools_for(decl: dict[str, Any]) -> list[dict[str, Any]]:
     return tools
 
 
+def template_tools(decl: dict[str, Any]) -> list[dict[str, Any]]:
+    """The tools as the template reads them: OpenAI tool objects, or (`tools_form:
+    function`) the function objects alone, where the template reads `tool.name`."""
+    tools = tools_for(decl)
+    if decl.get("tools_form") == "function":
+        return [t["function"] for t in tools]
+    return tools
+
+
 def render(
     template: str,
     messages: list[dict[str, Any]],
@@ -229,7 +238,7 @@ def generated_part(
     flags = flags_of(setting)
     user = [{"role": "user", "content": USER}]
     try:
-        tools = tools_for(decl)
+        tools = template_tools(decl)
         prompt = render(template, user, True, tools, **flags)
         history = render(
             template, user + [assistant_message(case, decl, reasoning)], False, tools, **flags
