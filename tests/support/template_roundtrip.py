@@ -345,18 +345,17 @@ def _drop_null_arguments(want: dict[str, Any]) -> dict[str, Any]:
 
 def _untyped_nested_scalars_as_text(want: dict[str, Any]) -> dict[str, Any]:
     """The template writes a nested value as bare text elements (`<lat>48.85</lat>`), so
-    a nested number, boolean or null that the schema does not type is text."""
+    a number or boolean inside an argument is text unless the schema types it (an array
+    parameter whose `items` give a scalar type)."""
 
-    def text(v: Any, top: bool) -> Any:
+    def text(v: Any) -> Any:
         if isinstance(v, dict):
-            return {k: text(x, False) for k, x in v.items()}
+            return {k: text(x) for k, x in v.items()}
         if isinstance(v, list):
-            return [text(x, False) for x in v]
-        if top or isinstance(v, str):
-            return v
-        return json.dumps(v)
+            return [text(x) for x in v]
+        return v if isinstance(v, str) else json.dumps(v)
 
-    typed = {  # the item types the tools' schemas give
+    item_types = {
         (t["function"]["name"], k): p.get("items", {}).get("type")
         for t in TOOLS
         for k, p in t["function"]["parameters"]["properties"].items()
@@ -365,10 +364,9 @@ def _untyped_nested_scalars_as_text(want: dict[str, Any]) -> dict[str, Any]:
     for name, args in want["calls"]:
         out = {}
         for k, v in args.items():
-            if isinstance(v, list) and typed.get((name, k)) not in (None, "object", "array"):
-                out[k] = v
-            else:
-                out[k] = text(v, True) if not isinstance(v, (dict, list)) else text(v, True)
+            typed_items = item_types.get((name, k)) not in (None, "object", "array")
+            nested = isinstance(v, (dict, list)) and not typed_items
+            out[k] = text(v) if nested else v
         calls.append((name, out))
     return {**want, "calls": calls}
 
