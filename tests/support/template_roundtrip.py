@@ -157,6 +157,10 @@ class NotApplicable(Exception):
     """The template refuses the case or cannot express it (the message says why)."""
 
 
+class Unavailable(Exception):
+    """A vendor's encoder cannot be loaded here (the message says why): the test skips."""
+
+
 def _arguments(args: dict[str, Any], form: str) -> Any:
     if form == "mapping":
         return copy.deepcopy(args)
@@ -483,7 +487,7 @@ def _harmony_generated(case: Case, form: str) -> Rendered:
 
     enc, why = harmony_encoding()
     if enc is None:
-        raise NotApplicable(why or "openai-harmony is unavailable")
+        raise Unavailable(why or "openai-harmony is unavailable")
     if len(case.calls) > 1:
         raise NotApplicable("gpt-oss ends its turn at its first call (<|call|> is a stop token)")
     assistant = oh.Role.ASSISTANT
@@ -513,7 +517,7 @@ def _deepseek_generated(key: str, case: Case, setting: str) -> Rendered:
 
     mods, why = deepseek_encoders()
     if mods is None:
-        raise NotApplicable(why or "DeepSeek's encoders are unavailable")
+        raise Unavailable(why or "DeepSeek's encoders are unavailable")
     mod = mods[key]
     thinking = setting == "thinking=true"
     mode = "thinking" if thinking else "chat"
