@@ -149,7 +149,9 @@ def check_sdks(
     # Chat Completions.
     events = stream_events(rpo.ChatCompletionStream, make_parser, chunks, "stop")
     argument_prefixes_parse(events)
-    want = rpo.chat_completion(make_parser(), text, model="m", completion_tokens=len(chunks), **FIXED)
+    want = rpo.chat_completion(
+        make_parser(), text, model="m", completion_tokens=len(chunks), **FIXED
+    )
     for input_tools in [strict(tools) if m else tools or [] for m in modes]:
         final = sdk_chat(events, input_tools)
         got = final.choices[0].message.model_dump()
