@@ -345,3 +345,18 @@ def test_reasons_speak_of_the_rule_only():
                 continue
             for private in ("dialects_", "§", "research", "SMG", "issue "):
                 assert private not in c.reason, (row["name"], c.reason)
+
+
+def test_a_complete_chat_completion_without_a_count_warns():
+    # A non-streaming Chat Completion always carries usage, asked for or not.
+    from replyparse import openai_wire
+
+    with pytest.warns(rp.UsageWarning, match="completion_tokens is 0"):
+        r = openai_wire.chat_completion(rp.ResponseParser(tool_parser="qwen"), "hi", model="m")
+    assert r["usage"]["completion_tokens"] == 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        r = openai_wire.chat_completion(
+            rp.ResponseParser(tool_parser="qwen"), "hi", model="m", completion_tokens=3
+        )
+    assert r["usage"]["completion_tokens"] == 3
