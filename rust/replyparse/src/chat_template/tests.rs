@@ -1,7 +1,6 @@
 //! Unit tests of the renderer: each transformers behaviour the configuration copies.
 //! (tests/test_template_render.py compares whole templates with transformers itself.)
 
-
 use serde_json::{json, Map, Value as Json};
 
 use super::{render_chat_template, ChatTemplate, TemplateError, TemplateErrorKind};
