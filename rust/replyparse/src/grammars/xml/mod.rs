@@ -581,25 +581,36 @@ impl XmlGrammar {
                 return;
             }
             self.write_key(calls, out);
-            let v = schema::convert(&self.buf, &self.types);
+            let v = match &self.syn.nested {
+                // Text of a dialect that writes values as elements reads as its
+                // elements do: an empty container is `[]` / `{}`.
+                Some(_) => self.elements().convert(&self.buf, self.value_schema(), 0),
+                None => schema::convert(&self.buf, &self.types),
+            };
             calls.push_args(&v, out);
             self.buf.clear();
         }
         self.params += 1;
     }
 
-    /// Ends a value written as child elements (`raw`, the text inside its element).
-    fn end_element(&mut self, calls: &mut CallEmitter, out: &mut DeltaSink<'_>) {
-        let nested = self.syn.nested.as_ref().map_or("item", |n| n.item.as_str());
-        let el = nested::Elements {
+    /// The element markup of a dialect whose values may be child elements.
+    fn elements(&self) -> nested::Elements<'_> {
+        nested::Elements {
             open: &self.syn.param_open,
             name_end: &self.syn.param_name_end,
             close: &self.syn.value_close,
-            item: nested,
-        };
-        let params = self.schemas.get(&self.function);
-        let sch = property(params, &self.key);
-        let v = el.convert(&self.buf, sch, 0);
+            item: self.syn.nested.as_ref().map_or("item", |n| n.item.as_str()),
+        }
+    }
+
+    /// The request's schema of the current parameter.
+    fn value_schema(&self) -> Option<&serde_json::Value> {
+        property(self.schemas.get(&self.function), &self.key)
+    }
+
+    /// Ends a value written as child elements (`raw`, the text inside its element).
+    fn end_element(&mut self, calls: &mut CallEmitter, out: &mut DeltaSink<'_>) {
+        let v = self.elements().convert(&self.buf, self.value_schema(), 0);
         // The key is written as for a held (non-string) value.
         self.types = vec![Ty::Object];
         self.write_key(calls, out);
@@ -741,9 +752,11 @@ impl XmlGrammar {
             let r = &rest[ws..];
             let open = self.syn.param_open.as_str();
             let close = self.value_close_text.as_str();
-            let element = r.starts_with(open) && !r.starts_with(close);
+            // `NS<` begins both a child element and the value's own close (`NS</a>`,
+            // an empty value): held until the text says which, under any chunking.
             let wait =
                 !final_ && (r.is_empty() || (head(r, open) == Head::Partial || partial(r, close)));
+            let element = !wait && r.starts_with(open) && !r.starts_with(close);
             if element {
                 self.ws_held.clear();
                 self.buf.clear();
