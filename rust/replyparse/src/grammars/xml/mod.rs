@@ -34,6 +34,8 @@
 //!   (MiniMax M2, whose reference parser strips);
 //! - `cdata`: a value written `<![CDATA[...]]>` is the text inside, as written (no tag
 //!   inside it ends the value; MiniCPM-5);
+//! - `python_values`: the template writes values with Python's `str()`, so an array or
+//!   object may be a Python literal (Seed-OSS, MiniCPM-5);
 //! - `skip`: markup dropped between parameters (MiniCPM-5's `<arguments>` wrapper);
 //! - `json_body`: a call whose arguments are one JSON object in an element of its own
 //!   (Kimi K3's `<|open|>json type="object"<|sep|>{...}<|close|>json<|sep|>`);
@@ -173,6 +175,12 @@ pub struct XmlSyntax {
     /// A value written `<![CDATA[...]]>` is the text inside, as written.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub cdata: bool,
+    /// The template writes values with Python's `str()` (Seed-OSS, MiniCPM-5): an array
+    /// or object value may be a Python literal (`['a', 'b']`, `{'k': None}`), read as
+    /// the JSON value it spells where the schema types the value so
+    /// ([`crate::grammars::schema`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub python_values: bool,
     /// Markup dropped between parameters (MiniCPM-5's `<arguments>`, `</arguments>`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub skip: Vec<String>,
@@ -585,7 +593,7 @@ impl XmlGrammar {
                 // Text of a dialect that writes values as elements reads as its
                 // elements do: an empty container is `[]` / `{}`.
                 Some(_) => self.elements().convert(&self.buf, self.value_schema(), 0),
-                None => schema::convert(&self.buf, &self.types),
+                None => schema::convert_value(&self.buf, &self.types, self.syn.python_values),
             };
             calls.push_args(&v, out);
             self.buf.clear();
