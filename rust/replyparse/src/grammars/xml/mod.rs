@@ -50,8 +50,10 @@
 //!   then converted ([`crate::grammars::schema`]).
 //! - Only the value close tag ends a value: other tags inside a value (`<parameter=y>` in
 //!   a code sample) are data, and so is the close tag itself unless the next parameter,
-//!   the function close, the block close or the end of input follows it (after
-//!   whitespace): a value holding `</parameter>` stays whole (`State::Tentative`). An
+//!   the block close, the end of input, or a function close that the block close, the
+//!   next function or the end of input follows, follows it (after whitespace; at most
+//!   two close tags and [`MAX_LOOKAHEAD`] bytes are looked past, then the first reading
+//!   wins): a value holding `</parameter>` stays whole (`State::Tentative`). An
 //!   element value ends at its matching close (same-named children counted).
 //! - A key is written only once its value begins, so input that ends after a key never
 //!   produces a key without a value; once the call is closed the arguments are always
@@ -178,7 +180,7 @@ pub struct XmlSyntax {
     /// The template writes values with Python's `str()` (Seed-OSS, MiniCPM-5): an array
     /// or object value may be a Python literal (`['a', 'b']`, `{'k': None}`), read as
     /// the JSON value it spells where the schema types the value so
-    /// ([`crate::grammars::schema`]).
+    /// (the parsing rules, "Python literals").
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub python_values: bool,
     /// Markup dropped between parameters (MiniCPM-5's `<arguments>`, `</arguments>`).
@@ -438,8 +440,9 @@ enum Step {
     Stop(usize),
 }
 
-/// Longest whitespace run after a value close tag that the lookahead reads.
-const MAX_FOLLOW_WS: usize = 256;
+/// Most bytes after a value close tag that the lookahead reads to decide it (whitespace
+/// and the function close it passes); past them the close tag ends the value.
+const MAX_LOOKAHEAD: usize = 256;
 
 /// Index of the function-name-end tag in `name_stops` (the only stop that is consumed).
 const NAME_END: usize = 0;
@@ -636,24 +639,49 @@ impl XmlGrammar {
         self.state = State::Done;
     }
 
-    /// Whether a value close tag followed by `after` ends the value. vLLM's rule,
-    /// which keeps a value holding the tag whole: the close tag is structural only when
-    /// what follows it (after whitespace) is the next parameter, the function close,
-    /// the block close or the end of input; otherwise it is data. A run of whitespace
-    /// longer than [`MAX_FOLLOW_WS`] counts as structural, so the lookahead (held, and
-    /// looked at again per chunk) stays bounded.
+    /// Whether a value close tag followed by `after` ends the value, by what follows it
+    /// (after whitespace): the next parameter, the block close or the end of input make
+    /// it structural; the function close does when what follows that (after
+    /// whitespace) is the block close, the next function or the end of input, so a value
+    /// holding `</parameter></function>` and then more text stays whole. The lookahead
+    /// passes at most two close tags (the function close, then the block close) and
+    /// reads at most [`MAX_LOOKAHEAD`] bytes: past that bound the first reading wins
+    /// (the close tag ends the value, and what the call then cannot place is recorded
+    /// as stray block text), so the text held to decide stays bounded.
     fn close_follows(&self, after: &str, final_: bool) -> Follow {
         let ws = ws_len(after);
-        if ws >= MAX_FOLLOW_WS {
+        if ws >= MAX_LOOKAHEAD {
             return Follow::Structural;
         }
         let next = &after[ws..];
         let fclose = self.syn.function_close.as_deref().unwrap_or("");
+        if !fclose.is_empty() && next.starts_with(fclose) {
+            return self.function_close_follows(&next[fclose.len()..], ws + fclose.len(), final_);
+        }
         let follows = [
             self.syn.param_open.as_str(),
             fclose,
             self.block_close.as_str(),
         ];
+        Self::decide(next, &follows, final_)
+    }
+
+    /// After a function close that a value close tag (or, in `Tentative`, value text)
+    /// is followed by, `seen` bytes after that tag: the function ends here when the
+    /// block close, the next function or the end of input follows.
+    fn function_close_follows(&self, after: &str, seen: usize, final_: bool) -> Follow {
+        let ws = ws_len(after);
+        if seen + ws >= MAX_LOOKAHEAD {
+            return Follow::Structural;
+        }
+        let next = &after[ws..];
+        let follows = [self.block_close.as_str(), self.syn.function_open.as_str()];
+        Self::decide(next, &follows, final_)
+    }
+
+    /// `next` (after whitespace) begins one of `follows` (structural), may still become
+    /// one or the end of input (held), or is other text (data).
+    fn decide(next: &str, follows: &[&str], final_: bool) -> Follow {
         if follows.iter().any(|t| !t.is_empty() && next.starts_with(t)) {
             return Follow::Structural;
         }
@@ -1290,8 +1318,9 @@ impl XmlGrammar {
     /// `Tentative`: `rest` starts at the first value close tag (and its protocol
     /// newline, `lead` bytes), held since; `scanned` bytes of it are known to decide
     /// nothing. A later close tag that markup follows ends the value (every earlier one
-    /// was data); the function or block close, or the end of input, before one means
-    /// the first close tag ended the value.
+    /// was data); the block close, a function close that ends the call
+    /// ([`Self::function_close_follows`]), or the end of input, before one means the
+    /// first close tag ended the value.
     fn on_tentative(
         &mut self,
         rest: &str,
@@ -1325,9 +1354,25 @@ impl XmlGrammar {
                     }
                 }
             }
-            // The function or block closed with no later value close tag
-            // (or the input ended): the first close tag ended the value and
-            // what follows it is not a value; the call ends there.
+            Ok(m) if m.tag == 1 && self.syn.function_close.is_some() => {
+                // A function close: it ends the call only where the block close,
+                // the next function or the end of input follows it; else it is data.
+                let (p, e) = (from + m.start, from + m.end);
+                match self.function_close_follows(&rest[e..], 0, final_) {
+                    Follow::Structural => self.first_close_ends_value(first_end, calls, out),
+                    Follow::Data => {
+                        self.scanned = e;
+                        Step::Next(0)
+                    }
+                    Follow::Hold => {
+                        self.scanned = p;
+                        Step::Stop(0)
+                    }
+                }
+            }
+            // The block closed with no later value close tag (or the function did,
+            // or the input ended): the first close tag ended the value and what
+            // follows it is not a value; the call ends there.
             Ok(_) => self.first_close_ends_value(first_end, calls, out),
             Err(_) if final_ => self.first_close_ends_value(first_end, calls, out),
             Err(keep) => {
