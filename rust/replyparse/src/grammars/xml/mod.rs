@@ -53,7 +53,10 @@
 //!   the block close, the end of input, or a function close that the block close, the
 //!   next function or the end of input follows, follows it (after whitespace; at most
 //!   two close tags and [`MAX_LOOKAHEAD`] bytes are looked past, then the first reading
-//!   wins): a value holding `</parameter>` stays whole (`State::Tentative`). An
+//!   wins): a value holding `</parameter>` stays whole (`State::Tentative`). A value
+//!   whose close tag is missing ends at the block close that follows it (after the
+//!   function close, if any) when no value close tag begins within [`MAX_LOOKAHEAD`]
+//!   bytes after it ([`XmlGrammar::value_close_missing`]). An
 //!   element value ends at its matching close (same-named children counted).
 //! - A key is written only once its value begins, so input that ends after a key never
 //!   produces a key without a value; once the call is closed the arguments are always
@@ -1138,13 +1141,95 @@ impl XmlGrammar {
                 };
             }
         }
-        // Even at the end of input a proper prefix of the close tag is
+        // Even at the end of input a proper prefix of a close tag is
         // held: it is markup cut short, not data, so it stays out of the
         // value and is left to the tool parser, which records it.
-        match self.value_close.find_or_held(rest, false) {
-            Ok(m) => self.value_close_tag(rest, m, final_, calls, out),
+        match self.value_stops.find_or_held(rest, false) {
+            Ok(m) if m.tag == 0 => self.value_close_tag(rest, m, final_, calls, out),
+            Ok(m) => self.value_close_missing(rest, m, final_, calls, out),
             Err(keep) => self.value_run(rest, keep, final_, calls, out),
         }
+    }
+
+    /// In `Value`, the function close or the block close at `m`: the value's own close
+    /// tag may be missing. It is, and the value ends here, when the block close follows
+    /// (right here, or after the function close and whitespace) and no value close tag
+    /// begins within [`MAX_LOOKAHEAD`] bytes after the block close (nor before the end
+    /// of input); else the tag is value text.
+    fn value_close_missing(
+        &mut self,
+        rest: &str,
+        m: TagMatch,
+        final_: bool,
+        calls: &mut CallEmitter,
+        out: &mut DeltaSink<'_>,
+    ) -> Step {
+        let block_end = if m.tag == 1 && self.syn.function_close.is_some() {
+            let after = &rest[m.end..];
+            let ws = ws_len(after);
+            let next = &after[ws..];
+            if !self.block_close.is_empty() && next.starts_with(&self.block_close) {
+                Some(m.end + ws + self.block_close.len())
+            } else if !final_
+                && ws < MAX_LOOKAHEAD
+                && (next.is_empty() || partial(next, &self.block_close))
+            {
+                return self.hold_before(rest, m.start, calls, out);
+            } else {
+                None
+            }
+        } else {
+            Some(m.end)
+        };
+        let Some(block_end) = block_end else {
+            // Value text: the tag is data.
+            self.value_fresh = false;
+            self.value_piece(&rest[..m.end], calls, out);
+            return Step::Next(m.end);
+        };
+        let close = self.value_close_text.as_bytes();
+        let tail = &rest.as_bytes()[block_end..];
+        let window = &tail[..tail.len().min(MAX_LOOKAHEAD + close.len())];
+        let later_close = !close.is_empty()
+            && window
+                .windows(close.len())
+                .position(|w| w == close)
+                .is_some_and(|at| at < MAX_LOOKAHEAD);
+        if later_close {
+            self.value_fresh = false;
+            self.value_piece(&rest[..m.end], calls, out);
+            return Step::Next(m.end);
+        }
+        if !final_ && tail.len() < MAX_LOOKAHEAD + close.len() {
+            return self.hold_before(rest, m.start, calls, out);
+        }
+        // The value's close tag is missing: it ends before the tag (without its
+        // protocol newline), and the call ends at the function or block close.
+        let v_end = self.value_end(&rest[..m.start]);
+        if v_end > 0 {
+            self.value_fresh = false;
+        }
+        self.value_piece(&rest[..v_end], calls, out);
+        self.end_value(true, calls, out);
+        self.state = State::ArgStart;
+        Step::Next(m.start)
+    }
+
+    /// Value text up to `at` is known, the text from `at` is held undecided: what may
+    /// be the protocol newline before a close tag is held with it.
+    fn hold_before(
+        &mut self,
+        rest: &str,
+        at: usize,
+        calls: &mut CallEmitter,
+        out: &mut DeltaSink<'_>,
+    ) -> Step {
+        let v_end = self.value_end(&rest[..at]);
+        if v_end > 0 {
+            self.value_fresh = false;
+        }
+        self.value_piece(&rest[..v_end], calls, out);
+        Step::Stop(v_end)
     }
 
     /// In `Value`, before any value byte: the whitespace the policy reads as protocol
