@@ -55,8 +55,8 @@
 //!   two close tags and [`MAX_LOOKAHEAD`] bytes are looked past, then the first reading
 //!   wins): a value holding `</parameter>` stays whole (`State::Tentative`). A value
 //!   whose close tag is missing ends at the block close that follows it (after the
-//!   function close, if any) when no value close tag begins within [`MAX_LOOKAHEAD`]
-//!   bytes after it ([`XmlGrammar::value_close_missing`]). An
+//!   function close, if any) when only whitespace follows that to the end of output
+//!   ([`XmlGrammar::value_close_missing`]). An
 //!   element value ends at its matching close (same-named children counted).
 //! - A key is written only once its value begins, so input that ends after a key never
 //!   produces a key without a value; once the call is closed the arguments are always
@@ -1153,9 +1153,9 @@ impl XmlGrammar {
 
     /// In `Value`, the function close or the block close at `m`: the value's own close
     /// tag may be missing. It is, and the value ends here, when the block close follows
-    /// (right here, or after the function close and whitespace) and no value close tag
-    /// begins within [`MAX_LOOKAHEAD`] bytes after the block close (nor before the end
-    /// of input); else the tag is value text.
+    /// (right here, or after the function close and whitespace) and nothing but
+    /// whitespace (less than [`MAX_LOOKAHEAD`] bytes) follows that to the end of
+    /// output; else the tag is value text.
     fn value_close_missing(
         &mut self,
         rest: &str,
@@ -1187,20 +1187,17 @@ impl XmlGrammar {
             self.value_piece(&rest[..m.end], calls, out);
             return Step::Next(m.end);
         };
-        let close = self.value_close_text.as_bytes();
-        let tail = &rest.as_bytes()[block_end..];
-        let window = &tail[..tail.len().min(MAX_LOOKAHEAD + close.len())];
-        let later_close = !close.is_empty()
-            && window
-                .windows(close.len())
-                .position(|w| w == close)
-                .is_some_and(|at| at < MAX_LOOKAHEAD);
-        if later_close {
+        // Only whitespace up to the end of output may follow the block close: any
+        // other text after it (an answer, more code) leaves the tags value text, so
+        // what is held to decide stays a few bytes.
+        let tail = &rest[block_end..];
+        let ws = ws_len(tail);
+        if ws >= MAX_LOOKAHEAD || ws < tail.len() {
             self.value_fresh = false;
             self.value_piece(&rest[..m.end], calls, out);
             return Step::Next(m.end);
         }
-        if !final_ && tail.len() < MAX_LOOKAHEAD + close.len() {
+        if !final_ {
             return self.hold_before(rest, m.start, calls, out);
         }
         // The value's close tag is missing: it ends before the tag (without its
