@@ -12,6 +12,8 @@
 #                  smoke-tested in a fresh venv (scripts/wheels.sh sdist); that build
 #                  (version-specific) installed into the venv for every later 3.11 step
 #   rust           rustfmt, clippy, the Rust tests, the Rust blocks of the README and docs
+#   crate          the engine crate as crates.io gets it: docs without warnings, every public
+#                  item documented, at least 12 doc tests, `cargo package` (scripts/crate_checks.sh)
 #   fuzz           corpus replay and a fixed sample per target (4,000 inputs, seed 1)
 #   ruff           lint and format
 #   docs           the documentation site built strictly (broken links and anchors fail;
@@ -103,11 +105,14 @@ cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -- -D warnings
 if command -v cargo-nextest >/dev/null 2>&1; then
     cargo nextest run --workspace --exclude replyparse-py
-    cargo test --doc -p replyparse
+    # (the engine's doc tests run in the "crate" step)
 else
     cargo test --workspace --exclude replyparse-py
 fi
 cargo test --doc -p replyparse-doctests
+
+step "crate"
+bash scripts/crate_checks.sh
 
 step "fuzz"
 cargo fmt --manifest-path fuzz/Cargo.toml -- --check

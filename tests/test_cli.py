@@ -140,6 +140,9 @@ def test_a_named_parser_overrides_the_models_choice(capsys, monkeypatch):
     assert code == 0
     # deepseek-v3 starts in reasoning only when thinking is enabled
     assert json.loads(out)["content"] == "plan</think>answer"
+    # The note says which name the user gave and which the table chose, and why.
+    assert "reasoning parser deepseek-v3 (--reasoning-parser)" in err
+    assert "tool parser qwen from the model table (Qwen3" in err
     assert "reasoning parser deepseek-v3" in err
 
 

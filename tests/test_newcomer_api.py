@@ -59,8 +59,12 @@ def test_from_request_reads_the_model_of_a_pydantic_request():
             return {"model": self.model, "messages": [], "tools": TOOLS}
 
     p = rp.ResponseParser.from_request(Request())
-    assert (p.parser_choice.tool_parser, p.parser_choice.reasoning_parser) == ("qwen", "default")
-    m = p.parse_complete("plan</think>\n\n" + QWEN_CALL)
+    assert (p.parser_choice.tool_parser, p.parser_choice.reasoning_parser) == (
+        "qwen",
+        "think_in_output",
+    )
+    # Qwen3-8B's prompt opens nothing: the model writes <think> itself.
+    m = p.parse_complete("<think>plan</think>\n\n" + QWEN_CALL)
     assert m.reasoning_content == "plan" and m.tool_calls[0].function.name == "get_weather"
 
 
@@ -346,3 +350,18 @@ def test_reasons_speak_of_the_rule_only():
                 continue
             for private in ("dialects_", "§", "research", "SMG", "issue "):
                 assert private not in c.reason, (row["name"], c.reason)
+
+
+def test_a_complete_chat_completion_without_a_count_warns():
+    # A non-streaming Chat Completion always carries usage, asked for or not.
+    from replyparse import openai_wire
+
+    with pytest.warns(rp.UsageWarning, match="completion_tokens is 0"):
+        r = openai_wire.chat_completion(rp.ResponseParser(tool_parser="qwen"), "hi", model="m")
+    assert r["usage"]["completion_tokens"] == 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        r = openai_wire.chat_completion(
+            rp.ResponseParser(tool_parser="qwen"), "hi", model="m", completion_tokens=3
+        )
+    assert r["usage"]["completion_tokens"] == 3

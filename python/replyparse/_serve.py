@@ -166,6 +166,9 @@ def complete(
         _raise_errors=True,
         **options,
     )
+    # A complete response always carries usage (Chat Completions too), so a count it
+    # could not make is warned about here as well.
+    s._reports_usage = True
     s.feed(text, token_ids=token_ids, logprobs=logprobs, finish_reason=finish_reason)
     s.finish(completion_tokens=completion_tokens)
     return s.complete()

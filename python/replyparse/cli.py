@@ -246,8 +246,13 @@ def _choose(args: argparse.Namespace) -> dict[str, str | None]:
     except UnknownParserError as e:
         raise _unknown_model(e, default_flag=False) from None
     chosen = {k: names[k] or getattr(c, k) for k in _FLAGS}
-    said = ", ".join(f"{k.replace('_', ' ')} {chosen[k]}" for k in _FLAGS if chosen[k])
-    _note(f"{said or 'no parser'} ({c.reason})")
+    # Say where each name came from: a flag the user gave, or the model table (whose
+    # reason then explains it); the table's reason is quoted only for what it chose.
+    given = [f"{k.replace('_', ' ')} {names[k]} ({_FLAGS[k]})" for k in _FLAGS if names[k]]
+    table = [f"{k.replace('_', ' ')} {chosen[k]}" for k in _FLAGS if chosen[k] and not names[k]]
+    if table:
+        given.append(f"{', '.join(table)} from the model table ({c.reason})")
+    _note(", ".join(given) or f"no parser ({c.reason})")
     return chosen
 
 

@@ -61,6 +61,37 @@ def hy_v3() -> list[dict]:
             "text": "<tool_calls><tool_call>noop<tool_sep></tool_call></tool_calls>",
             "expect": {"calls": [{"name": "noop", "arguments": "{}"}]},
         },
+        {
+            "id": "opensource_suffix",
+            "note": "Hy3's template (tests/templates/hy3.jinja) writes every tag with its tokenizer's :opensource suffix: the content, then <tool_calls:opensource>, a newline after the block open, the name's <tool_sep:opensource>, each key and value element and each call",
+            "matrix": [1, 13],
+            "text": "I will check.<tool_calls:opensource>\n<tool_call:opensource>get_weather<tool_sep:opensource>\n<arg_key:opensource>city</arg_key:opensource>\n<arg_value:opensource>Paris</arg_value:opensource>\n<arg_key:opensource>days</arg_key:opensource>\n<arg_value:opensource>3</arg_value:opensource>\n</tool_call:opensource>\n</tool_calls:opensource>",
+            "expect": {
+                "content": "I will check.",
+                "calls": [{"name": "get_weather", "arguments": '{"city": "Paris", "days": 3}'}],
+            },
+        },
+        {
+            "id": "opensource_suffix_two_calls",
+            "note": "Hy3's template: several calls in one suffixed block, a value that is not a string written as JSON, a call without arguments",
+            "matrix": [2, 6],
+            "text": '<tool_calls:opensource>\n<tool_call:opensource>search<tool_sep:opensource>\n<arg_key:opensource>query</arg_key:opensource>\n<arg_value:opensource>北京 "天气" 🌤</arg_value:opensource>\n<arg_key:opensource>top_k</arg_key:opensource>\n<arg_value:opensource>5</arg_value:opensource>\n</tool_call:opensource>\n<tool_call:opensource>noop<tool_sep:opensource>\n</tool_call:opensource>\n</tool_calls:opensource>',
+            "expect": {
+                "calls": [
+                    {"name": "search", "arguments": '{"query": "北京 \\"天气\\" 🌤", "top_k": 5}'},
+                    {"name": "noop", "arguments": "{}"},
+                ]
+            },
+        },
+        {
+            "id": "opensource_suffix_cut",
+            "note": "a suffixed block the output ends inside: the finished call is recovered",
+            "matrix": [5],
+            "text": "<tool_calls:opensource>\n<tool_call:opensource>get_weather<tool_sep:opensource>\n<arg_key:opensource>city</arg_key:opensource>\n<arg_value:opensource>Paris</arg_value:opensource>\n</tool_call:opensource>\n",
+            "expect": {
+                "calls": [{"name": "get_weather", "arguments": '{"city": "Paris"}'}],
+            },
+        },
     ]
 
 

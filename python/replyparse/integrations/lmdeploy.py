@@ -6,7 +6,7 @@ over both names and `python -m replyparse.integrations.lmdeploy serve ...` runs
 LMDeploy's own command line after importing it:
 
     python -m replyparse.integrations.lmdeploy serve api_server Qwen/Qwen3-8B \
-        --tool-call-parser replyparse-qwen --reasoning-parser replyparse-qwen3
+        --tool-call-parser replyparse-qwen --reasoning-parser replyparse-think_in_output
 
 `--tool-call-parser` / `--reasoning-parser` take `replyparse-<dialect>` (registered
 in LMDeploy's tool and reasoning registries so that LMDeploy's validation accepts

@@ -928,6 +928,13 @@ fn a_wrong_expected_value_fails() {
 /// short case, an even sample of a long one) gives, in the complete parse, the first
 /// calls of the whole output, unchanged: a call the cut falls inside is absent, never
 /// altered, in every family.
+///
+/// A prefix that ends with a tag that closes a call (whitespace aside: the block
+/// close, or an XML-like function close) did not end inside that call: by the parsing
+/// rules its last call may be finished there (a value whose close tag is missing ends
+/// at the block close that ends the output; a value close tag that a function close
+/// and the end of output follow ends the value), where the whole output reads the tags
+/// as value text. Its calls before the last are checked.
 #[test]
 fn every_prefix_gives_the_first_calls_unchanged() {
     let mut failures = Vec::new();
@@ -949,8 +956,11 @@ fn every_prefix_gives_the_first_calls_unchanged() {
                     ..clone_case(case)
                 };
                 checks += 1;
+                let closed = ends_with_call_close(case, &prefix.text);
                 match complete(&prefix, None) {
                     Ok((o, _, _)) if same_calls(&o.calls, &full) => {}
+                    Ok((o, _, _)) if closed && same_calls(&o.calls[..o.calls.len() - 1], &full) => {
+                    }
                     Ok((o, _, _)) => failures.push(format!(
                         "{}: cut at {cut} ({:?}): calls {:?} are not the first calls of {:?}",
                         case.id,
@@ -975,6 +985,41 @@ fn every_prefix_gives_the_first_calls_unchanged() {
             .collect::<Vec<_>>()
             .join("\n")
     );
+}
+
+/// Whether `text`, trailing whitespace aside, ends with a tag of the case's tool
+/// dialect that closes a call: a spelling of the block close, or the function close of
+/// its syntax or of one of its forms.
+fn ends_with_call_close(case: &Case, text: &str) -> bool {
+    let Some(name) = case.config.tool_parser.as_deref() else {
+        return false;
+    };
+    let Ok(d) = replyparse::registry::tool_dialect(name) else {
+        return false;
+    };
+    let decl = serde_json::to_value(&*d).expect("a dialect serializes");
+    let syntaxes = std::iter::once(&decl["syntax"]).chain(
+        decl["forms"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|f| &f["syntax"]),
+    );
+    let closes: Vec<&str> = std::iter::once(&decl["close"])
+        .chain(decl["close_aliases"].as_array().into_iter().flatten())
+        .chain(
+            decl["blocks"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|b| &b["close"]),
+        )
+        .chain(syntaxes.map(|s| &s["function_close"]))
+        .filter_map(Value::as_str)
+        .filter(|c| !c.is_empty())
+        .collect();
+    let text = text.trim_end_matches([' ', '\t', '\n', '\r']);
+    closes.iter().any(|c| text.ends_with(c))
 }
 
 /// Whether `prefix` are the first calls of `full`, unchanged: the same names, and the

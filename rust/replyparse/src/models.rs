@@ -424,7 +424,12 @@ impl ChoiceCache {
 /// 1. the chat template, when given: a row matches when every marker of one of its
 ///    fingerprints (sets of marker strings the template writes) occurs in the template;
 ///    the fingerprint with the most markers, then the longest markers, wins (the
-///    Qwen3.5 template holds the Qwen3-Coder markers plus `<think>`);
+///    Qwen3.5 template holds the Qwen3-Coder markers plus `<think>`). But the rows the
+///    model id names (level 3) come first when the template does not contradict them:
+///    a row without fingerprints, or one whose fingerprint the template holds. So
+///    `Qwen/QwQ-32B` with its template (which holds the Hermes markers) stays QwQ,
+///    while `Qwen/Qwen3-8B` with a Harmony template (`<|channel|>`, and none of the
+///    Qwen3 row's markers) is gpt-oss;
 /// 2. the HF `config.model_type`, exactly (lower-cased): several rows may share one
 ///    (`deepseek_v3` is V3, R1 and V3.1), then the id decides, else the first of them;
 /// 3. model-id patterns: lower-cased, `_` read as `-`, `*` any text, unanchored; the
@@ -501,8 +506,14 @@ fn choose(
     let mut candidates: Vec<usize> = (0..rows.len()).collect();
     let mut by = Vec::new();
     if let Some(best) = best_t {
-        candidates.retain(|&i| t_scores[i].is_some_and(|(n, l, _)| (n, l) == best));
-        by.push("template");
+        let confirmed = named_and_not_contradicted(rows, &id_scores, &t_scores);
+        if confirmed.is_empty() {
+            candidates.retain(|&i| t_scores[i].is_some_and(|(n, l, _)| (n, l) == best));
+            by.push("template");
+        } else {
+            candidates = confirmed;
+            by.push("template_agrees");
+        }
     }
     // Level 2: model_type.
     if candidates.iter().any(|&i| typed[i]) {
@@ -552,6 +563,13 @@ fn choose(
                     markers(&r.row.templates[set])
                 ));
             }
+            "template_agrees" => why.push(match t_scores[chosen] {
+                Some((_, _, set)) => format!(
+                    "the chat template contains {}",
+                    markers(&r.row.templates[set])
+                ),
+                None => "the chat template says nothing against the model id".to_owned(),
+            }),
             "model_type" => why.push(format!(
                 "the model_type is {:?}",
                 model_type.expect("a model_type candidate")
@@ -585,6 +603,27 @@ fn choose(
         reason,
         row: Some(r.row.name.clone()),
     })
+}
+
+/// The rows the model id names (those with its longest matching pattern) that the chat
+/// template does not contradict: a row with fingerprints contradicts a template that
+/// holds none of them (the template is another family's); a row with none cannot.
+///
+/// An exact model id outranks a fingerprint that is not specific to one family (the
+/// Hermes markers `<tool_call>` and `</tool_call>` are in the QwQ, Qwen2.5 and Granite
+/// 4.0 templates too); a template whose markers deny the id's row still wins.
+fn named_and_not_contradicted(
+    rows: &[Resolved],
+    id_scores: &[Option<(usize, usize)>],
+    t_scores: &[Option<(usize, usize, usize)>],
+) -> Vec<usize> {
+    let Some(best) = id_scores.iter().flatten().map(|&(l, _)| l).max() else {
+        return Vec::new();
+    };
+    (0..rows.len())
+        .filter(|&i| id_scores[i].is_some_and(|(l, _)| l == best))
+        .filter(|&i| rows[i].row.templates.is_empty() || t_scores[i].is_some())
+        .collect()
 }
 
 /// The rows closest to the id by name: the longest run of letters and digits the id's

@@ -1,8 +1,6 @@
 //! Unit tests of the renderer: each transformers behaviour the configuration copies.
 //! (tests/test_template_render.py compares whole templates with transformers itself.)
 
-use std::time::{Duration, Instant};
-
 use serde_json::{json, Map, Value as Json};
 
 use super::{render_chat_template, ChatTemplate, TemplateError, TemplateErrorKind};
@@ -222,15 +220,15 @@ fn fuel_bounds_hostile_templates() {
         "{% for i in range(100) %}{{ 'x' * 10000000 }}{% endfor %}",
         "{% for i in range(100000) %}{{ i | string * 1000 }}{% endfor %}",
     ];
+    // Fuel, not a clock, is what stops them: a wall-clock bound would fail on a loaded
+    // machine, and a render that fuel did not stop would not return at all.
     for template in hostile {
-        let started = Instant::now();
         let e = match render_with(template, json!([]), json!({})) {
             Ok(text) => panic!("{template} rendered {} bytes", text.len()),
             Err(e) => e,
         };
         assert_eq!(e.kind, TemplateErrorKind::OutOfFuel, "{template}: {e}");
         assert!(e.to_string().contains("ran out of fuel"), "{e}");
-        assert!(started.elapsed() < Duration::from_secs(10), "{template}");
     }
     // Unbounded recursion stops at the recursion limit instead.
     let e = err(

@@ -34,6 +34,8 @@
 //!   (MiniMax M2, whose reference parser strips);
 //! - `cdata`: a value written `<![CDATA[...]]>` is the text inside, as written (no tag
 //!   inside it ends the value; MiniCPM-5);
+//! - `python_values`: the template writes values with Python's `str()`, so an array or
+//!   object may be a Python literal (Seed-OSS, MiniCPM-5);
 //! - `skip`: markup dropped between parameters (MiniCPM-5's `<arguments>` wrapper);
 //! - `json_body`: a call whose arguments are one JSON object in an element of its own
 //!   (Kimi K3's `<|open|>json type="object"<|sep|>{...}<|close|>json<|sep|>`);
@@ -48,8 +50,13 @@
 //!   then converted ([`crate::grammars::schema`]).
 //! - Only the value close tag ends a value: other tags inside a value (`<parameter=y>` in
 //!   a code sample) are data, and so is the close tag itself unless the next parameter,
-//!   the function close, the block close or the end of input follows it (after
-//!   whitespace): a value holding `</parameter>` stays whole (`State::Tentative`). An
+//!   the block close, the end of input, or a function close that the block close, the
+//!   next function or the end of input follows, follows it (after whitespace; at most
+//!   two close tags and [`MAX_LOOKAHEAD`] bytes are looked past, then the first reading
+//!   wins): a value holding `</parameter>` stays whole (`State::Tentative`). A value
+//!   whose close tag is missing ends at the block close that follows it (after the
+//!   function close, if any) when only whitespace follows that to the end of output
+//!   ([`XmlGrammar::value_close_missing`]). An
 //!   element value ends at its matching close (same-named children counted).
 //! - A key is written only once its value begins, so input that ends after a key never
 //!   produces a key without a value; once the call is closed the arguments are always
@@ -173,6 +180,12 @@ pub struct XmlSyntax {
     /// A value written `<![CDATA[...]]>` is the text inside, as written.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub cdata: bool,
+    /// The template writes values with Python's `str()` (Seed-OSS, MiniCPM-5): an array
+    /// or object value may be a Python literal (`['a', 'b']`, `{'k': None}`), read as
+    /// the JSON value it spells where the schema types the value so
+    /// (the parsing rules, "Python literals").
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub python_values: bool,
     /// Markup dropped between parameters (MiniCPM-5's `<arguments>`, `</arguments>`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub skip: Vec<String>,
@@ -341,7 +354,7 @@ enum State {
 /// The XML-like payload grammar of one dialect (see the module docs): one function
 /// per payload, its arguments written as one JSON object.
 ///
-/// The fields set from the declaration (`syn`, `ws`, `block_close`, `schemas`, the
+/// The fields set from the declaration (`syn`, `ws`, `block_closes`, `schemas`, the
 /// tag sets but the per-key ones) do not change; the others describe the function,
 /// parameter and value being read, and [`PayloadGrammar::reset`] clears them.
 #[derive(Debug)]
@@ -350,9 +363,11 @@ pub struct XmlGrammar {
     syn: XmlSyntax,
     /// The whitespace policy of `syn`, resolved once.
     ws: ValueWhitespace,
-    /// The outer block's close tag (empty when the dialect has none): it ends a call
-    /// whose function close is missing, and it is never consumed.
-    block_close: String,
+    /// Every spelling of the outer block's close tag (the tag, then its aliases; none
+    /// when the dialect has none): it ends a call whose function close is missing, and
+    /// it is never consumed. A block opened by an alias (Hy3's
+    /// `<tool_calls:opensource>`) closes with its own spelling.
+    block_closes: Vec<String>,
     /// The request's parameter schemas, by function: they type the values.
     schemas: Schemas,
     /// Tags that end a function name.
@@ -430,8 +445,9 @@ enum Step {
     Stop(usize),
 }
 
-/// Longest whitespace run after a value close tag that the lookahead reads.
-const MAX_FOLLOW_WS: usize = 256;
+/// Most bytes after a value close tag that the lookahead reads to decide it (whitespace
+/// and the function close it passes); past them the close tag ends the value.
+const MAX_LOOKAHEAD: usize = 256;
 
 /// Index of the function-name-end tag in `name_stops` (the only stop that is consumed).
 const NAME_END: usize = 0;
@@ -447,13 +463,18 @@ fn is_ws(c: char) -> bool {
 }
 
 impl XmlGrammar {
-    /// The grammar of `syn` in a block closed by `block_close`, typing values by the
+    /// The grammar of `syn` in a block closed by `block_closes` (the close tag, then
+    /// its aliases; none when the dialect has no close tag), typing values by the
     /// request's `schemas`. The tag sets are built here, once per response.
-    pub fn new(syn: XmlSyntax, block_close: Option<&str>, schemas: Schemas) -> Self {
-        let block_close = block_close.unwrap_or("").to_owned();
+    pub fn new(syn: XmlSyntax, block_closes: &[&str], schemas: Schemas) -> Self {
+        let block_closes: Vec<String> = block_closes
+            .iter()
+            .filter(|c| !c.is_empty())
+            .map(|c| (*c).to_owned())
+            .collect();
         let mut stops = vec![syn.function_name_end.as_str(), syn.param_open.as_str()];
         stops.extend(syn.function_close.as_deref());
-        stops.push(&block_close);
+        stops.extend(block_closes.iter().map(String::as_str));
         let value_close_text = if syn.element_keys() {
             String::new()
         } else {
@@ -461,7 +482,7 @@ impl XmlGrammar {
         };
         let json_close = syn.json_body.as_ref().map_or("", |j| j.close.as_str());
         XmlGrammar {
-            value_stops: Self::stops_for(&syn, &value_close_text, &block_close),
+            value_stops: Self::stops_for(&syn, &value_close_text, &block_closes),
             lead: 0,
             scanned: 0,
             name_stops: TagSet::shared(&stops),
@@ -476,7 +497,7 @@ impl XmlGrammar {
             json_args: false,
             ws: syn.whitespace(),
             syn,
-            block_close,
+            block_closes,
             schemas,
             state: State::Function,
             began: false,
@@ -492,13 +513,29 @@ impl XmlGrammar {
         }
     }
 
-    /// What decides a tentative value close: the value close itself, the function
-    /// close and the block close.
-    fn stops_for(syn: &XmlSyntax, value_close: &str, block_close: &str) -> Arc<TagSet> {
+    /// What decides a tentative value close: the value close itself (tag 0), the
+    /// function close (tag 1, if any) and the block close's spellings.
+    fn stops_for(syn: &XmlSyntax, value_close: &str, block_closes: &[String]) -> Arc<TagSet> {
         let mut value_stops = vec![value_close];
         value_stops.extend(syn.function_close.as_deref());
-        value_stops.push(block_close);
+        value_stops.extend(block_closes.iter().map(String::as_str));
+        if block_closes.is_empty() {
+            value_stops.push("");
+        }
         TagSet::shared(&value_stops)
+    }
+
+    /// The spelling of the block close that `r` begins with, if any.
+    fn block_close_at(&self, r: &str) -> Option<&str> {
+        self.block_closes
+            .iter()
+            .map(String::as_str)
+            .find(|c| r.starts_with(c))
+    }
+
+    /// Whether `r` is a proper prefix of a spelling of the block close.
+    fn partial_block_close(&self, r: &str) -> bool {
+        self.block_closes.iter().any(|c| partial(r, c))
     }
 
     /// Whether the current value streams as a JSON string (else it is held and
@@ -581,25 +618,36 @@ impl XmlGrammar {
                 return;
             }
             self.write_key(calls, out);
-            let v = schema::convert(&self.buf, &self.types);
+            let v = match &self.syn.nested {
+                // Text of a dialect that writes values as elements reads as its
+                // elements do: an empty container is `[]` / `{}`.
+                Some(_) => self.elements().convert(&self.buf, self.value_schema(), 0),
+                None => schema::convert_value(&self.buf, &self.types, self.syn.python_values),
+            };
             calls.push_args(&v, out);
             self.buf.clear();
         }
         self.params += 1;
     }
 
-    /// Ends a value written as child elements (`raw`, the text inside its element).
-    fn end_element(&mut self, calls: &mut CallEmitter, out: &mut DeltaSink<'_>) {
-        let nested = self.syn.nested.as_ref().map_or("item", |n| n.item.as_str());
-        let el = nested::Elements {
+    /// The element markup of a dialect whose values may be child elements.
+    fn elements(&self) -> nested::Elements<'_> {
+        nested::Elements {
             open: &self.syn.param_open,
             name_end: &self.syn.param_name_end,
             close: &self.syn.value_close,
-            item: nested,
-        };
-        let params = self.schemas.get(&self.function);
-        let sch = property(params, &self.key);
-        let v = el.convert(&self.buf, sch, 0);
+            item: self.syn.nested.as_ref().map_or("item", |n| n.item.as_str()),
+        }
+    }
+
+    /// The request's schema of the current parameter.
+    fn value_schema(&self) -> Option<&serde_json::Value> {
+        property(self.schemas.get(&self.function), &self.key)
+    }
+
+    /// Ends a value written as child elements (`raw`, the text inside its element).
+    fn end_element(&mut self, calls: &mut CallEmitter, out: &mut DeltaSink<'_>) {
+        let v = self.elements().convert(&self.buf, self.value_schema(), 0);
         // The key is written as for a held (non-string) value.
         self.types = vec![Ty::Object];
         self.write_key(calls, out);
@@ -617,24 +665,47 @@ impl XmlGrammar {
         self.state = State::Done;
     }
 
-    /// Whether a value close tag followed by `after` ends the value. vLLM's rule,
-    /// which keeps a value holding the tag whole: the close tag is structural only when
-    /// what follows it (after whitespace) is the next parameter, the function close,
-    /// the block close or the end of input; otherwise it is data. A run of whitespace
-    /// longer than [`MAX_FOLLOW_WS`] counts as structural, so the lookahead (held, and
-    /// looked at again per chunk) stays bounded.
+    /// Whether a value close tag followed by `after` ends the value, by what follows it
+    /// (after whitespace): the next parameter, the block close or the end of input make
+    /// it structural; the function close does when what follows that (after
+    /// whitespace) is the block close, the next function or the end of input, so a value
+    /// holding `</parameter></function>` and then more text stays whole. The lookahead
+    /// passes at most two close tags (the function close, then the block close) and
+    /// reads at most [`MAX_LOOKAHEAD`] bytes: past that bound the first reading wins
+    /// (the close tag ends the value, and what the call then cannot place is recorded
+    /// as stray block text), so the text held to decide stays bounded.
     fn close_follows(&self, after: &str, final_: bool) -> Follow {
         let ws = ws_len(after);
-        if ws >= MAX_FOLLOW_WS {
+        if ws >= MAX_LOOKAHEAD {
             return Follow::Structural;
         }
         let next = &after[ws..];
         let fclose = self.syn.function_close.as_deref().unwrap_or("");
-        let follows = [
-            self.syn.param_open.as_str(),
-            fclose,
-            self.block_close.as_str(),
-        ];
+        if !fclose.is_empty() && next.starts_with(fclose) {
+            return self.function_close_follows(&next[fclose.len()..], ws + fclose.len(), final_);
+        }
+        let mut follows = vec![self.syn.param_open.as_str(), fclose];
+        follows.extend(self.block_closes.iter().map(String::as_str));
+        Self::decide(next, &follows, final_)
+    }
+
+    /// After a function close that a value close tag (or, in `Tentative`, value text)
+    /// is followed by, `seen` bytes after that tag: the function ends here when the
+    /// block close, the next function or the end of input follows.
+    fn function_close_follows(&self, after: &str, seen: usize, final_: bool) -> Follow {
+        let ws = ws_len(after);
+        if seen + ws >= MAX_LOOKAHEAD {
+            return Follow::Structural;
+        }
+        let next = &after[ws..];
+        let mut follows = vec![self.syn.function_open.as_str()];
+        follows.extend(self.block_closes.iter().map(String::as_str));
+        Self::decide(next, &follows, final_)
+    }
+
+    /// `next` (after whitespace) begins one of `follows` (structural), may still become
+    /// one or the end of input (held), or is other text (data).
+    fn decide(next: &str, follows: &[&str], final_: bool) -> Follow {
         if follows.iter().any(|t| !t.is_empty() && next.starts_with(t)) {
             return Follow::Structural;
         }
@@ -694,7 +765,7 @@ impl XmlGrammar {
             self.value_close_text = self.syn.value_close_for(&self.key);
             self.value_close = TagSet::shared(&[&self.value_close_text]);
             self.value_stops =
-                Self::stops_for(&self.syn, &self.value_close_text, &self.block_close);
+                Self::stops_for(&self.syn, &self.value_close_text, &self.block_closes);
         }
         self.value_fresh = true;
         self.decided = false;
@@ -741,16 +812,19 @@ impl XmlGrammar {
             let r = &rest[ws..];
             let open = self.syn.param_open.as_str();
             let close = self.value_close_text.as_str();
-            let element = r.starts_with(open) && !r.starts_with(close);
+            // `NS<` begins both a child element and the value's own close (`NS</a>`,
+            // an empty value): held until the text says which, under any chunking.
             let wait =
                 !final_ && (r.is_empty() || (head(r, open) == Head::Partial || partial(r, close)));
+            let element = !wait && r.starts_with(open) && !r.starts_with(close);
             if element {
                 self.ws_held.clear();
                 self.buf.clear();
                 self.depth = 1;
                 let open_tag = format!("{open}{}{}", self.key, self.syn.param_name_end);
-                self.element_tags =
-                    TagSet::shared(&[open_tag.as_str(), close, self.block_close.as_str()]);
+                let mut tags = vec![open_tag.as_str(), close];
+                tags.extend(self.block_closes.iter().map(String::as_str));
+                self.element_tags = TagSet::shared(&tags);
                 self.decided = true;
                 self.state = State::Element;
                 return Some(ws);
@@ -889,11 +963,11 @@ impl XmlGrammar {
         }
         let open = self.syn.function_open.as_str();
         let n = if open.is_empty() {
-            if !self.block_close.is_empty() && r.starts_with(&self.block_close) {
+            if self.block_close_at(r).is_some() {
                 self.state = State::Done;
                 return Step::Stop(0);
             }
-            if partial(r, &self.block_close) && !final_ {
+            if self.partial_block_close(r) && !final_ {
                 return Step::Stop(0);
             }
             ws
@@ -977,7 +1051,7 @@ impl XmlGrammar {
             let n = ws + fclose.len();
             self.finish(calls, out);
             Step::Next(n)
-        } else if !self.block_close.is_empty() && r.starts_with(&self.block_close) {
+        } else if self.block_close_at(r).is_some() {
             self.finish(calls, out);
             Step::Next(ws)
         } else if let Some(s) = skip {
@@ -1004,7 +1078,10 @@ impl XmlGrammar {
             calls.cut_call(out);
             self.state = State::Done;
             Step::Next(ws)
-        } else if final_ && !self.block_close.is_empty() && !r.contains(&self.block_close) {
+        } else if final_
+            && !self.block_closes.is_empty()
+            && !self.block_closes.iter().any(|c| r.contains(c.as_str()))
+        {
             // Unexpected text between parameters, and the output ends before the block
             // closes: the call never reached its end (more text might have made the
             // text before it part of a value), so it is cut; the rest is recorded
@@ -1030,7 +1107,7 @@ impl XmlGrammar {
         let json_open = self.syn.json_body.as_ref().map_or("", |j| j.open.as_str());
         partial(r, &self.syn.param_open)
             || partial(r, fclose)
-            || partial(r, &self.block_close)
+            || self.partial_block_close(r)
             || partial(r, json_open)
             || self.syn.skip.iter().any(|s| partial(r, s))
             || (closing_tag
@@ -1038,7 +1115,7 @@ impl XmlGrammar {
                     .syn
                     .function_close
                     .iter()
-                    .chain([&self.block_close])
+                    .chain(&self.block_closes)
                     .any(|c| partial(r, c)))
     }
 
@@ -1108,13 +1185,92 @@ impl XmlGrammar {
                 };
             }
         }
-        // Even at the end of input a proper prefix of the close tag is
+        // Even at the end of input a proper prefix of a close tag is
         // held: it is markup cut short, not data, so it stays out of the
         // value and is left to the tool parser, which records it.
-        match self.value_close.find_or_held(rest, false) {
-            Ok(m) => self.value_close_tag(rest, m, final_, calls, out),
+        match self.value_stops.find_or_held(rest, false) {
+            Ok(m) if m.tag == 0 => self.value_close_tag(rest, m, final_, calls, out),
+            Ok(m) => self.value_close_missing(rest, m, final_, calls, out),
             Err(keep) => self.value_run(rest, keep, final_, calls, out),
         }
+    }
+
+    /// In `Value`, the function close or the block close at `m`: the value's own close
+    /// tag may be missing. It is, and the value ends here, when the block close follows
+    /// (right here, or after the function close and whitespace) and nothing but
+    /// whitespace (less than [`MAX_LOOKAHEAD`] bytes) follows that to the end of
+    /// output; else the tag is value text.
+    fn value_close_missing(
+        &mut self,
+        rest: &str,
+        m: TagMatch,
+        final_: bool,
+        calls: &mut CallEmitter,
+        out: &mut DeltaSink<'_>,
+    ) -> Step {
+        let block_end = if m.tag == 1 && self.syn.function_close.is_some() {
+            let after = &rest[m.end..];
+            let ws = ws_len(after);
+            let next = &after[ws..];
+            if let Some(c) = self.block_close_at(next) {
+                Some(m.end + ws + c.len())
+            } else if !final_
+                && ws < MAX_LOOKAHEAD
+                && (next.is_empty() || self.partial_block_close(next))
+            {
+                return self.hold_before(rest, m.start, calls, out);
+            } else {
+                None
+            }
+        } else {
+            Some(m.end)
+        };
+        let Some(block_end) = block_end else {
+            // Value text: the tag is data.
+            self.value_fresh = false;
+            self.value_piece(&rest[..m.end], calls, out);
+            return Step::Next(m.end);
+        };
+        // Only whitespace up to the end of output may follow the block close: any
+        // other text after it (an answer, more code) leaves the tags value text, so
+        // what is held to decide stays a few bytes.
+        let tail = &rest[block_end..];
+        let ws = ws_len(tail);
+        if ws >= MAX_LOOKAHEAD || ws < tail.len() {
+            self.value_fresh = false;
+            self.value_piece(&rest[..m.end], calls, out);
+            return Step::Next(m.end);
+        }
+        if !final_ {
+            return self.hold_before(rest, m.start, calls, out);
+        }
+        // The value's close tag is missing: it ends before the tag (without its
+        // protocol newline), and the call ends at the function or block close.
+        let v_end = self.value_end(&rest[..m.start]);
+        if v_end > 0 {
+            self.value_fresh = false;
+        }
+        self.value_piece(&rest[..v_end], calls, out);
+        self.end_value(true, calls, out);
+        self.state = State::ArgStart;
+        Step::Next(m.start)
+    }
+
+    /// Value text up to `at` is known, the text from `at` is held undecided: what may
+    /// be the protocol newline before a close tag is held with it.
+    fn hold_before(
+        &mut self,
+        rest: &str,
+        at: usize,
+        calls: &mut CallEmitter,
+        out: &mut DeltaSink<'_>,
+    ) -> Step {
+        let v_end = self.value_end(&rest[..at]);
+        if v_end > 0 {
+            self.value_fresh = false;
+        }
+        self.value_piece(&rest[..v_end], calls, out);
+        Step::Stop(v_end)
     }
 
     /// In `Value`, before any value byte: the whitespace the policy reads as protocol
@@ -1240,7 +1396,7 @@ impl XmlGrammar {
     /// call with it.
     fn on_element(&mut self, rest: &str, calls: &mut CallEmitter, out: &mut DeltaSink<'_>) -> Step {
         match self.element_tags.find_or_held(rest, false) {
-            Ok(m) if m.tag == 2 => {
+            Ok(m) if m.tag >= 2 => {
                 // The block closed inside the elements: what was written is
                 // text, and the call ends at the block close.
                 self.buf.push_str(&rest[..m.start]);
@@ -1288,8 +1444,9 @@ impl XmlGrammar {
     /// `Tentative`: `rest` starts at the first value close tag (and its protocol
     /// newline, `lead` bytes), held since; `scanned` bytes of it are known to decide
     /// nothing. A later close tag that markup follows ends the value (every earlier one
-    /// was data); the function or block close, or the end of input, before one means
-    /// the first close tag ended the value.
+    /// was data); the block close, a function close that ends the call
+    /// ([`Self::function_close_follows`]), or the end of input, before one means the
+    /// first close tag ended the value.
     fn on_tentative(
         &mut self,
         rest: &str,
@@ -1323,9 +1480,25 @@ impl XmlGrammar {
                     }
                 }
             }
-            // The function or block closed with no later value close tag
-            // (or the input ended): the first close tag ended the value and
-            // what follows it is not a value; the call ends there.
+            Ok(m) if m.tag == 1 && self.syn.function_close.is_some() => {
+                // A function close: it ends the call only where the block close,
+                // the next function or the end of input follows it; else it is data.
+                let (p, e) = (from + m.start, from + m.end);
+                match self.function_close_follows(&rest[e..], 0, final_) {
+                    Follow::Structural => self.first_close_ends_value(first_end, calls, out),
+                    Follow::Data => {
+                        self.scanned = e;
+                        Step::Next(0)
+                    }
+                    Follow::Hold => {
+                        self.scanned = p;
+                        Step::Stop(0)
+                    }
+                }
+            }
+            // The block closed with no later value close tag (or the function did,
+            // or the input ended): the first close tag ended the value and what
+            // follows it is not a value; the call ends there.
             Ok(_) => self.first_close_ends_value(first_end, calls, out),
             // The input ended with the value's end undecided (what followed its first
             // close tag was not markup, and no later close tag came): the call did not
