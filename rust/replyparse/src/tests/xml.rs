@@ -409,3 +409,34 @@ fn declarations_are_checked() {
     bad(&|x| x.skip = vec![String::new()]);
     bad(&|x| x.name_attr = Some("a b".into()));
 }
+
+/// Unexpected text between parameters decides the same under every chunking: held
+/// until the block close follows it (the call ends at the text) or the output ends
+/// (the call is cut, its text recorded whole). A chunk boundary inside the text ended
+/// the call there, where the whole output cut it; in whole-call mode the call was
+/// sent. Found by the near-miss property test (Spark 2.5, MiniCPM-5).
+#[test]
+fn unexpected_text_between_parameters_decides_under_any_chunking() {
+    use crate::response::testutil::chunking_invariant_rejected;
+    let cases = [
+        ("spark25", "<tool_call>get_weather\nf\n<arg_key>city</arg_key><arg_value>1</arg_value>", 0),
+        ("spark25", "<tool_call>get_weather\n<arg_key>city</arg_key><arg_value>P</arg_value>junk", 0),
+        ("spark25", "<tool_call>get_weather\n<arg_key>city</arg_key><arg_value>P</arg_value>junk</tool_call>", 1),
+        ("minicpm5", "<function name=get_weather><function name=", 0),
+        ("minicpm5", "<function name=get_weather><param name=city>P</param>x</function>", 1),
+    ];
+    for (dialect, text, n) in cases {
+        for whole_calls in [false, true] {
+            let mut cfg = config(dialect);
+            cfg.whole_calls = whole_calls;
+            let (r, rejected) = chunking_invariant_rejected(&cfg, text, false);
+            if whole_calls {
+                assert_eq!(r.tool_calls.len(), n, "{dialect} {text:?}: {r:?}");
+            }
+            let cut = rejected
+                .iter()
+                .any(|c| c.reason == crate::calls::RejectReason::Cut);
+            assert_eq!(cut, n == 0, "{dialect} {text:?}: {rejected:?}");
+        }
+    }
+}

@@ -1078,21 +1078,27 @@ impl XmlGrammar {
             calls.cut_call(out);
             self.state = State::Done;
             Step::Next(ws)
-        } else if final_
-            && !self.block_closes.is_empty()
+        } else if !self.block_closes.is_empty()
+            && r.len() < MAX_LOOKAHEAD
             && !self.block_closes.iter().any(|c| r.contains(c.as_str()))
         {
-            // Unexpected text between parameters, and the output ends before the block
-            // closes: the call never reached its end (more text might have made the
-            // text before it part of a value), so it is cut; the rest is recorded
-            // whole, never read as further calls.
+            // Unexpected text between parameters with no block close after it yet: held
+            // (at most [`MAX_LOOKAHEAD`] bytes, past which it ends the call as below),
+            // so every chunking decides as the whole output does.
+            if !final_ {
+                return Step::Stop(ws);
+            }
+            // The output ended before the block closed: the call never reached its
+            // end (more text might have made the text before it part of a value), so
+            // it is cut; the rest is recorded whole, never read as further calls.
             calls.cut_call(out);
             calls.record_stray(r.to_owned(), false);
             self.state = State::Done;
             Step::Next(rest.len())
         } else {
-            // Unexpected text between parameters ends the call here; the
-            // tool parser records the rest up to the block close.
+            // Unexpected text between parameters that the block close follows (or a
+            // long run of it) ends the call here; the tool parser records the rest up
+            // to the block close.
             self.finish(calls, out);
             Step::Next(ws)
         }
