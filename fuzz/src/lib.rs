@@ -968,7 +968,13 @@ pub fn check_wire(data: &[u8]) {
             assert!(complete.is_object(), "{protocol:?}: complete is {complete}");
             if n == 1 {
                 all_events.extend(events);
-                check_wire_arguments(protocol, &all_events, &complete, &raw_args);
+                check_wire_arguments(
+                    protocol,
+                    &all_events,
+                    &complete,
+                    &raw_args,
+                    parser.cut_call(),
+                );
             }
         }
         let utf8 = |b: &[u8]| String::from_utf8(b.to_vec()).expect("SSE is UTF-8");
@@ -1002,14 +1008,16 @@ pub fn valid_json_prefix(text: &str) -> bool {
 const PREFIX_CHECK_BYTES: usize = 1024;
 
 /// The arguments a client accumulates from `events` (see the module docs); `raw` is each
-/// call's argument text as the parser streamed it.
+/// call's argument text as the parser streamed it; `cut` the call the output ended
+/// inside (its arguments end with the cut member, and are checked without it).
 pub fn check_wire_arguments(
     protocol: replyparse::wire::Protocol,
     events: &[Value],
     complete: &Value,
     raw: &[String],
+    cut: Option<usize>,
 ) {
-    use replyparse::wire::{Protocol, RAW_ARGUMENTS_KEY};
+    use replyparse::wire::{Protocol, CUT_KEY, RAW_ARGUMENTS_KEY};
     // (event key of the call, its text so far), in the order the calls opened.
     let mut calls: Vec<(u64, String)> = Vec::new();
     let mut add = |key: u64, text: &str| {
@@ -1091,14 +1099,31 @@ pub fn check_wire_arguments(
         raw.len(),
         "{protocol:?}: calls in the complete response"
     );
-    for (((_, sent), done), raw) in calls.iter().zip(done).zip(raw) {
-        let v: Value = serde_json::from_str(sent)
+    for (i, (((_, sent), done), raw)) in calls.iter().zip(done).zip(raw).enumerate() {
+        let mut v: Value = serde_json::from_str(sent)
             .unwrap_or_else(|e| panic!("{protocol:?}: finished arguments {sent:?}: {e}"));
         assert!(v.is_object(), "{protocol:?}: finished arguments {sent:?}");
         match protocol {
             Protocol::Anthropic => assert_eq!(done, &v, "complete input != the stream's"),
             _ => assert_eq!(done.as_str(), Some(sent.as_str()), "{protocol:?}: complete"),
         }
+        // A cut call's arguments end with the cut member (a model argument of that name
+        // may be the model's own); without it they are checked as any call's.
+        let unmarked;
+        let sent = if cut == Some(i) {
+            let end = sent.trim_end();
+            let body = end
+                .strip_suffix("\"_cut\":true}")
+                .unwrap_or_else(|| panic!("{protocol:?}: cut call unmarked: {sent:?}"));
+            let body = body.strip_suffix(',').unwrap_or(body);
+            unmarked = format!("{body}}}{}", &sent[end.len()..]);
+            if let Some(o) = v.as_object_mut() {
+                o.remove(CUT_KEY);
+            }
+            &unmarked
+        } else {
+            sent
+        };
         if v.get(RAW_ARGUMENTS_KEY).is_some() && !raw.contains(RAW_ARGUMENTS_KEY) {
             // The members sent are the model's text byte for byte; what could not be
             // sent is under the raw key.
