@@ -124,6 +124,60 @@ def write(target: str, entries: list[tuple[str, bytes]]) -> int:
     return len(entries)
 
 
+DIALECTS_JSON = ROOT / "rust" / "replyparse" / "dialects.json"
+
+# The `typed` tool of fuzz/src/lib.rs: one parameter per schema row. Fixture texts call
+# it with filled values only, so a value the fixtures never write (an empty element of
+# an array parameter, a Python literal) reached no seed: these seeds write each one.
+TYPED_PARAMS = ["s", "i", "n", "b", "z", "o", "a", "in", "ns", "any_ns", "one_bi", "any_nested"]
+TYPED_VALUES = {
+    "empty": {k: "" for k in TYPED_PARAMS},
+    "blank": {k: "\n" for k in TYPED_PARAMS},
+    "python": {
+        "s": "None",
+        "i": "None",
+        "b": "True",
+        "z": "None",
+        "o": "{'k': 1, 'l': [None, True, 'x']}",
+        "a": "['a.jp', \"b'c\", (1, 2.5)]",
+        "in": "None",
+        "ns": "None",
+        "any_nested": "[{'k': False}]",
+    },
+}
+
+
+def xml_call(syn: dict[str, Any], values: dict[str, str]) -> str:
+    """One call of the `typed` tool in an XML-like dialect's markup (its declaration's
+    syntax), every parameter written with `values`."""
+    attr = syn.get("name_attr")
+    name = f' {attr}="typed"' if attr else "typed"
+    out = syn.get("function_open", "") + name + syn["function_name_end"]
+    for k, v in values.items():
+        key_attr = syn.get("key_attr")
+        key = f' {key_attr}="{k}"' if key_attr else k
+        out += syn["param_open"] + key + syn["param_name_end"] + (syn.get("value_open") or "")
+        out += v + syn["value_close"].replace("{key}", k)
+    return out + (syn.get("function_close") or "")
+
+
+def typed_seeds(dialects: list[str]) -> list[tuple[str, bytes]]:
+    """Seeds calling `typed` with the values of TYPED_VALUES, in every XML-like dialect
+    of the table that has a block open tag."""
+    decl = {d["name"]: d for d in json.loads(DIALECTS_JSON.read_text())["tool_parsers"]}
+    entries = []
+    for name in dialects:
+        d = decl.get(name)
+        if d is None or d.get("syntax", {}).get("family") != "xml" or not d.get("open"):
+            continue
+        for label, values in TYPED_VALUES.items():
+            text = d["open"] + xml_call(d["syntax"], values) + (d.get("close") or "")
+            seed_id = f"{name}-typed_{label}"
+            head = bytes([config_byte(dialects, {"tool_parser": name}), chunking_byte(seed_id)])
+            entries.append((seed_id, head + text.encode()))
+    return entries
+
+
 def main() -> None:
     all_cases = cases()
     harmony = [c for c in all_cases if c.get("response_parser") in HARMONY_NAMES]
@@ -157,6 +211,8 @@ def main() -> None:
         for c in fixtures:
             data = bytes([config_byte(dialects, c), chunking_byte(c["id"])]) + c["text"].encode()
             entries.append((f"{c['tool_parser']}-{file_name(c['id'])}", data))
+        if target == "xml":
+            entries += typed_seeds(dialects)
         print(target, write(target, entries))
     entries = []
     for c in harmony:

@@ -256,6 +256,7 @@ class XmlSyntax(_Declaration):
     entities: bool = False
     unquote: bool = False
     cdata: bool = False
+    python_values: bool = False
     skip: list[str] = []
     json_body: XmlJsonBody | None = None
     nested: XmlNested | None = None

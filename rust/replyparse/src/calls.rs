@@ -169,6 +169,15 @@ impl CallEmitter {
         self.allowed.allows(name)
     }
 
+    /// Whether `text` may be an allowed name cut short: a prefix of one (any text
+    /// without whitespace when every name is allowed).
+    pub fn may_be_name(&self, text: &str) -> bool {
+        match &self.allowed {
+            AllowedNames::Any => !text.contains(char::is_whitespace),
+            AllowedNames::Only(set) => set.iter().any(|n| n.starts_with(text)),
+        }
+    }
+
     pub fn emitted_calls(&self) -> usize {
         self.next_index
     }

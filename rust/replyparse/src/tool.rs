@@ -363,7 +363,7 @@ impl ToolParser {
                     }
                     // Input ended before the payload began (only whitespace after the tag).
                     self.calls.end_call(out);
-                    if self.close.is_empty() {
+                    if self.close.is_empty() && !self.held_is_markup(&text[pos..]) {
                         self.abandoned = true;
                     } else {
                         self.truncated = true;
@@ -377,6 +377,16 @@ impl ToolParser {
             if self.close.is_empty() {
                 // The block ends with its payload.
                 if !self.grammar.started() {
+                    if final_
+                        && self.grammar.cut_by_end_of_input()
+                        && self.held_is_markup(&text[pos..])
+                    {
+                        // The grammar held this text undecided when the input ended.
+                        self.truncated = true;
+                        self.stray(&text[pos..]);
+                        self.close_block();
+                        return text.len();
+                    }
                     self.abandoned = true;
                 }
                 self.truncated = self.grammar.cut_by_end_of_input();
@@ -441,6 +451,21 @@ impl ToolParser {
                 text.len() - keep
             }
         }
+    }
+
+    /// Held markup at the end of output is markup: after an open tag that has no close
+    /// tag (Mistral's `[TOOL_CALLS]`, Llama 3's `<|python_tag|>`), the text the grammar
+    /// was still holding undecided when the input ended (`held`, its leading whitespace
+    /// already consumed) may have begun a call, so the tag is no content: nothing at
+    /// all, or the start of an allowed name (a header cut as `get_wea`). Other text
+    /// (prose after the tag) gives the block back, as before the end. A bare block
+    /// (no open tag) has no markup to keep.
+    fn held_is_markup(&self, held: &str) -> bool {
+        if self.tentative {
+            return false;
+        }
+        let held = held.trim_end_matches([' ', '\t', '\n', '\r']);
+        held.is_empty() || self.calls.may_be_name(held)
     }
 
     /// Text inside the block that belongs to no call: kept until the block closes, then

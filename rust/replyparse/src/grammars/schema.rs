@@ -11,9 +11,18 @@
 //! `NaN`, `Infinity`, `007` or `1.0` for an integer are not JSON of that type, so they
 //! stay strings, and the output is always valid JSON. Streaming and complete parsing
 //! share this one function, so they agree.
+//!
+//! A dialect whose template renders values with Python's `str()` (Seed-OSS,
+//! MiniCPM-5: `python_values` in its declaration) writes an array or object as a Python
+//! literal (`['a.jp', 'b.com']`, `{'k': None}`): for such a dialect, a value the schema
+//! types as an array or object that is not JSON of that type is read as a Python
+//! literal ([`crate::grammars::literal::whole`]) and becomes that JSON value when it is
+//! one of that type. `True` / `False` (any case) are booleans and `None` is null where
+//! the schema allows them, for every dialect.
 
 use serde_json::Value;
 
+use crate::grammars::literal;
 use crate::schema::Ty;
 
 /// Whether a value of these types streams at once as a JSON string.
@@ -25,6 +34,12 @@ pub(crate) fn streams_as_string(types: &[Ty]) -> bool {
 /// type, `null` and Python's `None` (Qwen3.5's templates render null so) are null
 /// before anything else, a string branch included.
 pub(crate) fn convert(raw: &str, types: &[Ty]) -> String {
+    convert_value(raw, types, false)
+}
+
+/// [`convert`], where `python`: the dialect's template writes values with Python's
+/// `str()`, so an array or object may be written as a Python literal (module docs).
+pub(crate) fn convert_value(raw: &str, types: &[Ty], python: bool) -> String {
     let t = raw.trim();
     if types.contains(&Ty::Null) && (t.eq_ignore_ascii_case("null") || t == "None") {
         return "null".to_owned();
@@ -52,8 +67,24 @@ pub(crate) fn convert(raw: &str, types: &[Ty]) -> String {
                 }
                 false
             }
-            Ty::Object => matches!(serde_json::from_str::<Value>(t), Ok(Value::Object(_))),
-            Ty::Array => matches!(serde_json::from_str::<Value>(t), Ok(Value::Array(_))),
+            Ty::Object | Ty::Array => {
+                let want_object = *ty == Ty::Object;
+                match serde_json::from_str::<Value>(t) {
+                    Ok(Value::Object(_)) => want_object,
+                    Ok(Value::Array(_)) => !want_object,
+                    Ok(_) => false,
+                    Err(_) if python => {
+                        let open = if want_object { '{' } else { '[' };
+                        let is_container =
+                            t.starts_with(open) || (!want_object && t.starts_with('('));
+                        if let Some(j) = literal::whole::to_json(t).filter(|_| is_container) {
+                            return j;
+                        }
+                        false
+                    }
+                    Err(_) => false,
+                }
+            }
         };
         if ok {
             // The model's own spelling of a valid value is kept (key order, spacing).
@@ -72,6 +103,47 @@ pub use crate::scan::escape::escape_json_into;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Python literals, for a dialect whose template writes `str()` of a value; other
+    /// dialects keep them as strings.
+    #[test]
+    fn python_literal_values() {
+        use Ty::*;
+        let rows: &[(&str, &[Ty], &str, &str)] = &[
+            (
+                "['a.jp', 'b.com']",
+                &[Array],
+                "[\"a.jp\", \"b.com\"]",
+                "\"['a.jp', 'b.com']\"",
+            ),
+            ("{'k': 1}", &[Object], "{\"k\": 1}", "\"{'k': 1}\""),
+            (
+                "{'k': None}",
+                &[Object, Null],
+                "{\"k\": null}",
+                "\"{'k': None}\"",
+            ),
+            ("(1, 2)", &[Array], "[1, 2]", "\"(1, 2)\""),
+            ("None", &[Array, Null], "null", "null"),
+            ("True", &[Boolean], "true", "true"),
+            ("{'k': 1}", &[Array], "\"{'k': 1}\"", "\"{'k': 1}\""),
+            ("['a']", &[Object], "\"['a']\"", "\"['a']\""),
+            (
+                "[float('inf')]",
+                &[Array],
+                "\"[float('inf')]\"",
+                "\"[float('inf')]\"",
+            ),
+            ("['a'", &[Array], "\"['a'\"", "\"['a'\""),
+            ("['x']", &[String], "\"['x']\"", "\"['x']\""),
+            ("['x']", &[Array, String], "[\"x\"]", "\"['x']\""),
+            ("[1, 2]", &[Array], "[1, 2]", "[1, 2]"),
+        ];
+        for (raw, tys, python, json) in rows {
+            assert_eq!(&convert_value(raw, tys, true), python, "{raw:?} as {tys:?}");
+            assert_eq!(&convert_value(raw, tys, false), json, "{raw:?} as {tys:?}");
+        }
+    }
 
     /// Every row of the conversion table.
     #[test]
@@ -115,6 +187,7 @@ mod tests {
         ];
         for (raw, tys, want) in rows {
             let got = convert(raw, tys);
+            assert_eq!(&convert_value(raw, tys, true), want, "{raw:?} as {tys:?}");
             assert_eq!(&got, want, "{raw:?} as {tys:?}");
             assert!(
                 serde_json::from_str::<Value>(&got).is_ok(),

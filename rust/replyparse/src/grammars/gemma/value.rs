@@ -15,7 +15,8 @@
 //!   Python's string rules ([`crate::grammars::literal::strings`], shared with the pythonic
 //!   family);
 //! - a bare scalar (up to `,` `}` `]` `)`) is held until it ends, then typed: `true`,
-//!   `false`, `null` are JSON's literals, a number literal is the JSON number of its
+//!   `false`, `null` are JSON's literals (and `None`, Python's null, which Gemma 4's
+//!   release template writes for a null argument), a number literal is the JSON number of its
 //!   value (the pythonic family's number rules: `07` -> 7, `108.` -> 108.0, `1e999` a
 //!   string), anything else a string. When the value's JSON schema (the tool's
 //!   parameter, or a nested `properties` / `items` schema) allows `string` but not the
@@ -193,7 +194,9 @@ fn bare_json(text: &str, schema: Option<&Value>) -> String {
     let t = text.trim_matches([' ', '\t', '\n', '\r']);
     let lit: Option<(String, &[Ty])> = match t {
         "true" | "false" => Some((t.to_owned(), &[Ty::Boolean])),
-        "null" => Some((t.to_owned(), &[Ty::Null])),
+        // Gemma 4's release template writes a null argument with `{{ argument }}`:
+        // Python's `None`.
+        "null" | "None" => Some(("null".to_owned(), &[Ty::Null])),
         _ if t.starts_with(|c: char| c.is_ascii_digit() || matches!(c, '-' | '+' | '.')) => {
             match number::convert(t) {
                 Some(Number::Json(j)) => {

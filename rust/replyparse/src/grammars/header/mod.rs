@@ -292,6 +292,13 @@ impl HeaderGrammar {
             // inside a marker that begins at the bound would decide "not a call" where
             // the whole text says "a call" (found by fuzzing).
             Err(keep) if !final_ && rest.len() - keep <= MAX_BARE_HEADER => Step::Wait(at),
+            Err(_) if rest.len() <= MAX_BARE_HEADER => {
+                // The input ended while the text could still become a header: it is
+                // cut, and the tool parser decides whether it was markup.
+                self.cut = true;
+                self.state = State::Done;
+                Step::Next(at)
+            }
             _ => {
                 self.state = State::Done;
                 Step::Next(at)

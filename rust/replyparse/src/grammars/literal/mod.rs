@@ -4,6 +4,8 @@
 //!   `1e999` kept as its spelling);
 //! - [`strings`]: Python string literals (every quote, prefix and escape form) decoded
 //!   into the inside of a JSON string, incrementally;
+//! - [`whole`]: a whole Python literal (`['a', None]`, what `str()` writes) read into
+//!   JSON text, for values a template renders with `str()`;
 //! - the read protocol both families' argument readers follow: [`ArgsRead`] (a reader
 //!   is one method per token state, run over a chunk by its shared
 //!   [`feed`](ArgsRead::feed)), [`Flow`] (what a state's method says) and [`Read`]
@@ -12,6 +14,7 @@
 
 pub(crate) mod number;
 pub(crate) mod strings;
+pub(crate) mod whole;
 
 use crate::calls::CallEmitter;
 use crate::delta::DeltaSink;

@@ -34,6 +34,8 @@
 //!   (MiniMax M2, whose reference parser strips);
 //! - `cdata`: a value written `<![CDATA[...]]>` is the text inside, as written (no tag
 //!   inside it ends the value; MiniCPM-5);
+//! - `python_values`: the template writes values with Python's `str()`, so an array or
+//!   object may be a Python literal (Seed-OSS, MiniCPM-5);
 //! - `skip`: markup dropped between parameters (MiniCPM-5's `<arguments>` wrapper);
 //! - `json_body`: a call whose arguments are one JSON object in an element of its own
 //!   (Kimi K3's `<|open|>json type="object"<|sep|>{...}<|close|>json<|sep|>`);
@@ -48,8 +50,13 @@
 //!   then converted ([`crate::grammars::schema`]).
 //! - Only the value close tag ends a value: other tags inside a value (`<parameter=y>` in
 //!   a code sample) are data, and so is the close tag itself unless the next parameter,
-//!   the function close, the block close or the end of input follows it (after
-//!   whitespace): a value holding `</parameter>` stays whole (`State::Tentative`). An
+//!   the block close, the end of input, or a function close that the block close, the
+//!   next function or the end of input follows, follows it (after whitespace; at most
+//!   two close tags and [`MAX_LOOKAHEAD`] bytes are looked past, then the first reading
+//!   wins): a value holding `</parameter>` stays whole (`State::Tentative`). A value
+//!   whose close tag is missing ends at the block close that follows it (after the
+//!   function close, if any) when only whitespace follows that to the end of output
+//!   ([`XmlGrammar::value_close_missing`]). An
 //!   element value ends at its matching close (same-named children counted).
 //! - A key is written only once its value begins, so input that ends after a key never
 //!   produces a key without a value; once the call is closed the arguments are always
@@ -173,6 +180,12 @@ pub struct XmlSyntax {
     /// A value written `<![CDATA[...]]>` is the text inside, as written.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub cdata: bool,
+    /// The template writes values with Python's `str()` (Seed-OSS, MiniCPM-5): an array
+    /// or object value may be a Python literal (`['a', 'b']`, `{'k': None}`), read as
+    /// the JSON value it spells where the schema types the value so
+    /// (the parsing rules, "Python literals").
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub python_values: bool,
     /// Markup dropped between parameters (MiniCPM-5's `<arguments>`, `</arguments>`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub skip: Vec<String>,
@@ -430,8 +443,10 @@ enum Step {
     Stop(usize),
 }
 
-/// Longest whitespace run after a value close tag that the lookahead reads.
-const MAX_FOLLOW_WS: usize = 256;
+/// Most bytes after a value close tag (in `Tentative`, after a function close) that the
+/// lookahead reads to decide it ([`lookahead`]); where they do not decide, the close tag
+/// ends the value.
+const MAX_LOOKAHEAD: usize = 256;
 
 /// Index of the function-name-end tag in `name_stops` (the only stop that is consumed).
 const NAME_END: usize = 0;
@@ -444,6 +459,22 @@ const CDATA_CLOSE: &str = "]]>";
 /// JSON whitespace (what the policies trim).
 fn is_ws(c: char) -> bool {
     matches!(c, ' ' | '\t' | '\n' | '\r')
+}
+
+/// The lookahead window over `after`: its first `budget` bytes (to a character
+/// boundary), and whether `after` reaches that bound. A decision read from the window
+/// alone is the same whether the text arrived whole or in chunks: a stream holding less
+/// than the bound waits, and once the bound is reached it reads what the whole text
+/// would.
+fn lookahead(after: &str, budget: usize) -> (&str, bool) {
+    if after.len() < budget {
+        return (after, false);
+    }
+    let mut end = budget;
+    while !after.is_char_boundary(end) {
+        end -= 1;
+    }
+    (&after[..end], true)
 }
 
 impl XmlGrammar {
@@ -581,25 +612,36 @@ impl XmlGrammar {
                 return;
             }
             self.write_key(calls, out);
-            let v = schema::convert(&self.buf, &self.types);
+            let v = match &self.syn.nested {
+                // Text of a dialect that writes values as elements reads as its
+                // elements do: an empty container is `[]` / `{}`.
+                Some(_) => self.elements().convert(&self.buf, self.value_schema(), 0),
+                None => schema::convert_value(&self.buf, &self.types, self.syn.python_values),
+            };
             calls.push_args(&v, out);
             self.buf.clear();
         }
         self.params += 1;
     }
 
-    /// Ends a value written as child elements (`raw`, the text inside its element).
-    fn end_element(&mut self, calls: &mut CallEmitter, out: &mut DeltaSink<'_>) {
-        let nested = self.syn.nested.as_ref().map_or("item", |n| n.item.as_str());
-        let el = nested::Elements {
+    /// The element markup of a dialect whose values may be child elements.
+    fn elements(&self) -> nested::Elements<'_> {
+        nested::Elements {
             open: &self.syn.param_open,
             name_end: &self.syn.param_name_end,
             close: &self.syn.value_close,
-            item: nested,
-        };
-        let params = self.schemas.get(&self.function);
-        let sch = property(params, &self.key);
-        let v = el.convert(&self.buf, sch, 0);
+            item: self.syn.nested.as_ref().map_or("item", |n| n.item.as_str()),
+        }
+    }
+
+    /// The request's schema of the current parameter.
+    fn value_schema(&self) -> Option<&serde_json::Value> {
+        property(self.schemas.get(&self.function), &self.key)
+    }
+
+    /// Ends a value written as child elements (`raw`, the text inside its element).
+    fn end_element(&mut self, calls: &mut CallEmitter, out: &mut DeltaSink<'_>) {
+        let v = self.elements().convert(&self.buf, self.value_schema(), 0);
         // The key is written as for a held (non-string) value.
         self.types = vec![Ty::Object];
         self.write_key(calls, out);
@@ -617,26 +659,68 @@ impl XmlGrammar {
         self.state = State::Done;
     }
 
-    /// Whether a value close tag followed by `after` ends the value. vLLM's rule,
-    /// which keeps a value holding the tag whole: the close tag is structural only when
-    /// what follows it (after whitespace) is the next parameter, the function close,
-    /// the block close or the end of input; otherwise it is data. A run of whitespace
-    /// longer than [`MAX_FOLLOW_WS`] counts as structural, so the lookahead (held, and
-    /// looked at again per chunk) stays bounded.
+    /// Whether a value close tag followed by `after` ends the value, by what follows it
+    /// (after whitespace): the next parameter, the block close or the end of input make
+    /// it structural; the function close does when what follows that (after
+    /// whitespace) is the block close, the next function or the end of input, so a value
+    /// holding `</parameter></function>` and then more text stays whole. The lookahead
+    /// passes at most two close tags (the function close, then the block close) and
+    /// reads at most [`MAX_LOOKAHEAD`] bytes ([`lookahead`]): where that bound is reached
+    /// before the text decides, the first reading wins (the close tag ends the value,
+    /// and what the call then cannot place is recorded as stray block text), so the text
+    /// held to decide stays bounded, and a chunked stream (deciding once the bound is
+    /// reached) and the whole text (reading only to the bound) decide alike.
     fn close_follows(&self, after: &str, final_: bool) -> Follow {
-        let ws = ws_len(after);
-        if ws >= MAX_FOLLOW_WS {
-            return Follow::Structural;
-        }
-        let next = &after[ws..];
+        let (win, full) = lookahead(after, MAX_LOOKAHEAD);
+        let ws = ws_len(win);
+        let next = &win[ws..];
         let fclose = self.syn.function_close.as_deref().unwrap_or("");
+        if !fclose.is_empty() {
+            let seen = ws + fclose.len();
+            if next.starts_with(fclose) {
+                return self.function_close_follows(&after[seen..], MAX_LOOKAHEAD - seen, final_);
+            }
+            // What may still become the function close decides only once it is whole
+            // (or cannot be): the next parameter's open tag may begin it (MiniMax's
+            // `]<]minimax[>[<` begins `]<]minimax[>[</invoke>`), and the whole text
+            // would look past it.
+            if !final_ && !full && partial(next, fclose) {
+                return Follow::Hold;
+            }
+        }
         let follows = [
             self.syn.param_open.as_str(),
             fclose,
             self.block_close.as_str(),
         ];
+        Self::decide(next, &follows, final_, full)
+    }
+
+    /// After a function close that a value close tag (or, in `Tentative`, value text)
+    /// is followed by, with `budget` bytes of the lookahead left: the function ends here
+    /// when the block close, the next function or the end of input follows.
+    fn function_close_follows(&self, after: &str, budget: usize, final_: bool) -> Follow {
+        let (win, full) = lookahead(after, budget);
+        let next = &win[ws_len(win)..];
+        let follows = [self.block_close.as_str(), self.syn.function_open.as_str()];
+        Self::decide(next, &follows, final_, full)
+    }
+
+    /// `next` (after whitespace, up to the end of the lookahead window) begins one of
+    /// `follows` (structural), may still become one or the end of input (held), or is
+    /// other text (data). `full`: the window ends at the lookahead bound, so nothing
+    /// past `next` is read; undecided there, the first reading wins (structural).
+    fn decide(next: &str, follows: &[&str], final_: bool, full: bool) -> Follow {
         if follows.iter().any(|t| !t.is_empty() && next.starts_with(t)) {
             return Follow::Structural;
+        }
+        let open = next.is_empty() || follows.iter().any(|t| partial(next, t));
+        if full {
+            return if open {
+                Follow::Structural
+            } else {
+                Follow::Data
+            };
         }
         if final_ {
             return if next.is_empty() {
@@ -645,7 +729,7 @@ impl XmlGrammar {
                 Follow::Data
             };
         }
-        if next.is_empty() || follows.iter().any(|t| partial(next, t)) {
+        if open {
             Follow::Hold
         } else {
             Follow::Data
@@ -741,9 +825,11 @@ impl XmlGrammar {
             let r = &rest[ws..];
             let open = self.syn.param_open.as_str();
             let close = self.value_close_text.as_str();
-            let element = r.starts_with(open) && !r.starts_with(close);
+            // `NS<` begins both a child element and the value's own close (`NS</a>`,
+            // an empty value): held until the text says which, under any chunking.
             let wait =
                 !final_ && (r.is_empty() || (head(r, open) == Head::Partial || partial(r, close)));
+            let element = !wait && r.starts_with(open) && !r.starts_with(close);
             if element {
                 self.ws_held.clear();
                 self.buf.clear();
@@ -1089,13 +1175,91 @@ impl XmlGrammar {
                 };
             }
         }
-        // Even at the end of input a proper prefix of the close tag is
+        // Even at the end of input a proper prefix of a close tag is
         // held: it is markup cut short, not data, so it stays out of the
         // value and is left to the tool parser, which records it.
-        match self.value_close.find_or_held(rest, false) {
-            Ok(m) => self.value_close_tag(rest, m, final_, calls, out),
+        match self.value_stops.find_or_held(rest, false) {
+            Ok(m) if m.tag == 0 => self.value_close_tag(rest, m, final_, calls, out),
+            Ok(m) => self.value_close_missing(rest, m, final_, calls, out),
             Err(keep) => self.value_run(rest, keep, final_, calls, out),
         }
+    }
+
+    /// In `Value`, the function close or the block close at `m`: the value's own close
+    /// tag may be missing. It is, and the value ends here, when the block close follows
+    /// (right here, or after the function close and whitespace, ending within
+    /// [`MAX_LOOKAHEAD`] bytes of it) and nothing but whitespace (less than
+    /// [`MAX_LOOKAHEAD`] bytes) follows that to the end of output; else the tag is value
+    /// text.
+    fn value_close_missing(
+        &mut self,
+        rest: &str,
+        m: TagMatch,
+        final_: bool,
+        calls: &mut CallEmitter,
+        out: &mut DeltaSink<'_>,
+    ) -> Step {
+        let block_end = if m.tag == 1 && self.syn.function_close.is_some() {
+            // Read to the lookahead bound only, as a stream holding this would.
+            let (win, full) = lookahead(&rest[m.end..], MAX_LOOKAHEAD);
+            let ws = ws_len(win);
+            let next = &win[ws..];
+            if !self.block_close.is_empty() && next.starts_with(&self.block_close) {
+                Some(m.end + ws + self.block_close.len())
+            } else if !final_ && !full && (next.is_empty() || partial(next, &self.block_close)) {
+                return self.hold_before(rest, m.start, calls, out);
+            } else {
+                None
+            }
+        } else {
+            Some(m.end)
+        };
+        let Some(block_end) = block_end else {
+            // Value text: the tag is data.
+            self.value_fresh = false;
+            self.value_piece(&rest[..m.end], calls, out);
+            return Step::Next(m.end);
+        };
+        // Only whitespace up to the end of output may follow the block close: any
+        // other text after it (an answer, more code) leaves the tags value text, so
+        // what is held to decide stays a few bytes.
+        let tail = &rest[block_end..];
+        let ws = ws_len(tail);
+        if ws >= MAX_LOOKAHEAD || ws < tail.len() {
+            self.value_fresh = false;
+            self.value_piece(&rest[..m.end], calls, out);
+            return Step::Next(m.end);
+        }
+        if !final_ {
+            return self.hold_before(rest, m.start, calls, out);
+        }
+        // The value's close tag is missing: it ends before the tag (without its
+        // protocol newline), and the call ends at the function or block close.
+        let v_end = self.value_end(&rest[..m.start]);
+        if v_end > 0 {
+            self.value_fresh = false;
+        }
+        self.value_piece(&rest[..v_end], calls, out);
+        self.end_value(true, calls, out);
+        self.state = State::ArgStart;
+        Step::Next(m.start)
+    }
+
+    /// Value text up to `at` is known, the text from `at` is held undecided: what may
+    /// be the protocol newline before a close tag is held with it.
+    fn hold_before(
+        &mut self,
+        rest: &str,
+        at: usize,
+        calls: &mut CallEmitter,
+        out: &mut DeltaSink<'_>,
+    ) -> Step {
+        let v_end = self.value_end(&rest[..at]);
+        if v_end > 0 {
+            self.value_fresh = false;
+        }
+        self.value_piece(&rest[..v_end], calls, out);
+        Step::Stop(v_end)
     }
 
     /// In `Value`, before any value byte: the whitespace the policy reads as protocol
@@ -1269,8 +1433,9 @@ impl XmlGrammar {
     /// `Tentative`: `rest` starts at the first value close tag (and its protocol
     /// newline, `lead` bytes), held since; `scanned` bytes of it are known to decide
     /// nothing. A later close tag that markup follows ends the value (every earlier one
-    /// was data); the function or block close, or the end of input, before one means
-    /// the first close tag ended the value.
+    /// was data); the block close, a function close that ends the call
+    /// ([`Self::function_close_follows`]), or the end of input, before one means the
+    /// first close tag ended the value.
     fn on_tentative(
         &mut self,
         rest: &str,
@@ -1304,9 +1469,25 @@ impl XmlGrammar {
                     }
                 }
             }
-            // The function or block closed with no later value close tag
-            // (or the input ended): the first close tag ended the value and
-            // what follows it is not a value; the call ends there.
+            Ok(m) if m.tag == 1 && self.syn.function_close.is_some() => {
+                // A function close: it ends the call only where the block close,
+                // the next function or the end of input follows it; else it is data.
+                let (p, e) = (from + m.start, from + m.end);
+                match self.function_close_follows(&rest[e..], MAX_LOOKAHEAD, final_) {
+                    Follow::Structural => self.first_close_ends_value(first_end, calls, out),
+                    Follow::Data => {
+                        self.scanned = e;
+                        Step::Next(0)
+                    }
+                    Follow::Hold => {
+                        self.scanned = p;
+                        Step::Stop(0)
+                    }
+                }
+            }
+            // The block closed with no later value close tag (or the function did,
+            // or the input ended): the first close tag ended the value and what
+            // follows it is not a value; the call ends there.
             Ok(_) => self.first_close_ends_value(first_end, calls, out),
             Err(_) if final_ => self.first_close_ends_value(first_end, calls, out),
             Err(keep) => {
