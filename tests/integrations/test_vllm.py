@@ -378,7 +378,7 @@ def test_a_tool_dialect_alone_still_leaves_reasoning_markup_in_content():
     """The gpt-oss fix is for a response parser only: a tool dialect alone keeps
     vLLM's rule (no reasoning parser: reasoning markup is content)."""
     case = next(
-        c for c in sc.fixture_data.load("qwen") if c.reasoning_parser == "qwen3" and c.tools
+        c for c in sc.fixture_files.load("qwen") if c.reasoning_parser == "qwen3" and c.tools
     )
     cls = ParserManager.get_parser(tool_parser_name="replyparse-qwen", enable_auto_tools=True)
     got, _ = _complete(cls, case, Tokenizer())
@@ -398,7 +398,9 @@ def test_the_stacks_own_spellings_with_the_prefix_are_registered():
         if not name.startswith("replyparse") and _norm(name) in ours:
             assert f"replyparse-{name}" in tools, name
     # And it parses as the dialect does.
-    case = next(c for c in sc.fixture_data.load("qwen3coder") if c.tools and not c.reasoning_parser)
+    case = next(
+        c for c in sc.fixture_files.load("qwen3coder") if c.tools and not c.reasoning_parser
+    )
     cls = ParserManager.get_parser(
         tool_parser_name="replyparse-qwen3_coder", enable_auto_tools=True
     )

@@ -440,3 +440,76 @@ fn unexpected_text_between_parameters_decides_under_any_chunking() {
         }
     }
 }
+
+/// A value close tag that a function close follows, and then neither the block close,
+/// the next function nor the end of output (MiniMax M3, whose parameter open tag
+/// `]<]minimax[>[<` begins its function close): the tag is data, decided within the
+/// lookahead, and the value runs to the later close tag that the function and block
+/// close follow. The same under every chunking, including a cut inside the function
+/// close, where the parameter open tag is already whole (CI's fuzz sample found the
+/// stream ending the value there).
+#[test]
+fn value_close_then_function_close_then_other_text() {
+    let ns = "]<]minimax[>[";
+    let text = format!(
+        "</think>{ns}<tool_call>\n{ns}<invoke name=\"get_weather\">{ns}<city>Paris{ns}</city>\
+         {ns}<days>3{ns}</days>{ns}</invoke>\n{ns}</tall>\n{ns}<tool_call>\n\
+         {ns}<invoke name=\"get_weather\">{ns}<city>London{ns}</ci[</city>{ns}<days>5\
+         {ns}</days>{ns}</invoke>\n{ns}</tool_call>"
+    );
+    let days = format!(
+        "3{ns}</days>{ns}</invoke>\n{ns}</tall>\n{ns}<tool_call>\n\
+         {ns}<invoke name=\"get_weather\">{ns}<city>London{ns}</ci[</city>{ns}<days>5"
+    );
+    let want = json!({"city": "Paris", "days": days});
+    let r = parse("minimax_m3", &text);
+    assert_eq!(calls(&r).len(), 1, "{r:?}");
+    let got: Value = serde_json::from_str(calls(&r)[0].1).unwrap();
+    assert_eq!(got, want);
+}
+
+/// The value-close lookahead reads at most 256 bytes after the tag: whitespace that
+/// pushes the function close, or what follows it, to the bound or past it makes the
+/// first reading win (the close tag ends the value), whether the text arrives whole or
+/// in chunks; short of the bound the text decides. Also for a value whose close tag is
+/// missing (the block close after the function close ends it only within the bound).
+#[test]
+fn value_close_lookahead_bound_is_the_same_whole_and_chunked() {
+    let head = "</think><tool_call>\n<function=run>\n<parameter=code>\na</parameter>";
+    let fclose = "</function>";
+    // `</parameter>`, n spaces, `</function>`, then text: data within the bound.
+    for n in [0, 244, 245, 300] {
+        let text = format!(
+            "{head}{}{fclose}more</parameter>\n</function>\n</tool_call>",
+            " ".repeat(n)
+        );
+        let r = parse("qwen3coder", &text);
+        // The window ends inside `more` (data) or before it (the first reading).
+        let data = n + fclose.len() < 256;
+        let want = if data {
+            format!(
+                "{{\"code\": \"a</parameter>{}</function>more\"}}",
+                " ".repeat(n)
+            )
+        } else {
+            r#"{"code": "a"}"#.to_owned()
+        };
+        assert_eq!(calls(&r), [("run", want.as_str())], "{n} spaces");
+    }
+    // A missing value close: `x</function>`, n spaces, the block close, the end.
+    for n in [0, 244, 245, 300] {
+        let text = format!(
+            "</think><tool_call>\n<function=run>\n<parameter=code>\nx</function>{}</tool_call>",
+            " ".repeat(n)
+        );
+        let r = parse("qwen3coder", &text);
+        // Within the bound the value ends before the function close; past it that tag
+        // is value text, and the value ends at the block close.
+        let want = if n + "</tool_call>".len() <= 256 {
+            r#"{"code": "x"}"#.to_owned()
+        } else {
+            format!("{{\"code\": \"x</function>{}\"}}", " ".repeat(n))
+        };
+        assert_eq!(calls(&r), [("run", want.as_str())], "{n} spaces");
+    }
+}

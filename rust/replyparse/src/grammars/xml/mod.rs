@@ -445,8 +445,9 @@ enum Step {
     Stop(usize),
 }
 
-/// Most bytes after a value close tag that the lookahead reads to decide it (whitespace
-/// and the function close it passes); past them the close tag ends the value.
+/// Most bytes after a value close tag (in `Tentative`, after a function close) that the
+/// lookahead reads to decide it ([`lookahead`]); where they do not decide, the close tag
+/// ends the value.
 const MAX_LOOKAHEAD: usize = 256;
 
 /// Index of the function-name-end tag in `name_stops` (the only stop that is consumed).
@@ -460,6 +461,22 @@ const CDATA_CLOSE: &str = "]]>";
 /// JSON whitespace (what the policies trim).
 fn is_ws(c: char) -> bool {
     matches!(c, ' ' | '\t' | '\n' | '\r')
+}
+
+/// The lookahead window over `after`: its first `budget` bytes (to a character
+/// boundary), and whether `after` reaches that bound. A decision read from the window
+/// alone is the same whether the text arrived whole or in chunks: a stream holding less
+/// than the bound waits, and once the bound is reached it reads what the whole text
+/// would.
+fn lookahead(after: &str, budget: usize) -> (&str, bool) {
+    if after.len() < budget {
+        return (after, false);
+    }
+    let mut end = budget;
+    while !after.is_char_boundary(end) {
+        end -= 1;
+    }
+    (&after[..end], true)
 }
 
 impl XmlGrammar {
@@ -671,43 +688,60 @@ impl XmlGrammar {
     /// whitespace) is the block close, the next function or the end of input, so a value
     /// holding `</parameter></function>` and then more text stays whole. The lookahead
     /// passes at most two close tags (the function close, then the block close) and
-    /// reads at most [`MAX_LOOKAHEAD`] bytes: past that bound the first reading wins
-    /// (the close tag ends the value, and what the call then cannot place is recorded
-    /// as stray block text), so the text held to decide stays bounded.
+    /// reads at most [`MAX_LOOKAHEAD`] bytes ([`lookahead`]): where that bound is reached
+    /// before the text decides, the first reading wins (the close tag ends the value,
+    /// and what the call then cannot place is recorded as stray block text), so the text
+    /// held to decide stays bounded, and a chunked stream (deciding once the bound is
+    /// reached) and the whole text (reading only to the bound) decide alike.
     fn close_follows(&self, after: &str, final_: bool) -> Follow {
-        let ws = ws_len(after);
-        if ws >= MAX_LOOKAHEAD {
-            return Follow::Structural;
-        }
-        let next = &after[ws..];
+        let (win, full) = lookahead(after, MAX_LOOKAHEAD);
+        let ws = ws_len(win);
+        let next = &win[ws..];
         let fclose = self.syn.function_close.as_deref().unwrap_or("");
-        if !fclose.is_empty() && next.starts_with(fclose) {
-            return self.function_close_follows(&next[fclose.len()..], ws + fclose.len(), final_);
+        if !fclose.is_empty() {
+            let seen = ws + fclose.len();
+            if next.starts_with(fclose) {
+                return self.function_close_follows(&after[seen..], MAX_LOOKAHEAD - seen, final_);
+            }
+            // What may still become the function close decides only once it is whole
+            // (or cannot be): the next parameter's open tag may begin it (MiniMax's
+            // `]<]minimax[>[<` begins `]<]minimax[>[</invoke>`), and the whole text
+            // would look past it.
+            if !final_ && !full && partial(next, fclose) {
+                return Follow::Hold;
+            }
         }
         let mut follows = vec![self.syn.param_open.as_str(), fclose];
         follows.extend(self.block_closes.iter().map(String::as_str));
-        Self::decide(next, &follows, final_)
+        Self::decide(next, &follows, final_, full)
     }
 
     /// After a function close that a value close tag (or, in `Tentative`, value text)
-    /// is followed by, `seen` bytes after that tag: the function ends here when the
-    /// block close, the next function or the end of input follows.
-    fn function_close_follows(&self, after: &str, seen: usize, final_: bool) -> Follow {
-        let ws = ws_len(after);
-        if seen + ws >= MAX_LOOKAHEAD {
-            return Follow::Structural;
-        }
-        let next = &after[ws..];
+    /// is followed by, with `budget` bytes of the lookahead left: the function ends here
+    /// when the block close, the next function or the end of input follows.
+    fn function_close_follows(&self, after: &str, budget: usize, final_: bool) -> Follow {
+        let (win, full) = lookahead(after, budget);
+        let next = &win[ws_len(win)..];
         let mut follows = vec![self.syn.function_open.as_str()];
         follows.extend(self.block_closes.iter().map(String::as_str));
-        Self::decide(next, &follows, final_)
+        Self::decide(next, &follows, final_, full)
     }
 
-    /// `next` (after whitespace) begins one of `follows` (structural), may still become
-    /// one or the end of input (held), or is other text (data).
-    fn decide(next: &str, follows: &[&str], final_: bool) -> Follow {
+    /// `next` (after whitespace, up to the end of the lookahead window) begins one of
+    /// `follows` (structural), may still become one or the end of input (held), or is
+    /// other text (data). `full`: the window ends at the lookahead bound, so nothing
+    /// past `next` is read; undecided there, the first reading wins (structural).
+    fn decide(next: &str, follows: &[&str], final_: bool, full: bool) -> Follow {
         if follows.iter().any(|t| !t.is_empty() && next.starts_with(t)) {
             return Follow::Structural;
+        }
+        let open = next.is_empty() || follows.iter().any(|t| partial(next, t));
+        if full {
+            return if open {
+                Follow::Structural
+            } else {
+                Follow::Data
+            };
         }
         if final_ {
             return if next.is_empty() {
@@ -716,7 +750,7 @@ impl XmlGrammar {
                 Follow::Data
             };
         }
-        if next.is_empty() || follows.iter().any(|t| partial(next, t)) {
+        if open {
             Follow::Hold
         } else {
             Follow::Data
@@ -1203,9 +1237,10 @@ impl XmlGrammar {
 
     /// In `Value`, the function close or the block close at `m`: the value's own close
     /// tag may be missing. It is, and the value ends here, when the block close follows
-    /// (right here, or after the function close and whitespace) and nothing but
-    /// whitespace (less than [`MAX_LOOKAHEAD`] bytes) follows that to the end of
-    /// output; else the tag is value text.
+    /// (right here, or after the function close and whitespace, ending within
+    /// [`MAX_LOOKAHEAD`] bytes of it) and nothing but whitespace (less than
+    /// [`MAX_LOOKAHEAD`] bytes) follows that to the end of output; else the tag is value
+    /// text.
     fn value_close_missing(
         &mut self,
         rest: &str,
@@ -1215,15 +1250,13 @@ impl XmlGrammar {
         out: &mut DeltaSink<'_>,
     ) -> Step {
         let block_end = if m.tag == 1 && self.syn.function_close.is_some() {
-            let after = &rest[m.end..];
-            let ws = ws_len(after);
-            let next = &after[ws..];
+            // Read to the lookahead bound only, as a stream holding this would.
+            let (win, full) = lookahead(&rest[m.end..], MAX_LOOKAHEAD);
+            let ws = ws_len(win);
+            let next = &win[ws..];
             if let Some(c) = self.block_close_at(next) {
                 Some(m.end + ws + c.len())
-            } else if !final_
-                && ws < MAX_LOOKAHEAD
-                && (next.is_empty() || self.partial_block_close(next))
-            {
+            } else if !final_ && !full && (next.is_empty() || self.partial_block_close(next)) {
                 return self.hold_before(rest, m.start, calls, out);
             } else {
                 None
@@ -1490,7 +1523,7 @@ impl XmlGrammar {
                 // A function close: it ends the call only where the block close,
                 // the next function or the end of input follows it; else it is data.
                 let (p, e) = (from + m.start, from + m.end);
-                match self.function_close_follows(&rest[e..], 0, final_) {
+                match self.function_close_follows(&rest[e..], MAX_LOOKAHEAD, final_) {
                     Follow::Structural => self.first_close_ends_value(first_end, calls, out),
                     Follow::Data => {
                         self.scanned = e;
