@@ -401,6 +401,13 @@ impl HeaderGrammar {
         if status == ScanStatus::Incomplete {
             return Step::Wait(at + n);
         }
+        if self.scan.ended_by_end_of_input() {
+            // A bare scalar the end of input ended may have gone on: the call is cut.
+            self.cut = true;
+            calls.cut_call(out);
+            self.state = State::Done;
+            return Step::Next(at + n);
+        }
         self.state = State::AfterArgs;
         Step::Next(at + n)
     }
