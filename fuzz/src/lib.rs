@@ -701,7 +701,11 @@ pub fn check_cut_prefix(cfg: &ParserConfig, text: &str, k: u8) {
                 .function
                 .arguments
                 .starts_with(&sent.function.arguments)
-                || read_as_text(&sent.function.arguments, &later.function.arguments),
+                || read_as_text(
+                    &sent.function.arguments,
+                    &later.function.arguments,
+                    &text[..cut]
+                ),
             "a cut value was completed: {:?} sent for {:?}, {:?} for {text:?}",
             sent.function.arguments,
             &text[..cut],
@@ -736,25 +740,35 @@ fn read_further(last: &str, later: &str, prefix: &str) -> bool {
 }
 
 /// Whether what was streamed of a cut call, `sent`, leaves the whole text's `later`
-/// only by reading as value text what the whole text read as markup (a close tag the
-/// output ended just after, decided by what follows it): past their common start,
-/// `sent` closes no string (a cut value completed always adds the closing quote).
-fn read_as_text(sent: &str, later: &str) -> bool {
+/// only by a reading that what follows decides: past their common start, either `sent`
+/// closes no string (it read as value text a close tag the whole text read as markup),
+/// or the prefix ends on the text `later` goes on with (a value close tag that the end
+/// of output made the value's end, which the whole text's continuation made value
+/// text). A cut value completed adds a closing quote where the model wrote more value:
+/// text the prefix does not end on.
+fn read_as_text(sent: &str, later: &str, prefix: &str) -> bool {
     let common = sent
         .char_indices()
         .zip(later.chars())
         .find(|((_, a), b)| a != b)
         .map_or(sent.len().min(later.len()), |((i, _), _)| i);
-    let tail = sent.as_bytes()[common..].to_vec();
     let mut escaped = sent[..common].ends_with('\\');
-    for b in tail {
+    let mut closes = false;
+    for &b in &sent.as_bytes()[common..] {
         match (escaped, b) {
-            (false, b'"') => return false,
+            (false, b'"') => closes = true,
             (false, b'\\') => escaped = true,
             _ => escaped = false,
         }
     }
-    true
+    if !closes {
+        return true;
+    }
+    let ext = &later[common..];
+    let end = prefix.trim_end();
+    (2..=ext.len().min(64))
+        .filter(|&k| ext.is_char_boundary(k))
+        .any(|k| end.ends_with(&ext[..k]))
 }
 
 /// Conservation with tool tags not armed, for the composed parser: the pieces equal the
