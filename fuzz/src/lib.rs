@@ -766,6 +766,12 @@ fn read_as_text(sent: &str, later: &str, prefix: &str) -> bool {
     }
     let ext = &later[common..];
     let end = prefix.trim_end();
+    if ext.is_empty() {
+        // The whole text stops where the prefix closed the value: both read the value
+        // as ended by the tag the prefix ends on; only the whole text, seeing what
+        // follows the tag, left its string open.
+        return end.ends_with('>');
+    }
     (2..=ext.len().min(64))
         .filter(|&k| ext.is_char_boundary(k))
         .any(|k| end.ends_with(&ext[..k]))
