@@ -39,8 +39,9 @@
 //!   reasoning on `analysis` and drops them on `commentary`; llama.cpp drops them);
 //! - otherwise `analysis` is reasoning and every other channel (`final`, `commentary`
 //!   preambles, unknown or missing channels) is content;
-//! - `<|constrain|>TYPE` (and a bare content type such as ` json`) is ignored; the role
-//!   is ignored (only assistant messages are generated).
+//! - `<|constrain|>TYPE` (and a bare content type such as ` json`) does not route: a
+//!   built-in message records it, a call ignores it; the role is ignored (only
+//!   assistant messages are generated).
 //!
 //! Tolerance:
 //! - output normally starts right after the prompt's `<|start|>assistant`, i.e. with
@@ -110,7 +111,8 @@
 //!
 //! When ids are given, `reasoning_tokens` counts the ordinary tokens of `analysis`
 //! message bodies (calls and built-in messages on `analysis` included; headers and tags
-//! are protocol and are not counted). Ids other than the seven structural ones are ordinary tokens.
+//! are protocol and are not counted). Ids other than the seven structural ones are
+//! ordinary tokens.
 //!
 //! Invariants: `pending` holds at most a proper prefix of a tag (`TagSet::held_suffix`),
 //! `header` at most [`MAX_HEADER_BYTES`] plus one chunk; the built-in messages' bodies
