@@ -14,7 +14,7 @@ The serving-stack plug-ins record every response they parse and log each count w
 it reaches 1, 2, 4, 8, ... (so a steady trickle is seen, and a flood costs a log line
 per doubling, not one per response).
 
-Cheap: recording reads two parser properties and, only when something was dropped,
+Cheap: recording reads three parser properties and, only when something was dropped,
 takes one lock for a few dict updates; nothing runs per chunk. Thread-safe: one
 `threading.Lock` guards the counts, which is a real lock on free-threaded CPython as
 well. Bounded: at most `max_models` models (the rest are counted under `OTHER`), model
