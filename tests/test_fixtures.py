@@ -1,8 +1,8 @@
 """Every case of every fixture file (tests/fixtures/*.json, format in
 tests/fixtures/README.md) under every chunking: stream reconstruction == parse_complete
 on a fresh parser == the expected result, the delta-stream invariants, and what the case
-declares (rejected calls, ended_in_tool_block, the model's call ids, arguments that are
-valid JSON objects). A new file needs no test code.
+declares (rejected calls, built-in messages, ended_in_tool_block, the model's call ids,
+arguments that are valid JSON objects). A new file needs no test code.
 
 Chunkings: the whole text, every character (with and without an empty final chunk),
 fixed sizes, random bursts with fixed seeds; the real token boundaries of each tokenizer
@@ -29,6 +29,7 @@ import pytest
 from support import fixture_files
 from support.chunking import (
     TOKENIZERS,
+    builtin_of,
     check_invariants,
     complete_result,
     reconstruct,
@@ -70,6 +71,8 @@ def check_declared(fx: Fixture, parser: rp.ResponseParser, calls: list[tuple[str
             json_object(arguments)
     if fx.rejected is not None:
         assert rejected_of(parser) == fx.rejected, "rejected calls"
+    if fx.builtin is not None:
+        assert builtin_of(parser) == fx.builtin, "built-in messages"
     if fx.ended_in_tool_block is not None:
         assert parser.ended_in_tool_block is fx.ended_in_tool_block, "ended_in_tool_block"
     assert parser.emitted_tool_calls == len(fx.calls) + (parser.cut_call is not None)

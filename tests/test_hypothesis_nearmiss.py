@@ -317,6 +317,7 @@ def check_stream_equals_complete(kw: dict[str, Any], text: str, chunks: list[str
         stream.calls.pop()
     assert stream.result() == complete, f"stream != complete for {text!r} cut {chunks!r}"
     assert rejected_of(parser) == rejected_of(reference)
+    assert parser.builtin_calls == reference.builtin_calls
     assert parser.ended_in_tool_block == reference.ended_in_tool_block
     shown = "".join(t for _, t in stream.pieces)
     assert is_subsequence(shown, text), f"{shown!r} was not in {text!r}"
@@ -389,6 +390,8 @@ HARMONY_PIECES = (
         " to=functions.nope",
         " to=functions.",
         " to=browser.search",
+        " to=python",
+        " to=assistant",
         " <|constrain|>json",
         '{"x": 1}',
         '{"x": "<|call|>"',

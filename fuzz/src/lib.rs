@@ -299,6 +299,8 @@ pub struct Run {
     pub items: Vec<StreamItem>,
     pub result: ParsedResponse,
     pub rejected: Vec<replyparse::RejectedCall>,
+    /// The messages to built-in recipients (Harmony).
+    pub builtin: Vec<replyparse::BuiltinCall>,
     pub ended_in_tool_block: bool,
     /// The call the output ended inside, when its beginning was streamed.
     pub cut_call: Option<usize>,
@@ -329,6 +331,7 @@ pub fn stream(cfg: &ParserConfig, pieces: &[(&str, Option<Vec<u32>>)]) -> Run {
         items,
         result,
         rejected: p.rejected_calls().to_vec(),
+        builtin: p.builtin_calls().to_vec(),
         ended_in_tool_block: p.ended_in_tool_block(),
         cut_call: p.cut_call(),
     }
@@ -352,6 +355,7 @@ pub fn complete(cfg: &ParserConfig, text: &str) -> Run {
         items: Vec::new(),
         result,
         rejected: p.rejected_calls().to_vec(),
+        builtin: p.builtin_calls().to_vec(),
         ended_in_tool_block: p.ended_in_tool_block(),
         cut_call: p.cut_call(),
     }
@@ -621,6 +625,10 @@ pub fn check_config(cfg: &ParserConfig, text: &str, k: u8) -> ParsedResponse {
         assert_eq!(
             run.ended_in_tool_block, whole.ended_in_tool_block,
             "ended_in_tool_block differs (chunking {k}) for {text:?}"
+        );
+        assert_eq!(
+            run.builtin, whole.builtin,
+            "built-in messages differ (chunking {k}) for {text:?}"
         );
         let shown: String = pieces(&run.items).into_iter().map(|(_, t)| t).collect();
         assert!(

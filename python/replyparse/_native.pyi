@@ -76,6 +76,13 @@ class _RejectedCall(TypedDict):
     reason: str
     truncated: bool
 
+class _BuiltinCall(TypedDict):
+    recipient: str
+    channel: str | None
+    content_type: str | None
+    body: str
+    cut: bool
+
 class _Usage(TypedDict):
     prompt_tokens: int
     completion_tokens: int
@@ -212,6 +219,8 @@ class ResponseParser:
     def reasoning_tokens(self) -> int | None: ...
     @property
     def rejected_calls(self) -> list[_RejectedCall]: ...
+    @property
+    def builtin_calls(self) -> list[_BuiltinCall]: ...
     @property
     def emitted_tool_calls(self) -> int: ...
     def set_whole_calls(self, whole: bool) -> None: ...

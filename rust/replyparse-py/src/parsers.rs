@@ -234,6 +234,26 @@ impl NativeResponseParser {
         rejected_to_py(py, p.rejected_calls())
     }
 
+    /// Messages to a tool the request did not declare (Harmony's built-in recipients:
+    /// `python`, `browser.*`, `container.*`), neither calls nor content:
+    /// `[{"recipient": str, "channel": str | None, "content_type": str | None,
+    /// "body": str, "cut": bool}, ...]`.
+    #[getter]
+    fn builtin_calls<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let p = lock(&self.inner)?;
+        let out = PyList::empty(py);
+        for b in p.builtin_calls() {
+            let d = PyDict::new(py);
+            d.set_item("recipient", &b.recipient)?;
+            d.set_item("channel", b.channel.as_deref())?;
+            d.set_item("content_type", b.content_type.as_deref())?;
+            d.set_item("body", &b.body)?;
+            d.set_item("cut", b.cut)?;
+            out.append(d)?;
+        }
+        Ok(out)
+    }
+
     /// Number of tool calls emitted so far.
     #[getter]
     fn emitted_tool_calls(&self) -> PyResult<usize> {

@@ -9,8 +9,8 @@
 //! expected result; the delta-stream invariants (one channel per delta, no empty text,
 //! the tool flag exactly on tool deltas, contiguous indices, identity first); the call
 //! ids (generated, or the model's where the dialect keeps them); and, where the case
-//! declares them, the rejected calls, `ended_in_tool_block` and arguments that are JSON
-//! objects.
+//! declares them, the rejected calls, the built-in messages, `ended_in_tool_block` and
+//! arguments that are JSON objects.
 //!
 //! Cut output: the expected calls are the complete parse's, where a call the output
 //! ended inside is absent (recorded with reason `cut`). Every chunking runs twice: in
@@ -61,10 +61,12 @@ const EXPECT_KEYS: &[&str] = &[
     "reasoning",
     "calls",
     "rejected",
+    "builtin",
     "ended_in_tool_block",
 ];
 const CALL_KEYS: &[&str] = &["name", "arguments", "id"];
 const REJECTED_KEYS: &[&str] = &["name", "reason", "raw"];
+const BUILTIN_KEYS: &[&str] = &["recipient", "channel", "content_type", "body", "cut"];
 /// Request fields a case may carry that `ParserConfig` does not take yet.
 const NOT_YET_IN_CONFIG: &[&str] = &["parallel_tool_calls"];
 
@@ -77,6 +79,9 @@ struct Call {
 }
 
 type Rejected = (Option<String>, String, String);
+
+/// An expected built-in message: recipient, channel, content type, body, cut.
+type Builtin = (String, Option<String>, Option<String>, String, bool);
 
 /// A case with its file's defaults merged in.
 #[derive(Debug)]
@@ -91,6 +96,7 @@ struct Case {
     calls: Vec<Call>,
     model_ids: bool,
     rejected: Option<Vec<Rejected>>,
+    builtin: Option<Vec<Builtin>>,
     ended_in_tool_block: Option<bool>,
     arguments_json: bool,
 }
@@ -333,6 +339,7 @@ fn read_case(
         }
         Some(other) => return Err(format!("{w}: expect.rejected must be a list: {other}")),
     };
+    let builtin = builtin_list(&w, e.get("builtin"))?;
     let ended_in_tool_block = opt_bool(&w, e.get("ended_in_tool_block"), "ended_in_tool_block")?;
 
     Ok(Case {
@@ -346,9 +353,40 @@ fn read_case(
         calls,
         model_ids,
         rejected,
+        builtin,
         ended_in_tool_block,
         arguments_json,
     })
+}
+
+/// `expect.builtin`: the parser's built-in messages, in order; None: not checked.
+fn builtin_list(w: &str, v: Option<&Value>) -> Result<Option<Vec<Builtin>>, String> {
+    let list = match v {
+        None | Some(Value::Null) => return Ok(None),
+        Some(Value::Array(list)) => list,
+        Some(other) => return Err(format!("{w}: expect.builtin must be a list: {other}")),
+    };
+    let mut out = Vec::new();
+    for (n, b) in list.iter().enumerate() {
+        let bw = format!("{w}: expect.builtin[{n}]");
+        let o = object(&bw, b, BUILTIN_KEYS)?;
+        let text = |key: &str| {
+            o.get(key)
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+                .ok_or_else(|| format!("{bw}: {key} must be a string"))
+        };
+        let cut = opt_bool(&bw, o.get("cut"), "cut")?
+            .ok_or_else(|| format!("{bw}: cut must be a boolean"))?;
+        out.push((
+            text("recipient")?,
+            opt_str(&bw, o.get("channel"), "channel")?,
+            opt_str(&bw, o.get("content_type"), "content_type")?,
+            text("body")?,
+            cut,
+        ));
+    }
+    Ok(Some(out))
 }
 
 fn read_file(name: &str, src: &str) -> Result<Vec<Case>, String> {
@@ -648,6 +686,17 @@ fn check_declared(
             .map(|r| (r.name.clone(), r.reason.as_str().to_owned(), r.raw.clone()))
             .collect();
         ensure!(&got == want, "rejected calls {got:?}, expected {want:?}");
+    }
+    if let Some(want) = &case.builtin {
+        let got: Vec<Builtin> = parser
+            .builtin_calls()
+            .iter()
+            .map(|b| {
+                let b = b.clone();
+                (b.recipient, b.channel, b.content_type, b.body, b.cut)
+            })
+            .collect();
+        ensure!(&got == want, "built-in messages {got:?}, expected {want:?}");
     }
     if let Some(want) = case.ended_in_tool_block {
         let got = parser.ended_in_tool_block();
@@ -1046,6 +1095,7 @@ fn clone_case(case: &Case) -> Case {
         calls: Vec::new(),
         model_ids: case.model_ids,
         rejected: None,
+        builtin: None,
         ended_in_tool_block: None,
         arguments_json: false,
     }

@@ -72,6 +72,34 @@ pub struct RejectedCall {
     pub truncated: bool,
 }
 
+/// A message the model addressed to a tool the request did not declare — a Harmony
+/// built-in (`to=python`, `to=browser.search`, `to=container.exec`) — kept apart from the
+/// calls, so a server that implements such tools can act on it: see
+/// [`ResponseParser::builtin_calls`](crate::ResponseParser::builtin_calls).
+///
+/// It is neither a call in `tool_calls` (it takes no index) nor content or reasoning:
+/// nothing of it reaches the stream's deltas. The body is kept whole (it counts towards
+/// [`ResponseParser::buffered_bytes`](crate::ResponseParser::buffered_bytes), so the
+/// parser's buffer limit bounds it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BuiltinCall {
+    /// The recipient as the model wrote it after `to=`: `python`, `browser.search`,
+    /// `container.exec`, ...
+    pub recipient: String,
+    /// The message's channel (`analysis`, `commentary`, ...); `None` when its header had
+    /// none.
+    pub channel: Option<String>,
+    /// The content type of the header (`json`, `code`, ...; the word after
+    /// `<|constrain|>`, or a bare word after the channel), if any.
+    pub content_type: Option<String>,
+    /// The body, verbatim (special tokens inside it kept as text, as in any body).
+    pub body: String,
+    /// The output ended inside the message, so the body may be incomplete: the message
+    /// ended without its `<|call|>` (or `<|end|>`, `<|return|>`) and its body is not one
+    /// whole JSON value. A cut message must not be run as if it were finished.
+    pub cut: bool,
+}
+
 /// How much of a rejected call's text is recorded. The record is a diagnostic for logs;
 /// a rejected call must not make the parser hold an unbounded copy of what it drops.
 pub const RAW_RECORD_LIMIT: usize = 64 * 1024;

@@ -15,7 +15,7 @@ pub(crate) mod testutil;
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use crate::calls::RejectedCall;
+use crate::calls::{BuiltinCall, RejectedCall};
 pub use crate::config::{ParserConfig, DEFAULT_MAX_BUFFERED_BYTES};
 use crate::delta::{ParsedResponse, StreamItem};
 use crate::error::{Error, Result};
@@ -272,6 +272,18 @@ impl ResponseParser {
     /// Calls and block text that did not reach the client, in order.
     pub fn rejected_calls(&self) -> &[RejectedCall] {
         each!(&self.inner, p => p.rejected_calls())
+    }
+
+    /// Messages addressed to a tool the request did not declare (Harmony's built-in
+    /// recipients: `python`, `browser.*`, `container.*`), in order: neither calls nor
+    /// content, kept for a server that implements such tools. Always empty for the
+    /// `default` parser. A message the output ended inside is marked
+    /// [`cut`](BuiltinCall::cut).
+    pub fn builtin_calls(&self) -> &[BuiltinCall] {
+        match &self.inner {
+            Inner::Harmony(p) => p.builtin_calls(),
+            Inner::Composed(_) => &[],
+        }
     }
 
     /// Number of tool calls emitted so far.
