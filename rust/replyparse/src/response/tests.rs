@@ -477,10 +477,12 @@ fn start_rules_and_leading_open_tag() {
     assert_eq!(r.content, None);
 }
 
+/// A dialect that declares no separators between blocks (jamba): a run of newlines the
+/// next open tag follows is dropped; otherwise it is text.
 #[test]
 fn separator_newlines_between_blocks() {
-    let cfg = config("qwen", None, None);
-    let call = "<tool_call>{\"name\": \"search\", \"arguments\": {}}</tool_call>";
+    let cfg = config("jamba", None, None);
+    let call = "<tool_calls>[{\"name\": \"search\", \"arguments\": {}}]</tool_calls>";
     let text = format!("{call}\n\n{call}\n\ntail\n");
     let r = assert_chunking_invariant(&cfg, &text);
     assert_eq!(r.content.as_deref(), Some("\n\ntail\n"));
@@ -490,6 +492,29 @@ fn separator_newlines_between_blocks() {
         assert_chunking_invariant(&cfg, &text).content.as_deref(),
         Some("\n")
     );
+}
+
+/// A dialect that declares its separators (qwen: `\n` before a run of blocks and
+/// between blocks) drops exactly those: any other whitespace is content as written.
+#[test]
+fn declared_separators_between_blocks_are_exact() {
+    let cfg = config("qwen", None, None);
+    let call = "<tool_call>{\"name\": \"search\", \"arguments\": {}}</tool_call>";
+    // The template's own layout: content, `\n`, block, `\n`, block.
+    let r = assert_chunking_invariant(&cfg, &format!("Hi.\n{call}\n{call}"));
+    assert_eq!(r.content.as_deref(), Some("Hi."));
+    assert_eq!(r.tool_calls.len(), 2);
+    // Two newlines between blocks are not the `\n` declared there: the run ended, and
+    // the second block's `before_blocks` `\n` goes, the other newline is content.
+    let r = assert_chunking_invariant(&cfg, &format!("{call}\n\n{call}\n\ntail\n"));
+    assert_eq!(r.content.as_deref(), Some("\n\n\ntail\n"));
+    assert_eq!(r.tool_calls.len(), 2);
+    // More newlines before a block than declared: one `\n` goes, the rest stays.
+    let r = assert_chunking_invariant(&cfg, &format!("Hi.\n\n\n{call}"));
+    assert_eq!(r.content.as_deref(), Some("Hi.\n\n"));
+    // No `after_blocks` declared: a newline after the last block is content.
+    let r = assert_chunking_invariant(&cfg, &format!("{call}\n"));
+    assert_eq!(r.content.as_deref(), Some("\n"));
 }
 
 #[test]

@@ -38,6 +38,8 @@ fn the_former_shape_reads_as_the_current_one() {
         let mut builtin = (*registry::tool_dialect(&name).unwrap()).clone();
         builtin.open_prefixes.clear();
         builtin.close_prefixes.clear();
+        // Separators came after the former shape: it never declares them.
+        builtin.separators = crate::dialect::ToolSeparators::default();
         let mut read = read;
         read.open_prefixes.clear();
         read.close_prefixes.clear();
