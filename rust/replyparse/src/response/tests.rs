@@ -1094,3 +1094,28 @@ fn separator_waits_hold_at_most_one_separator() {
         assert_eq!(r.reasoning_content, whole.reasoning_content, "{head:?}");
     }
 }
+
+/// Texts built from the pieces the separator rule decides on (newlines, the tags and
+/// proper prefixes of them, a block, text), with a fixed seed: every chunking (every
+/// character, every single cut, pairs of cuts) gives the whole text's result.
+#[test]
+fn separator_decisions_do_not_depend_on_chunking() {
+    let cfg = separator_test_config();
+    let pieces = [
+        "\n",
+        "\n\n",
+        " ",
+        "x",
+        "<think>",
+        "</think>",
+        "</thi",
+        "<tool_c",
+        "<tool_call>{\"name\": \"search\", \"arguments\": {}}</tool_call>",
+    ];
+    let mut rng = fastrand::Rng::with_seed(27);
+    for _ in 0..400 {
+        let n = rng.usize(1..9);
+        let text: String = (0..n).map(|_| pieces[rng.usize(..pieces.len())]).collect();
+        assert_chunking_invariant(&cfg, &text);
+    }
+}
