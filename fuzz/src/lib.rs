@@ -750,10 +750,10 @@ fn read_further(last: &str, later: &str, prefix: &str) -> bool {
 /// Whether what was streamed of a cut call, `sent`, leaves the whole text's `later`
 /// only by a reading that what follows decides: past their common start, either `sent`
 /// closes no string (it read as value text a close tag the whole text read as markup),
-/// or the prefix ends on the text `later` goes on with (a value close tag that the end
-/// of output made the value's end, which the whole text's continuation made value
-/// text). A cut value completed adds a closing quote where the model wrote more value:
-/// text the prefix does not end on.
+/// or the prefix ends on a tag (a value close tag that the end of output made the
+/// value's end, which the whole text's continuation read otherwise), or on the text
+/// `later` goes on with. A cut value completed adds a closing quote where the model
+/// wrote more value: not after a tag, and before text the prefix does not end on.
 fn read_as_text(sent: &str, later: &str, prefix: &str) -> bool {
     let common = sent
         .char_indices()
@@ -774,11 +774,12 @@ fn read_as_text(sent: &str, later: &str, prefix: &str) -> bool {
     }
     let ext = &later[common..];
     let end = prefix.trim_end();
-    if ext.is_empty() {
-        // The whole text stops where the prefix closed the value: both read the value
-        // as ended by the tag the prefix ends on; only the whole text, seeing what
-        // follows the tag, left its string open.
-        return end.ends_with('>');
+    if end.ends_with('>') {
+        // The prefix ends on a tag, which the end of output made the value's end (a
+        // value close tag that only the end of output follows): the model closed the
+        // value, nothing was completed for it; the whole text, seeing what follows the
+        // tag, read it (and maybe earlier close tags) otherwise.
+        return true;
     }
     (2..=ext.len().min(64))
         .filter(|&k| ext.is_char_boundary(k))
