@@ -167,7 +167,9 @@ def _json_envelope(dialect: str, size: int) -> Workload:
             "qwen3",
             {"tool_parser": "qwen", "reasoning_parser": "qwen3"},
             text,
-            "\n\n" + CONTENT + "\n",
+            # `qwen3` (default) declares no separators; qwen declares the `\n` before
+            # a run of blocks and between blocks (docs/parsing-rules.md).
+            "\n\n" + CONTENT,
             "\n" + REASONING + "\n",
             _expected(big),
             [a_big, a_small],
@@ -228,7 +230,8 @@ def _xml(dialect: str, size: int) -> Workload:
             + "\n"
             + call("run_tests", SMALL_ARGS)
         )
-        content = "\n\n" + CONTENT + "\n"
+        # qwen3coder declares the `\n` before a run of blocks; `qwen3` none.
+        content = "\n\n" + CONTENT
         reasoning = "\n" + REASONING + "\n"
     else:
         sep = "\n" if dialect == "glm45" else ""

@@ -65,7 +65,29 @@ COMMON_TOOL_KEYS = {
     "verified_with",
     "content_wrappers",
     "drop_markup",
+    "separators",
 }
+
+# What each declared separator position is called in the reference.
+SEPARATOR_POSITIONS = {
+    "response_start": "at the start of a response outside reasoning",
+    "after_open": "after the open tag",
+    "before_close": "before the close tag",
+    "after_close": "after the close tag",
+    "before_blocks": "before a run of blocks",
+    "between_blocks": "between blocks",
+    "after_blocks": "after a run of blocks",
+}
+
+
+def separators(seps: dict[str, Any]) -> str:
+    """The declared separators, position by position (the longest that matches goes)."""
+    parts = []
+    for key, title in SEPARATOR_POSITIONS.items():
+        if seps.get(key) is not None:
+            parts.append(f"{title}: {value(seps[key])}")
+    return "; ".join(parts)
+
 
 # Per-family syntax field of the declaration shape that keeps `family` beside them.
 FAMILY_FIELDS = ("envelope", "xml", "dsml", "header", "pythonic", "gemma")
@@ -325,8 +347,8 @@ def reasoning_also(r: dict[str, Any]) -> str:
         also.append("a stray leading close tag dropped")
     if r.get("once"):
         also.append("one reasoning section only")
-    if r.get("close_newlines"):
-        also.append("one newline each side of the close tag is protocol")
+    if r.get("separators"):
+        also.append("separators (protocol whitespace) " + separators(r["separators"]))
     if r.get("start_labels"):
         also.append(
             "a leading label dropped when the prompt opened the section: "
@@ -347,7 +369,7 @@ def reasoning_also(r: dict[str, Any]) -> str:
         "inline_prefix",
         "drop_leading_close",
         "once",
-        "close_newlines",
+        "separators",
         "start_labels",
     }
     for k, v in r.items():
@@ -484,6 +506,8 @@ def dialects_page(dialects: dict[str, Any], models: dict[str, Any]) -> str:
             )
         if d.get("drop_markup"):
             lines.append(("markup dropped from content", drop_markup(d["drop_markup"])))
+        if d.get("separators"):
+            lines.append(("separators (protocol whitespace)", separators(d["separators"])))
         if d.get("verified_with"):
             lines.append(("token-boundary prefixes verified with", value(d["verified_with"])))
         rows = used.get(f"tool:{d['name']}", [])

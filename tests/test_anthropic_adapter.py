@@ -83,16 +83,28 @@ def test_stop_reason_mapping(reason, stop):
 
 
 def test_malformed_arguments_are_kept_under_the_documented_key():
-    p = rp.ResponseParser("qwen", tools=CASES[0].tools)
     text = '<tool_call>{"name": "search", "arguments": {"query": "cut'
-    body = rpa.message(p, text, model="m", finish_reason="length")
+    # The non-streaming message leaves the cut call out, as the complete parse does.
+    p = rp.ResponseParser("qwen", tools=CASES[0].tools)
+    body = rpa.message(p, text, model="m", finish_reason="length", completion_tokens=9)
+    Message.model_validate(body)
+    assert [b for b in body["content"] if b["type"] == "tool_use"] == []
+    # An incremental stream sent the cut call's beginning: the message it accumulates
+    # keeps it, its arguments finished into one valid object that ends marked as cut
+    # (Serving: cut calls and finish reasons).
+    p = rp.ResponseParser("qwen", tools=CASES[0].tools)
+    s = rpa.MessageStream(p, model="m", keep_complete=True)
+    s.feed(text, finish_reason="length")
+    s.finish(completion_tokens=9)
+    body = s.complete()
+    assert p.cut_call == 0
     Message.model_validate(body)
     (block,) = body["content"]
     # What was valid streamed and is kept; the open string is closed, and the model's
     # text is kept whole beside it (README, Serving: tool-call arguments on the wire).
     # The cut string was sent as far as it went: nothing of the text is left unsent.
-    assert block["input"] == {"query": "cut", rpa.RAW_ARGUMENTS_KEY: ""}
-    assert list(block["input"]) == ["query", rpa.RAW_ARGUMENTS_KEY]
+    assert block["input"] == {"query": "cut", rpa.RAW_ARGUMENTS_KEY: "", "_cut": True}
+    assert list(block["input"]) == ["query", rpa.RAW_ARGUMENTS_KEY, "_cut"]
     assert body["stop_reason"] == "max_tokens"
 
 

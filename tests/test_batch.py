@@ -50,9 +50,12 @@ def test_stream_many_equals_streaming_each_response() -> None:
         for (i, _), result in zip(batch, results, strict=True):
             assert isinstance(result, list)
             outputs[i].extend(result)
-    for fx, items in zip(fixtures, outputs, strict=True):
+    for fx, parser, items in zip(fixtures, parsers, outputs, strict=True):
         expected = make(fx).parse_complete(fx.text)
         got = reconstruct(items)
+        if parser.cut_call is not None:
+            # Cut output, incremental streaming: the cut call's beginning stands last.
+            got.calls.pop()
         assert got.content == expected.content, fx.id
         assert got.reasoning == expected.reasoning_content, fx.id
         assert got.calls == [

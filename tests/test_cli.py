@@ -96,7 +96,7 @@ def test_model_chooses_the_parsers_and_says_why(capsys, tmp_path):
     )
     assert code == 0
     msg = json.loads(out)
-    assert msg["content"] == "Checking.\n"
+    assert msg["content"] == "Checking."
     assert msg["tool_calls"][0]["function"] == {
         "name": "get_weather",
         "arguments": '{"city": "Paris"}',

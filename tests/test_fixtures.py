@@ -1,8 +1,8 @@
 """Every case of every fixture file (tests/fixtures/*.json, format in
 tests/fixtures/README.md) under every chunking: stream reconstruction == parse_complete
 on a fresh parser == the expected result, the delta-stream invariants, and what the case
-declares (rejected calls, ended_in_tool_block, the model's call ids, arguments that are
-valid JSON objects). A new file needs no test code.
+declares (rejected calls, built-in messages, ended_in_tool_block, the model's call ids,
+arguments that are valid JSON objects). A new file needs no test code.
 
 Chunkings: the whole text, every character (with and without an empty final chunk),
 fixed sizes, random bursts with fixed seeds; the real token boundaries of each tokenizer
@@ -10,11 +10,18 @@ the case names (with an empty final chunk too); for a tokenizer whose ids a pars
 (Harmony), the text with its ids in bursts of 1, 2, 3 and 7 tokens and the text with
 the special tokens stripped (skip_special_tokens) and put back by the ids; and the whole
 text with the case's own `token_ids`.
+
+Cut output: the expected calls are the complete parse's (a call the output ended inside
+is absent). Streams run in incremental mode under every chunking (== the complete parse
+for every case whose output is not cut; for a cut one, the expected calls then the cut
+call the parser names) and in whole-call mode (== the complete parse for every case)
+under three chunkings, or all of them with REPLYPARSE_FULL=1 (the documented full run).
 """
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +29,7 @@ import pytest
 from support import fixture_files
 from support.chunking import (
     TOKENIZERS,
+    builtin_of,
     check_invariants,
     complete_result,
     reconstruct,
@@ -36,8 +44,8 @@ FILES = fixture_files.all_files()
 CASES = [c for f in FILES for c in f.cases]
 
 
-def parser_of(fx: Fixture) -> rp.ResponseParser:
-    return rp.ResponseParser(**fx.parser_kwargs())
+def parser_of(fx: Fixture, whole_calls: bool = False) -> rp.ResponseParser:
+    return rp.ResponseParser(**fx.parser_kwargs(), whole_calls=whole_calls)
 
 
 def json_object(arguments: str) -> list[tuple[str, Any]]:
@@ -63,9 +71,11 @@ def check_declared(fx: Fixture, parser: rp.ResponseParser, calls: list[tuple[str
             json_object(arguments)
     if fx.rejected is not None:
         assert rejected_of(parser) == fx.rejected, "rejected calls"
+    if fx.builtin is not None:
+        assert builtin_of(parser) == fx.builtin, "built-in messages"
     if fx.ended_in_tool_block is not None:
         assert parser.ended_in_tool_block is fx.ended_in_tool_block, "ended_in_tool_block"
-    assert parser.emitted_tool_calls == len(fx.calls)
+    assert parser.emitted_tool_calls == len(fx.calls) + (parser.cut_call is not None)
     assert parser.finished
 
 
@@ -93,26 +103,41 @@ def test_complete(fx: Fixture, with_ids: bool) -> None:
     check_declared(fx, parser, [(c.function.name, c.function.arguments) for c in parsed.tool_calls])
 
 
-STREAM_CASES = [(fx, c) for fx in CASES for c in chunkings_of(fx)]
+FULL = os.environ.get("REPLYPARSE_FULL") == "1"
+# The chunkings whole-call mode runs in the default run (all of them in the full run).
+WHOLE_CALL_CHUNKINGS = ("whole", "chars", "bursts1")
+STREAM_CASES = [(fx, c, False) for fx in CASES for c in chunkings_of(fx)] + [
+    (fx, c, True) for fx in CASES for c in chunkings_of(fx) if FULL or c in WHOLE_CALL_CHUNKINGS
+]
 
 
 @pytest.mark.parametrize(
-    "fx, chunking", STREAM_CASES, ids=[f"{fx.id}-{c}" for fx, c in STREAM_CASES]
+    "fx, chunking, whole_calls",
+    STREAM_CASES,
+    ids=[f"{fx.id}-{c}" + ("-whole_calls" if w else "") for fx, c, w in STREAM_CASES],
 )
-def test_stream(fx: Fixture, chunking: str) -> None:
+def test_stream(fx: Fixture, chunking: str, whole_calls: bool) -> None:
     if chunking.startswith("harmony_"):
         pytest.importorskip("quicktok")
     chunks = chunks_of(fx, chunking)
-    parser = parser_of(fx)
+    parser = parser_of(fx, whole_calls)
     items = feed(parser, chunks)
     check_invariants(items, generated_ids=fx.ids is None)
     stream = reconstruct(items)
+    cut = parser.cut_call
+    if whole_calls:
+        assert cut is None, "whole-call mode sent a cut call"
+    if cut is not None:
+        # Incremental mode: what was sent of the cut call stands, after the expected calls.
+        assert cut == len(fx.calls) == len(stream.calls) - 1
+        stream.calls.pop()
+        stream.ids.pop()
     complete = complete_result(parser_of(fx).parse_complete(fx.text))
     assert stream.result() == complete, "streaming and complete parsing diverge"
     assert stream.result() == fx.expected()
     check_ids(fx, stream.ids)
     # 12: the flag a server turns `stop` into `tool_calls` with
-    assert any(flag for _, flag in items) == bool(fx.calls)
+    assert any(flag for _, flag in items) == (bool(fx.calls) or cut is not None)
     check_declared(fx, parser, stream.calls)
 
 

@@ -53,10 +53,15 @@ def feed_ids(p: rp.ResponseParser, chunks: list[tuple[str, list[int]]]) -> list[
 
 @pytest.mark.parametrize("fx", HARMONY_FIXTURES, ids=lambda f: f.id)
 def test_every_single_cut(fx: HarmonyFixture) -> None:
-    """Two chunks cut at every character give the whole-text result."""
+    """Two chunks cut at every character give the whole-text result (in incremental
+    streaming a cut call's beginning stands after it: the parser names it)."""
     expected = fx.expected()
     for cut in range(1, len(fx.text)):
-        stream = stream_text(parser(fx), fx.text, lambda t, c=cut: [t[:c], t[c:]])
+        p = parser(fx)
+        stream = stream_text(p, fx.text, lambda t, c=cut: [t[:c], t[c:]])
+        if p.cut_call is not None:
+            assert p.cut_call == len(stream.calls) - 1
+            stream.calls.pop()
         assert stream.result() == expected, f"cut at {cut}"
 
 
@@ -165,3 +170,49 @@ def test_pending_stays_small_while_a_body_streams() -> None:
     for _ in range(2000):
         assert p.stream_chunk("word <|")
         assert p.pending_len <= 12
+
+
+# ---------------------------------------------------------------------------------------
+# Built-in recipients
+# ---------------------------------------------------------------------------------------
+
+PYTHON_CALL = (
+    "<|channel|>analysis<|message|>Compute it.<|end|>"
+    "<|start|>assistant to=python<|channel|>analysis code<|message|>print(2 + 2)<|call|>"
+)
+
+
+def test_builtin_calls_are_exposed_apart_and_counted() -> None:
+    """A message to a built-in tool is on `builtin_calls` (dicts, as `rejected_calls`),
+    not in the result nor in any delta, and the diagnostics count it."""
+    p = rp.ResponseParser(response_parser="gpt-oss", tools=TOOLS)
+    items = p.stream_chunk(PYTHON_CALL, final=True)
+    assert "print(2 + 2)" not in repr([d.model_dump() for d, _ in items])
+    assert reconstruct(items).result() == {
+        "content": None,
+        "reasoning": "Compute it.",
+        "calls": [],
+    }
+    want = [
+        {
+            "recipient": "python",
+            "channel": "analysis",
+            "content_type": "code",
+            "body": "print(2 + 2)",
+            "cut": False,
+        }
+    ]
+    assert p.builtin_calls == want
+    assert p.rejected_calls == []
+    whole = rp.ResponseParser(response_parser="gpt-oss", tools=TOOLS)
+    msg = whole.parse_complete(PYTHON_CALL)
+    assert msg.model_dump() == {"role": "assistant", "reasoning_content": "Compute it."}
+    assert whole.builtin_calls == want
+    assert rp.record_diagnostics("test/builtin-calls", whole) == {"builtin_call": 1}
+    # Cut by the end of output: marked, never presented as finished.
+    cut = rp.ResponseParser(response_parser="gpt-oss", tools=TOOLS)
+    cut.parse_complete(PYTHON_CALL.removesuffix("2)<|call|>"))
+    assert [(b["body"], b["cut"]) for b in cut.builtin_calls] == [("print(2 + ", True)]
+    assert cut.ended_in_tool_block
+    # The default parser has none.
+    assert rp.ResponseParser(tool_parser="qwen", tools=TOOLS).builtin_calls == []

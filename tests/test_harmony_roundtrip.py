@@ -80,6 +80,11 @@ class Msg:
             return self.recipient.removeprefix("functions.")
         return None
 
+    @property
+    def builtin(self) -> bool:
+        """Addressed to a built-in tool (any recipient but a function)."""
+        return self.recipient is not None and self.call is None
+
 
 def render(enc: Any, msgs: list[Msg], final_return: bool) -> tuple[list[int], list[list[int]]]:
     """The completion gpt-oss generates for these messages: each rendered by
@@ -103,7 +108,8 @@ def render(enc: Any, msgs: list[Msg], final_return: bool) -> tuple[list[int], li
 
 def expected(msgs: list[Msg], spaced: bool = False) -> dict[str, Any]:
     """What the parser must give: analysis -> reasoning, other channels -> content, a
-    functions.NAME recipient -> a call with the body as arguments. `spaced`: the text was
+    functions.NAME recipient -> a call with the body as arguments, any other recipient
+    (a built-in tool) -> none of these (see `expected_builtins`). `spaced`: the text was
     decoded with one space beside each special token, so each body has one space on each
     side (an empty body is the one space between two special tokens)."""
     content: list[str] = []
@@ -113,6 +119,8 @@ def expected(msgs: list[Msg], spaced: bool = False) -> dict[str, Any]:
         body = (f" {m.body} " if m.body else " ") if spaced else m.body
         if m.call is not None:
             calls.append((m.call, body))
+        elif m.builtin:
+            continue
         elif m.channel == "analysis":
             reasoning.append(body)
         else:
@@ -122,6 +130,24 @@ def expected(msgs: list[Msg], spaced: bool = False) -> dict[str, Any]:
         "reasoning": "".join(reasoning) or None,
         "calls": calls,
     }
+
+
+def expected_builtins(msgs: list[Msg], spaced: bool = False) -> list[dict[str, Any]]:
+    """The parser's `builtin_calls` for these messages: every message to a built-in tool,
+    finished (each ends with `<|call|>`), its content type without `<|constrain|>`."""
+    return [
+        {
+            "recipient": m.recipient,
+            "channel": m.channel,
+            "content_type": m.content_type.removeprefix("<|constrain|>")
+            if m.content_type
+            else None,
+            "body": (f" {m.body} " if m.body else " ") if spaced else m.body,
+            "cut": False,
+        }
+        for m in msgs
+        if m.builtin
+    ]
 
 
 def spaced_chunks(pieces: list[tuple[str, int]]) -> list[tuple[str, int]]:
@@ -190,13 +216,16 @@ def check_round_trip(enc: Any, msgs: list[Msg], final_return: bool = True) -> in
         runs[f"text_bursts{sizes[:3]}"] = [
             ("".join(p for p, _ in b), None) for b in bursts(pieces, sizes)
         ]
+    builtins = expected_builtins(msgs)
     for name, chunks in runs.items():
         stream, p = feed(chunks)
         assert stream.result() == want, (name, text)
+        assert p.builtin_calls == builtins, (name, text)
         if chunks[0][1] is not None:
             assert p.reasoning_tokens == analysis_tokens, name
     whole = rp.ResponseParser(response_parser="gpt-oss", tools=TOOLS)
     assert complete_result(whole.parse_complete(text, token_ids=tokens)) == want
+    assert whole.builtin_calls == builtins
     assert whole.reasoning_tokens == analysis_tokens
     assert (
         complete_result(
@@ -215,8 +244,9 @@ def check_round_trip(enc: Any, msgs: list[Msg], final_return: bool = True) -> in
         "spaced_whole": [(spaced_text, None)],
         "spaced_bursts": [("".join(p for p, _ in b), None) for b in bursts(spaced, [3, 1, 5])],
     }.items():
-        stream, _ = feed(chunks)
+        stream, p = feed(chunks)
         assert stream.result() == want_spaced, (name, spaced_text)
+        assert p.builtin_calls == expected_builtins(msgs, spaced=True), (name, spaced_text)
     return len(runs) + 7
 
 
@@ -266,6 +296,16 @@ FIXED = {
     "empty_bodies": [Msg("analysis", ""), Msg("final", "")],
     "dashed_tool_name": [
         Msg("commentary", json.dumps({"sql": "SELECT 1"}), "functions.run_sql-v2")
+    ],
+    "builtin_tools_between_calls": [
+        Msg("analysis", "Compute, look up, then call."),
+        Msg("analysis", "print(sum(range(10)))", "python"),
+        Msg("commentary", "import math\nprint(math.pi)", "python", "code"),
+        Msg("analysis", json.dumps({"query": "Paris", "topn": 3}), "browser.search", "json"),
+        Msg("commentary", PARIS, "functions.get_weather", "<|constrain|>json"),
+        Msg("commentary", json.dumps({"cmd": ["ls", "-la"]}), "container.exec", "json"),
+        Msg("commentary", "{}", "functions.noop"),
+        Msg("final", "Done."),
     ],
     "protocol_words_in_bodies": [
         Msg("analysis", "analysis commentary final to=functions.search json <tool_call>"),
@@ -319,7 +359,13 @@ message = st.one_of(
         st.sampled_from(TOOL_NAMES).map("functions.{}".format),
         st.sampled_from([None, "json", "<|constrain|>json"]),
     ),
-    st.builds(Msg, st.just("analysis"), arguments, st.just("browser.search")),
+    st.builds(
+        Msg,
+        st.sampled_from(["analysis", "commentary"]),
+        st.one_of(arguments, body_text),
+        st.sampled_from(["browser.search", "browser.open", "python", "container.exec"]),
+        st.sampled_from([None, "json", "code", "<|constrain|>json"]),
+    ),
 )
 
 

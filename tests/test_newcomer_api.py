@@ -260,7 +260,8 @@ def test_diagnostics_are_counted_per_model():
     model = "test/diagnostics-model"
     before = rp.diagnostic_counts().get(model, {})
     added = rp.record_diagnostics(model, _dropping_parser())
-    assert added == {"unknown_name": 1, "stray_text": 1, "cut_output": 1}
+    # The cut call is recorded too (cut output): reason `cut`.
+    assert added == {"unknown_name": 1, "stray_text": 1, "cut": 1, "cut_output": 1}
     clean = rp.ResponseParser(tool_parser="qwen", tools=TOOLS)
     clean.parse_complete(QWEN_CALL)
     assert rp.record_diagnostics(model, clean) == {}
@@ -299,7 +300,7 @@ def test_diagnostic_counts_are_exact_under_threads():
         t.join()
     total = n * threads
     assert counts.counts() == {
-        "m": {"unknown_name": total, "stray_text": total, "cut_output": total}
+        "m": {"unknown_name": total, "stray_text": total, "cut": total, "cut_output": total}
     }
 
 

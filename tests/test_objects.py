@@ -114,7 +114,7 @@ def test_a_streamed_tool_delta_exposes_every_field() -> None:
     assert (tc.index, tc.type, tc.function.name) == (0, "function", "get_weather")
     assert tc.id and tc.function.arguments == PARIS
     assert_reads_are_kept(first)
-    assert [d.content for d, _ in items if d.content] == ["\n\nok\n", "\nbye"]
+    assert [d.content for d, _ in items if d.content] == ["\n\nok", "\nbye"]
     assert next(d for d, _ in items if d.reasoning_content).reasoning_content == "\nplan\n"
 
 

@@ -104,7 +104,12 @@ def stream_fixtures(seed: int, n: int) -> None:
         for i, c in enumerate(chunks):
             items.extend(parser.stream_chunk(c, final=i == len(chunks) - 1))
         check_invariants(items)
-        assert reconstruct(items).result() == fx.expected(), fx.id
+        stream = reconstruct(items)
+        if parser.cut_call is not None:
+            # Cut output, incremental streaming: the cut call's beginning stands last.
+            assert parser.cut_call == len(stream.calls) - 1, fx.id
+            stream.calls.pop()
+        assert stream.result() == fx.expected(), fx.id
         fresh = rp.ResponseParser(**fx.parser_kwargs())
         assert complete_result(fresh.parse_complete(fx.text)) == fx.expected(), fx.id
 

@@ -13,7 +13,14 @@
 //!   set exactly on tool deltas, contiguous indices from 0, identity first (id, type
 //!   and name on the first delta of a call and on no later one);
 //! - stream reconstruction (`ParsedResponse::from_deltas`, ids ignored) == `parse_complete`
-//!   on a fresh parser, with the same rejected-call records and `ended_in_tool_block`;
+//!   on a fresh parser, with the same rejected-call records and `ended_in_tool_block`:
+//!   always in whole-call mode (`ParserConfig::whole_calls`), and in incremental mode
+//!   up to the cut call, which the parser names (`cut_call`) as the last streamed call;
+//! - cut output, at a cut point the chunking byte picks: the complete calls of the
+//!   prefix are the first complete calls of the whole text, unchanged (a cut call is
+//!   absent, never altered), and a cut value is never completed: what incremental
+//!   streaming sent of the prefix's cut call is a start of what it sends of that call
+//!   for the whole text;
 //! - nothing invented: content and reasoning, in stream order, are a subsequence of the
 //!   input; accepted calls carry only allowed names;
 //! - conservation with tool tags not armed (no tools, or `tool_choice="none"`): the
@@ -292,7 +299,11 @@ pub struct Run {
     pub items: Vec<StreamItem>,
     pub result: ParsedResponse,
     pub rejected: Vec<replyparse::RejectedCall>,
+    /// The messages to built-in recipients (Harmony).
+    pub builtin: Vec<replyparse::BuiltinCall>,
     pub ended_in_tool_block: bool,
+    /// The call the output ended inside, when its beginning was streamed.
+    pub cut_call: Option<usize>,
 }
 
 fn new_parser(cfg: &ParserConfig) -> ResponseParser {
@@ -320,7 +331,9 @@ pub fn stream(cfg: &ParserConfig, pieces: &[(&str, Option<Vec<u32>>)]) -> Run {
         items,
         result,
         rejected: p.rejected_calls().to_vec(),
+        builtin: p.builtin_calls().to_vec(),
         ended_in_tool_block: p.ended_in_tool_block(),
+        cut_call: p.cut_call(),
     }
 }
 
@@ -342,7 +355,9 @@ pub fn complete(cfg: &ParserConfig, text: &str) -> Run {
         items: Vec::new(),
         result,
         rejected: p.rejected_calls().to_vec(),
+        builtin: p.builtin_calls().to_vec(),
         ended_in_tool_block: p.ended_in_tool_block(),
+        cut_call: p.cut_call(),
     }
 }
 
@@ -569,9 +584,35 @@ pub fn check_config(cfg: &ParserConfig, text: &str, k: u8) -> ParsedResponse {
     if k != 1 && text.len() <= 4096 {
         chunkings.push(1);
     }
+    let whole_calls = ParserConfig {
+        whole_calls: true,
+        ..cfg.clone()
+    };
     for k in chunkings {
-        let run = stream_text(cfg, &chunks(text, k), k % 2 == 0);
+        // Whole-call mode: the stream is the complete parse, for every input.
+        let run = stream_text(&whole_calls, &chunks(text, k), k % 2 == 0);
         check_invariants(&run.items);
+        assert_eq!(run.cut_call, None, "whole-call mode sent a cut call");
+        assert_eq!(
+            without_ids(run.result.clone()),
+            want,
+            "whole-call stream (chunking {k}) != parse_complete for {text:?} with {cfg:?}"
+        );
+        assert_eq!(
+            run.rejected, whole.rejected,
+            "rejected calls differ (whole calls)"
+        );
+        // Incremental mode: the same, but for the cut call's beginning.
+        let mut run = stream_text(cfg, &chunks(text, k), k % 2 == 0);
+        check_invariants(&run.items);
+        if let Some(i) = run.cut_call {
+            assert_eq!(
+                i + 1,
+                run.result.tool_calls.len(),
+                "the cut call is the last"
+            );
+            run.result.tool_calls.pop();
+        }
         assert_eq!(
             without_ids(run.result.clone()),
             want,
@@ -585,12 +626,17 @@ pub fn check_config(cfg: &ParserConfig, text: &str, k: u8) -> ParsedResponse {
             run.ended_in_tool_block, whole.ended_in_tool_block,
             "ended_in_tool_block differs (chunking {k}) for {text:?}"
         );
+        assert_eq!(
+            run.builtin, whole.builtin,
+            "built-in messages differ (chunking {k}) for {text:?}"
+        );
         let shown: String = pieces(&run.items).into_iter().map(|(_, t)| t).collect();
         assert!(
             is_subsequence(&shown, text),
             "output text {shown:?} is not a subsequence of the input {text:?}"
         );
     }
+    check_cut_prefix(cfg, text, k);
     let names = allowed(cfg);
     for c in &whole.result.tool_calls {
         assert!(
@@ -606,6 +652,138 @@ pub fn check_config(cfg: &ParserConfig, text: &str, k: u8) -> ParsedResponse {
         );
     }
     whole.result
+}
+
+/// Cut output at the cut point chunking byte `k` picks (see the crate docs): the
+/// prefix's complete calls are the whole text's first ones, unchanged, and its cut
+/// call's streamed arguments are a start of what that call streams for the whole text.
+///
+/// One exception, by the rules: what follows a call's end can change the last call the
+/// prefix finished. An XML-like value close tag is decided by what follows it (the
+/// block close or the end of output ends the value; other text makes the tag value
+/// text), a missing value close is recovered at a block close only the end of output
+/// follows, and a body that a balanced JSON value ended at the end of output (Harmony,
+/// header dialects) is no JSON value once other text follows it in the message. So the
+/// prefix's last call may be missing from the whole text's calls or read differently
+/// there; every call before it is unchanged, and the incremental check below still
+/// requires what was streamed of a cut call to be a start of the whole text's call.
+pub fn check_cut_prefix(cfg: &ParserConfig, text: &str, k: u8) {
+    let bounds: Vec<usize> = (0..text.len())
+        .filter(|&i| text.is_char_boundary(i))
+        .collect();
+    if bounds.is_empty() {
+        return;
+    }
+    let cut = bounds[usize::from(k).wrapping_mul(7919) % bounds.len()];
+    let (prefix, full) = (complete(cfg, &text[..cut]), complete(cfg, text));
+    let (p, f) = (without_ids(prefix.result), without_ids(full.result));
+    let (np, nf) = (p.tool_calls.len(), f.tool_calls.len());
+    let settled = np.saturating_sub(1).min(nf);
+    assert!(
+        (np <= nf + 1) && p.tool_calls[..settled] == f.tool_calls[..settled],
+        "the calls of the prefix {:?} are not the first calls of {text:?}: {:?} / {:?}",
+        &text[..cut],
+        p.tool_calls,
+        f.tool_calls
+    );
+    if np >= 1 && np <= nf {
+        let (last, later) = (&p.tool_calls[np - 1], &f.tool_calls[np - 1]);
+        assert!(
+            last == later || read_further(&last.function.arguments, &later.function.arguments, &text[..cut]),
+            "the prefix {:?} finished a call the whole text {text:?} continues: {last:?} / {later:?}",
+            &text[..cut]
+        );
+    }
+    let part = stream_text(cfg, &[&text[..cut]], false);
+    if let Some(i) = part.cut_call {
+        let whole = stream_text(cfg, &[text], false);
+        let sent = &part.result.tool_calls[i];
+        // The whole text may have un-finished an earlier call, shifting indices (see
+        // above): compare only when the whole text has as many calls before it.
+        let Some(later) = whole.result.tool_calls.get(i).filter(|_| nf >= np) else {
+            return;
+        };
+        assert_eq!(sent.function.name, later.function.name, "cut call renamed");
+        assert!(
+            later
+                .function
+                .arguments
+                .starts_with(&sent.function.arguments)
+                || read_as_text(
+                    &sent.function.arguments,
+                    &later.function.arguments,
+                    &text[..cut]
+                ),
+            "a cut value was completed: {:?} sent for {:?}, {:?} for {text:?}",
+            sent.function.arguments,
+            &text[..cut],
+            later.function.arguments
+        );
+    }
+}
+
+/// Whether the whole text's arguments `later` differ from the prefix's `last` only by
+/// reading further what the prefix itself holds: where a string value of `later`
+/// continues one of `last`, the first bytes of that continuation are in the prefix
+/// text right after the value (a close tag the whole text read as value text). A
+/// value the prefix completed although the output ended inside it (`"rm -rf /"` for
+/// `"rm -rf /tmp/build"`) continues with text the prefix does not hold.
+fn read_further(last: &str, later: &str, prefix: &str) -> bool {
+    let (Ok(Value::Object(a)), Ok(Value::Object(b))) = (
+        serde_json::from_str::<Value>(last),
+        serde_json::from_str::<Value>(later),
+    ) else {
+        return true; // not objects: no value to compare
+    };
+    a.iter().all(|(k, va)| match (va, b.get(k)) {
+        (Value::String(x), Some(Value::String(y))) if x != y => {
+            let Some(ext) = y.strip_prefix(x.as_str()) else {
+                return true; // read differently, not continued
+            };
+            let head: String = ext.chars().take(8).collect();
+            prefix.contains(&format!("{x}{head}"))
+        }
+        _ => true,
+    })
+}
+
+/// Whether what was streamed of a cut call, `sent`, leaves the whole text's `later`
+/// only by a reading that what follows decides: past their common start, either `sent`
+/// closes no string (it read as value text a close tag the whole text read as markup),
+/// or the prefix ends on a tag (a value close tag that the end of output made the
+/// value's end, which the whole text's continuation read otherwise), or on the text
+/// `later` goes on with. A cut value completed adds a closing quote where the model
+/// wrote more value: not after a tag, and before text the prefix does not end on.
+fn read_as_text(sent: &str, later: &str, prefix: &str) -> bool {
+    let common = sent
+        .char_indices()
+        .zip(later.chars())
+        .find(|((_, a), b)| a != b)
+        .map_or(sent.len().min(later.len()), |((i, _), _)| i);
+    let mut escaped = sent[..common].ends_with('\\');
+    let mut closes = false;
+    for &b in &sent.as_bytes()[common..] {
+        match (escaped, b) {
+            (false, b'"') => closes = true,
+            (false, b'\\') => escaped = true,
+            _ => escaped = false,
+        }
+    }
+    if !closes {
+        return true;
+    }
+    let ext = &later[common..];
+    let end = prefix.trim_end();
+    if end.ends_with('>') {
+        // The prefix ends on a tag, which the end of output made the value's end (a
+        // value close tag that only the end of output follows): the model closed the
+        // value, nothing was completed for it; the whole text, seeing what follows the
+        // tag, read it (and maybe earlier close tags) otherwise.
+        return true;
+    }
+    (2..=ext.len().min(64))
+        .filter(|&k| ext.is_char_boundary(k))
+        .any(|k| end.ends_with(&ext[..k]))
 }
 
 /// Conservation with tool tags not armed, for the composed parser: the pieces equal the
@@ -782,8 +960,12 @@ pub fn check_harmony(data: &[u8]) {
     // (`skip_special_tokens=True`), or kept.
     let stripped = (c / 5) % 2 == 0;
     {
-        let run = stream(&cfg, &harmony_tokens(&text, stripped));
+        let mut run = stream(&cfg, &harmony_tokens(&text, stripped));
         check_invariants(&run.items);
+        if run.cut_call.is_some() {
+            // Incremental mode: the cut call's beginning stands.
+            run.result.tool_calls.pop();
+        }
         assert_eq!(
             without_ids(run.result),
             without_ids(whole.clone()),
@@ -882,7 +1064,13 @@ pub fn check_wire(data: &[u8]) {
             assert!(complete.is_object(), "{protocol:?}: complete is {complete}");
             if n == 1 {
                 all_events.extend(events);
-                check_wire_arguments(protocol, &all_events, &complete, &raw_args);
+                check_wire_arguments(
+                    protocol,
+                    &all_events,
+                    &complete,
+                    &raw_args,
+                    parser.cut_call(),
+                );
             }
         }
         let utf8 = |b: &[u8]| String::from_utf8(b.to_vec()).expect("SSE is UTF-8");
@@ -916,14 +1104,16 @@ pub fn valid_json_prefix(text: &str) -> bool {
 const PREFIX_CHECK_BYTES: usize = 1024;
 
 /// The arguments a client accumulates from `events` (see the module docs); `raw` is each
-/// call's argument text as the parser streamed it.
+/// call's argument text as the parser streamed it; `cut` the call the output ended
+/// inside (its arguments end with the cut member, and are checked without it).
 pub fn check_wire_arguments(
     protocol: replyparse::wire::Protocol,
     events: &[Value],
     complete: &Value,
     raw: &[String],
+    cut: Option<usize>,
 ) {
-    use replyparse::wire::{Protocol, RAW_ARGUMENTS_KEY};
+    use replyparse::wire::{Protocol, CUT_KEY, RAW_ARGUMENTS_KEY};
     // (event key of the call, its text so far), in the order the calls opened.
     let mut calls: Vec<(u64, String)> = Vec::new();
     let mut add = |key: u64, text: &str| {
@@ -1005,14 +1195,31 @@ pub fn check_wire_arguments(
         raw.len(),
         "{protocol:?}: calls in the complete response"
     );
-    for (((_, sent), done), raw) in calls.iter().zip(done).zip(raw) {
-        let v: Value = serde_json::from_str(sent)
+    for (i, (((_, sent), done), raw)) in calls.iter().zip(done).zip(raw).enumerate() {
+        let mut v: Value = serde_json::from_str(sent)
             .unwrap_or_else(|e| panic!("{protocol:?}: finished arguments {sent:?}: {e}"));
         assert!(v.is_object(), "{protocol:?}: finished arguments {sent:?}");
         match protocol {
             Protocol::Anthropic => assert_eq!(done, &v, "complete input != the stream's"),
             _ => assert_eq!(done.as_str(), Some(sent.as_str()), "{protocol:?}: complete"),
         }
+        // A cut call's arguments end with the cut member (a model argument of that name
+        // may be the model's own); without it they are checked as any call's.
+        let unmarked;
+        let sent = if cut == Some(i) {
+            let end = sent.trim_end();
+            let body = end
+                .strip_suffix("\"_cut\":true}")
+                .unwrap_or_else(|| panic!("{protocol:?}: cut call unmarked: {sent:?}"));
+            let body = body.strip_suffix(',').unwrap_or(body);
+            unmarked = format!("{body}}}{}", &sent[end.len()..]);
+            if let Some(o) = v.as_object_mut() {
+                o.remove(CUT_KEY);
+            }
+            &unmarked
+        } else {
+            sent
+        };
         if v.get(RAW_ARGUMENTS_KEY).is_some() && !raw.contains(RAW_ARGUMENTS_KEY) {
             // The members sent are the model's text byte for byte; what could not be
             // sent is under the raw key.

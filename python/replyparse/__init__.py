@@ -151,6 +151,7 @@ class ResponseParser(_native.ResponseParser):
         max_buffered_bytes: int | None = None,
         chat_template_kwargs: dict[str, Any] | None = None,
         reasoning_effort: str | None = None,
+        whole_calls: bool = False,
     ):
         parser = super().__new__(
             cls,
@@ -164,6 +165,7 @@ class ResponseParser(_native.ResponseParser):
             max_buffered_bytes,
             chat_template_kwargs,
             reasoning_effort,
+            whole_calls,
         )
         # The decoding constraint of tool_choice "required" / a named function, built now
         # so that a dialect that cannot express it fails here, not mid-stream.

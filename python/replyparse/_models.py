@@ -356,6 +356,28 @@ def _upgrade(data: Any) -> Any:
     return json.loads(_native.upgrade_tool_dialect_json(text))
 
 
+class ToolSeparators(_Declaration):
+    """The whitespace a tool dialect's template writes around its blocks in the
+    content, each position as the exact strings it may be (the longest that matches is
+    the separator): before a run of blocks, between two blocks (None: a run of
+    newlines the next open tag follows is dropped), after a run of blocks."""
+
+    before_blocks: list[str] = []
+    between_blocks: list[str] | None = None
+    after_blocks: list[str] = []
+
+
+class ReasoningSeparators(_Declaration):
+    """The whitespace a reasoning dialect's template writes around the reasoning tags:
+    at the start of a response that starts outside reasoning, after the open tag,
+    before and after the close tag; each position as the exact strings it may be."""
+
+    response_start: list[str] = []
+    after_open: list[str] = []
+    before_close: list[str] = []
+    after_close: list[str] = []
+
+
 class FormDecl(_Declaration):
     """Another payload form of a dialect: the payload's first bytes that select it, and
     its syntax (the dialect's tags apply)."""
@@ -429,6 +451,8 @@ class ToolDialect(_Declaration):
     content_wrappers: list[WrapperTags] = []
     drop_markup: list[DropMarkup] = []
     forms: list[FormDecl] = []
+    # The template's whitespace around blocks: protocol, not content.
+    separators: ToolSeparators = ToolSeparators()
     # The marker pieces that are single special tokens (None: every `<|...|>` piece);
     # markers are also accepted with one space beside them, as engines decode them.
     special_tokens: list[str] | None = None
@@ -520,11 +544,12 @@ class ReasoningDialect(_Declaration):
     # `*_append_think`: no split; this text (the prompt's open tag) goes before the output.
     inline_prefix: str | None = None
     # One reasoning section only; a stray leading close tag dropped; a tool call ends
-    # the reasoning; one newline on each side of the close tag is protocol.
+    # the reasoning.
     once: bool = False
     drop_leading_close: bool = False
     tool_ends_reasoning: bool = False
-    close_newlines: bool = False
+    # The template's whitespace around the reasoning tags: neither reasoning nor content.
+    separators: ReasoningSeparators = ReasoningSeparators()
     content_wrappers: list[WrapperTags] = []
     drop_markup: list[DropMarkup] = []
 

@@ -76,6 +76,13 @@ class _RejectedCall(TypedDict):
     reason: str
     truncated: bool
 
+class _BuiltinCall(TypedDict):
+    recipient: str
+    channel: str | None
+    content_type: str | None
+    body: str
+    cut: bool
+
 class _Usage(TypedDict):
     prompt_tokens: int
     completion_tokens: int
@@ -200,6 +207,7 @@ class ResponseParser:
         max_buffered_bytes: int | None = None,
         chat_template_kwargs: dict[str, Any] | None = None,
         reasoning_effort: str | None = None,
+        whole_calls: bool = False,
     ) -> ResponseParser: ...
     def stream_chunk(
         self, text: str, token_ids: Sequence[int] | None = None, final: bool = False
@@ -212,7 +220,12 @@ class ResponseParser:
     @property
     def rejected_calls(self) -> list[_RejectedCall]: ...
     @property
+    def builtin_calls(self) -> list[_BuiltinCall]: ...
+    @property
     def emitted_tool_calls(self) -> int: ...
+    def set_whole_calls(self, whole: bool) -> None: ...
+    @property
+    def cut_call(self) -> int | None: ...
     @property
     def ended_in_tool_block(self) -> bool: ...
     @property

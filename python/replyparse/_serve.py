@@ -147,10 +147,17 @@ def complete(
     logprobs: Any = None,
     prompt_tokens: int | None = None,
     completion_tokens: int | None = None,
+    whole_calls: bool = True,
     **options: Any,
 ) -> dict[str, Any]:
-    """A non-streaming response: the whole text as one final step, accumulated.
-    Parser errors raise here (there is no stream to carry an error event)."""
+    """A non-streaming response: the whole text as one final step, accumulated, in
+    whole-call mode (a call the output ended inside is left out, as the complete parse
+    leaves it out); `whole_calls=False` gives what a client accumulates from an
+    incremental stream instead. Parser errors raise here (there is no stream to carry
+    an error event)."""
+    set_whole = getattr(parser, "set_whole_calls", None)
+    if whole_calls and set_whole is not None:
+        set_whole(True)
     s = cls(
         parser,
         model,

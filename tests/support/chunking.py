@@ -510,6 +510,13 @@ def rejected_of(parser: rp.ResponseParser) -> list[tuple[Any, str, str]]:
     return [(r["name"], r["reason"], r["raw"]) for r in parser.rejected_calls]
 
 
+def builtin_of(parser: rp.ResponseParser) -> list[tuple[str, Any, Any, str, bool]]:
+    return [
+        (b["recipient"], b["channel"], b["content_type"], b["body"], b["cut"])
+        for b in parser.builtin_calls
+    ]
+
+
 def check_complete(fx: Any, check_arguments: Callable[[str], Any] | None = None) -> None:
     """`parse_complete` of a fixture gives its expected result, with distinct generated
     ids, the expected rejected calls and the emitted-call count."""

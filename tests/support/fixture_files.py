@@ -19,6 +19,8 @@ FIXTURE_DIR = Path(__file__).resolve().parent.parent / "fixtures"
 Call = tuple[str, str]
 # (name or None, reason, raw) of a record in `parser.rejected_calls`
 Rejected = tuple[str | None, str, str]
+# (recipient, channel, content_type, body, cut) of a record in `parser.builtin_calls`
+Builtin = tuple[str, str | None, str | None, str, bool]
 
 # Parser construction. The first five are always passed to the parser (None / "auto"
 # when unset); the others only when a case (or its file's defaults) sets them.
@@ -46,11 +48,14 @@ CASE_KEYS = frozenset(
     }
 )
 DEFAULT_KEYS = CASE_KEYS - {"id", "note", "text", "token_ids"}
-EXPECT_KEYS = frozenset({"content", "reasoning", "calls", "rejected", "ended_in_tool_block"})
+EXPECT_KEYS = frozenset(
+    {"content", "reasoning", "calls", "rejected", "builtin", "ended_in_tool_block"}
+)
 FILE_KEYS = frozenset({"description", "matrix_not_applicable", "tool_sets", "defaults", "cases"})
 CALL_KEYS = frozenset({"name", "arguments", "id"})
 REJECTED_KEYS = frozenset({"name", "reason", "raw"})
-REJECT_REASONS = frozenset({"unknown_name", "missing_name", "stray_text"})
+BUILTIN_KEYS = frozenset({"recipient", "channel", "content_type", "body", "cut"})
+REJECT_REASONS = frozenset({"unknown_name", "missing_name", "stray_text", "cut"})
 CALL_ID_MODES = frozenset({"generated", "model"})
 MATRIX_ITEMS = range(1, 19)
 
@@ -76,6 +81,9 @@ class Fixture:
     tool_choice: Any = "auto"
     # Expected `parser.rejected_calls` as (name, reason, raw); None: not checked.
     rejected: list[Rejected] | None = None
+    # Expected `parser.builtin_calls` as (recipient, channel, content_type, body, cut);
+    # None: not checked.
+    builtin: list[Builtin] | None = None
     # response_parser, chat_template_kwargs, reasoning_effort, parallel_tool_calls: only
     # the ones the case sets, passed to the parser as they are.
     options: dict[str, Any] = field(default_factory=dict)
@@ -211,6 +219,19 @@ def _expect(where: str, e: Any, call_ids: str) -> dict[str, Any]:
                 _fail(rw, f"reason must be one of {sorted(REJECT_REASONS)}")
             if not (_is_str_or_none(r["name"]) and isinstance(r["raw"], str)):
                 _fail(rw, "name must be a string or null, raw a string")
+    builtin = e.get("builtin")
+    if builtin is not None:
+        if not isinstance(builtin, list):
+            _fail(where, "expect.builtin must be a list")
+        for n, b in enumerate(builtin):
+            bw = f"{where}.expect.builtin[{n}]"
+            _keys(bw, b, BUILTIN_KEYS, ("recipient", "body", "cut"))
+            if not (isinstance(b["recipient"], str) and isinstance(b["body"], str)):
+                _fail(bw, "recipient and body must be strings")
+            if not (_is_str_or_none(b.get("channel")) and _is_str_or_none(b.get("content_type"))):
+                _fail(bw, "channel and content_type must be strings or null")
+            if not isinstance(b["cut"], bool):
+                _fail(bw, "cut must be true or false")
     eitb = e.get("ended_in_tool_block")
     if not (eitb is None or isinstance(eitb, bool)):
         _fail(where, "expect.ended_in_tool_block must be true, false or null")
@@ -272,6 +293,7 @@ def read_file(path: Path, cls: type[Fixture] = Fixture) -> FixtureFile:
             tools = tool_sets[tools]
         calls = e.get("calls", [])
         rejected = e.get("rejected")
+        builtin = e.get("builtin")
         out.append(
             cls(
                 id=c["id"],
@@ -287,6 +309,12 @@ def read_file(path: Path, cls: type[Fixture] = Fixture) -> FixtureFile:
                 rejected=None
                 if rejected is None
                 else [(r["name"], r["reason"], r["raw"]) for r in rejected],
+                builtin=None
+                if builtin is None
+                else [
+                    (b["recipient"], b.get("channel"), b.get("content_type"), b["body"], b["cut"])
+                    for b in builtin
+                ],
                 options={k: c[k] for k in PASS_THROUGH_KEYS if k in c},
                 ids=[call["id"] for call in calls] if call_ids == "model" else None,
                 ended_in_tool_block=e.get("ended_in_tool_block"),

@@ -150,7 +150,7 @@ def check_sdks(
     events = stream_events(rpo.ChatCompletionStream, make_parser, chunks, "stop")
     argument_prefixes_parse(events)
     want = rpo.chat_completion(
-        make_parser(), text, model="m", completion_tokens=len(chunks), **FIXED
+        make_parser(), text, model="m", completion_tokens=len(chunks), whole_calls=False, **FIXED
     )
     for input_tools in [strict(tools) if m else tools or [] for m in modes]:
         final = sdk_chat(events, input_tools)
@@ -165,7 +165,9 @@ def check_sdks(
                 assert call.function.parsed_arguments == json.loads(call.function.arguments)
     # Responses.
     events = stream_events(rpo.ResponsesStream, make_parser, chunks, "stop")
-    want = rpo.response(make_parser(), text, model="m", completion_tokens=len(chunks), **FIXED)
+    want = rpo.response(
+        make_parser(), text, model="m", completion_tokens=len(chunks), whole_calls=False, **FIXED
+    )
     for strict_ in modes:
         final = sdk_responses(events, responses_tools(tools, strict_))
         got = responses_view([item.model_dump() for item in final.output])
@@ -178,7 +180,9 @@ def check_sdks(
     # Anthropic.
     events = stream_events(rpa.MessageStream, make_parser, chunks, "stop")
     final = sdk_anthropic(events)
-    want = rpa.message(make_parser(), text, model="m", completion_tokens=len(chunks), **FIXED)
+    want = rpa.message(
+        make_parser(), text, model="m", completion_tokens=len(chunks), whole_calls=False, **FIXED
+    )
     assert anthropic_view([b.model_dump() for b in final.content]) == anthropic_view(
         want["content"]
     )

@@ -7,6 +7,7 @@ the arguments of one `ResponseParser`.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -178,6 +179,42 @@ def choose_dialects(
     return Dialects(c.tool_parser, c.reasoning_parser, c.response_parser, str(c.reason))
 
 
+WHOLE_CALLS_ENV = "REPLYPARSE_WHOLE_CALLS"
+WHOLE_CALLS_FIELD = "replyparse_whole_calls"
+
+
+def whole_calls_of(request: Any) -> bool:
+    """Whether a request streams tool calls whole (see `ResponseParser(whole_calls=)`):
+    the request's own `replyparse_whole_calls` (a field, where the stack keeps extra
+    request fields, or a key of vLLM's `vllm_xargs`), else the deployment's
+    `REPLYPARSE_WHOLE_CALLS` environment variable (`1` / `true` / `yes`)."""
+
+    def field(src: Any, key: str) -> Any:
+        if isinstance(src, dict):
+            return src.get(key)
+        extra = getattr(src, "model_extra", None) or {}
+        return getattr(src, key, None) if key not in extra else extra[key]
+
+    value = field(request, WHOLE_CALLS_FIELD)
+    if value is None:
+        xargs = field(request, "vllm_xargs")
+        if isinstance(xargs, dict):
+            value = xargs.get(WHOLE_CALLS_FIELD)
+    if value is None:
+        value = os.environ.get(WHOLE_CALLS_ENV, "")
+    if isinstance(value, str):
+        return value.strip().lower() in ("1", "true", "yes", "on")
+    return bool(value)
+
+
+def with_call_mode(parser: rp.ResponseParser, request: Any) -> rp.ResponseParser:
+    """`parser` (fresh) switched to whole-call streaming when `request` asks for it
+    (see `whole_calls_of`)."""
+    if whole_calls_of(request):
+        parser.set_whole_calls(True)
+    return parser
+
+
 def request_fields(request: Any) -> dict[str, Any]:
     """The parser-relevant fields of a stack's request object (pydantic or dict), as
     the plain dict `ResponseParser.from_request` reads."""
@@ -189,6 +226,7 @@ def request_fields(request: Any) -> dict[str, Any]:
         "reasoning_effort",
         "reasoning",
         "enable_thinking",
+        WHOLE_CALLS_FIELD,
     )
     if isinstance(request, dict):
         src = request

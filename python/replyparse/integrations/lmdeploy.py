@@ -50,6 +50,7 @@ from ._common import (
     reasoning_plugin_names,
     request_fields,
     tool_plugin_names,
+    with_call_mode,
     with_stack_spellings,
 )
 
@@ -162,8 +163,11 @@ class ReplyparseResponseParser(BaseResponseParser):
         req = normalize_chat_request(dump_tools(request))
         fields = request_fields(req)
         fields["chat_template_kwargs"] = self._kwargs
-        self._make = lambda: rp.ResponseParser.from_request(
-            fields, tool_parser=tool, reasoning_parser=reasoning, response_parser=response
+        self._make = lambda: with_call_mode(
+            rp.ResponseParser.from_request(
+                fields, tool_parser=tool, reasoning_parser=reasoning, response_parser=response
+            ),
+            request,
         )
         self._parser = self._make()
         constraint = self._parser.structural_tag

@@ -52,6 +52,7 @@ from ._common import (
     reasoning_plugin_names,
     request_fields,
     tool_plugin_names,
+    with_call_mode,
     with_stack_spellings,
 )
 
@@ -403,9 +404,10 @@ class ReplyparseReasoningDetector(BaseReasoningFormatDetector):
             response = response or tool_response
         if response is not None:
             reasoning = tool = None  # a response parser owns both channels
-        return rp.ResponseParser.from_request(
+        parser = rp.ResponseParser.from_request(
             fields, tool_parser=tool, reasoning_parser=reasoning, response_parser=response
         )
+        return with_call_mode(parser, self._request)
 
     def _model(self) -> str | None:
         return self._served or _model_info(self.tokenizer)[0]

@@ -74,6 +74,7 @@ from ._common import (
     reasoning_plugin_names,
     request_fields,
     tool_plugin_names,
+    with_call_mode,
     with_stack_spellings,
 )
 
@@ -372,9 +373,10 @@ class ReplyparseToolParser(ToolParser):
             # build_chat_params): the request's own field would undo that mapping.
             fields["chat_template_kwargs"] = self.partner.chat_template_kwargs
             fields.pop("reasoning_effort", None)
-        return rp.ResponseParser.from_request(
+        parser = rp.ResponseParser.from_request(
             fields, tool_parser=tool, reasoning_parser=reasoning, response_parser=response
         )
+        return with_call_mode(parser, request)
 
     def adjust_request(self, request: Any) -> Any:
         if not getattr(request, "tools", None) or request.tool_choice == "none":

@@ -149,6 +149,7 @@ impl NativeResponseParser {
         tool_parser=None, reasoning_parser=None, tools=None, tool_choice_json=None,
         enable_thinking=None, response_parser=None, reasoning_tag_ids=None,
         max_buffered_bytes=None, chat_template_kwargs=None, reasoning_effort=None,
+        whole_calls=false,
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -162,6 +163,7 @@ impl NativeResponseParser {
         max_buffered_bytes: Option<usize>,
         chat_template_kwargs: Option<&Bound<'_, PyDict>>,
         reasoning_effort: Option<String>,
+        whole_calls: bool,
     ) -> PyResult<Self> {
         let chat_template_kwargs = kwargs_map(chat_template_kwargs)?;
         let mut config = engine::ParserConfig {
@@ -175,6 +177,7 @@ impl NativeResponseParser {
             reasoning_effort,
             reasoning_tag_ids,
             max_buffered_bytes,
+            whole_calls,
         };
         config.tools = tools_arg(tools, || {
             engine::ResponseParser::uses_tool_schemas(&config).map_err(to_py_err)
@@ -231,10 +234,43 @@ impl NativeResponseParser {
         rejected_to_py(py, p.rejected_calls())
     }
 
+    /// Messages to a tool the request did not declare (Harmony's built-in recipients:
+    /// `python`, `browser.*`, `container.*`), neither calls nor content:
+    /// `[{"recipient": str, "channel": str | None, "content_type": str | None,
+    /// "body": str, "cut": bool}, ...]`.
+    #[getter]
+    fn builtin_calls<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let p = lock(&self.inner)?;
+        let out = PyList::empty(py);
+        for b in p.builtin_calls() {
+            let d = PyDict::new(py);
+            d.set_item("recipient", &b.recipient)?;
+            d.set_item("channel", b.channel.as_deref())?;
+            d.set_item("content_type", b.content_type.as_deref())?;
+            d.set_item("body", &b.body)?;
+            d.set_item("cut", b.cut)?;
+            out.append(d)?;
+        }
+        Ok(out)
+    }
+
     /// Number of tool calls emitted so far.
     #[getter]
     fn emitted_tool_calls(&self) -> PyResult<usize> {
         Ok(lock(&self.inner)?.emitted_tool_calls())
+    }
+
+    /// Switches whole-call streaming on or off before the first chunk (a non-streaming
+    /// response built through the stream encoders sets it); raises once streamed.
+    fn set_whole_calls(&self, whole: bool) -> PyResult<()> {
+        lock(&self.inner)?.set_whole_calls(whole).map_err(to_py_err)
+    }
+
+    /// The index of the tool call the output ended inside (cut) when its beginning
+    /// was streamed (incremental mode); None otherwise.
+    #[getter]
+    fn cut_call(&self) -> PyResult<Option<usize>> {
+        Ok(lock(&self.inner)?.cut_call())
     }
 
     /// True when the final chunk arrived inside an unclosed tool block.

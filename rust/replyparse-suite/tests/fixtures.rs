@@ -9,8 +9,15 @@
 //! expected result; the delta-stream invariants (one channel per delta, no empty text,
 //! the tool flag exactly on tool deltas, contiguous indices, identity first); the call
 //! ids (generated, or the model's where the dialect keeps them); and, where the case
-//! declares them, the rejected calls, `ended_in_tool_block` and arguments that are JSON
-//! objects. Real-tokenizer chunkings are Python's (`tests/test_fixtures.py`); every
+//! declares them, the rejected calls, the built-in messages, `ended_in_tool_block` and
+//! arguments that are JSON objects.
+//!
+//! Cut output: the expected calls are the complete parse's, where a call the output
+//! ended inside is absent (recorded with reason `cut`). Every chunking runs twice: in
+//! whole-call mode the stream equals the complete parse for every case; in incremental
+//! mode it does for every case whose output is not cut, and for a cut one the stream's
+//! calls are the expected calls followed by the cut call the parser names. Whole-call
+//! mode runs three chunkings by default and all of them with `REPLYPARSE_FULL=1`. Real-tokenizer chunkings are Python's (`tests/test_fixtures.py`); every
 //! case, Harmony included, runs here on its text.
 
 use std::collections::BTreeMap;
@@ -54,10 +61,12 @@ const EXPECT_KEYS: &[&str] = &[
     "reasoning",
     "calls",
     "rejected",
+    "builtin",
     "ended_in_tool_block",
 ];
 const CALL_KEYS: &[&str] = &["name", "arguments", "id"];
 const REJECTED_KEYS: &[&str] = &["name", "reason", "raw"];
+const BUILTIN_KEYS: &[&str] = &["recipient", "channel", "content_type", "body", "cut"];
 /// Request fields a case may carry that `ParserConfig` does not take yet.
 const NOT_YET_IN_CONFIG: &[&str] = &["parallel_tool_calls"];
 
@@ -70,6 +79,9 @@ struct Call {
 }
 
 type Rejected = (Option<String>, String, String);
+
+/// An expected built-in message: recipient, channel, content type, body, cut.
+type Builtin = (String, Option<String>, Option<String>, String, bool);
 
 /// A case with its file's defaults merged in.
 #[derive(Debug)]
@@ -84,6 +96,7 @@ struct Case {
     calls: Vec<Call>,
     model_ids: bool,
     rejected: Option<Vec<Rejected>>,
+    builtin: Option<Vec<Builtin>>,
     ended_in_tool_block: Option<bool>,
     arguments_json: bool,
 }
@@ -306,7 +319,7 @@ fn read_case(
                 let rw = format!("{w}: expect.rejected[{n}]");
                 let o = object(&rw, r, REJECTED_KEYS)?;
                 let reason = o.get("reason").and_then(Value::as_str).unwrap_or_default();
-                if !["unknown_name", "missing_name", "stray_text"].contains(&reason) {
+                if !["unknown_name", "missing_name", "stray_text", "cut"].contains(&reason) {
                     return Err(format!("{rw}: reason {reason:?} is not a reject reason"));
                 }
                 let raw = o
@@ -326,6 +339,7 @@ fn read_case(
         }
         Some(other) => return Err(format!("{w}: expect.rejected must be a list: {other}")),
     };
+    let builtin = builtin_list(&w, e.get("builtin"))?;
     let ended_in_tool_block = opt_bool(&w, e.get("ended_in_tool_block"), "ended_in_tool_block")?;
 
     Ok(Case {
@@ -339,9 +353,40 @@ fn read_case(
         calls,
         model_ids,
         rejected,
+        builtin,
         ended_in_tool_block,
         arguments_json,
     })
+}
+
+/// `expect.builtin`: the parser's built-in messages, in order; None: not checked.
+fn builtin_list(w: &str, v: Option<&Value>) -> Result<Option<Vec<Builtin>>, String> {
+    let list = match v {
+        None | Some(Value::Null) => return Ok(None),
+        Some(Value::Array(list)) => list,
+        Some(other) => return Err(format!("{w}: expect.builtin must be a list: {other}")),
+    };
+    let mut out = Vec::new();
+    for (n, b) in list.iter().enumerate() {
+        let bw = format!("{w}: expect.builtin[{n}]");
+        let o = object(&bw, b, BUILTIN_KEYS)?;
+        let text = |key: &str| {
+            o.get(key)
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+                .ok_or_else(|| format!("{bw}: {key} must be a string"))
+        };
+        let cut = opt_bool(&bw, o.get("cut"), "cut")?
+            .ok_or_else(|| format!("{bw}: cut must be a boolean"))?;
+        out.push((
+            text("recipient")?,
+            opt_str(&bw, o.get("channel"), "channel")?,
+            opt_str(&bw, o.get("content_type"), "content_type")?,
+            text("body")?,
+            cut,
+        ));
+    }
+    Ok(Some(out))
 }
 
 fn read_file(name: &str, src: &str) -> Result<Vec<Case>, String> {
@@ -451,6 +496,10 @@ fn bursts(text: &str, seed: u64, max_len: usize) -> Vec<&str> {
     }
     out
 }
+
+/// The chunkings whole-call mode runs in the default test run (all of them with
+/// `REPLYPARSE_FULL=1`): the whole text, every character, and random bursts.
+const WHOLE_CALL_DEFAULT_CHUNKINGS: &[&str] = &["whole", "chars", "bursts1"];
 
 fn chunkings(case: &Case) -> Vec<(String, Vec<Chunk<'_>>)> {
     let t = case.text.as_str();
@@ -621,6 +670,7 @@ fn check_declared(
     parser: &ResponseParser,
     calls: &[(String, String)],
 ) -> Result<(), String> {
+    let cut_sent = usize::from(parser.cut_call().is_some());
     if case.arguments_json {
         for (name, arguments) in calls {
             ensure!(
@@ -637,12 +687,23 @@ fn check_declared(
             .collect();
         ensure!(&got == want, "rejected calls {got:?}, expected {want:?}");
     }
+    if let Some(want) = &case.builtin {
+        let got: Vec<Builtin> = parser
+            .builtin_calls()
+            .iter()
+            .map(|b| {
+                let b = b.clone();
+                (b.recipient, b.channel, b.content_type, b.body, b.cut)
+            })
+            .collect();
+        ensure!(&got == want, "built-in messages {got:?}, expected {want:?}");
+    }
     if let Some(want) = case.ended_in_tool_block {
         let got = parser.ended_in_tool_block();
         ensure!(got == want, "ended_in_tool_block {got}, expected {want}");
     }
     ensure!(
-        parser.emitted_tool_calls() == case.calls.len(),
+        parser.emitted_tool_calls() == case.calls.len() + cut_sent,
         "emitted_tool_calls {} for {} expected calls",
         parser.emitted_tool_calls(),
         case.calls.len()
@@ -693,10 +754,12 @@ fn check_complete(case: &Case, token_ids: Option<&[u32]>) -> Result<(), String> 
     check_declared(case, &parser, &got.calls)
 }
 
-fn check_chunked(case: &Case, chunks: &[Chunk<'_>]) -> Result<(), String> {
+fn check_chunked(case: &Case, chunks: &[Chunk<'_>], whole_calls: bool) -> Result<(), String> {
     let joined: String = chunks.iter().map(|(t, _)| *t).collect();
     ensure!(joined == case.text, "the chunking does not cover the text");
-    let mut parser = ResponseParser::new(&case.config).map_err(|e| format!("construction: {e}"))?;
+    let mut config = case.config.clone();
+    config.whole_calls = whole_calls;
+    let mut parser = ResponseParser::new(&config).map_err(|e| format!("construction: {e}"))?;
     let mut items = Vec::new();
     let last = chunks.len().saturating_sub(1);
     if chunks.is_empty() {
@@ -712,7 +775,23 @@ fn check_chunked(case: &Case, chunks: &[Chunk<'_>]) -> Result<(), String> {
             .map_err(|e| format!("stream_chunk {n}: {e}"))?;
         items.extend(out);
     }
-    let (stream, ids) = check_stream(&items, !case.model_ids)?;
+    let (mut stream, mut ids) = check_stream(&items, !case.model_ids)?;
+    let cut = parser.cut_call();
+    if whole_calls {
+        ensure!(cut.is_none(), "whole-call mode sent a cut call");
+    }
+    if let Some(index) = cut {
+        // Incremental mode: what was sent of the cut call stands, after the expected
+        // (finished) calls.
+        ensure!(
+            index + 1 == stream.calls.len() && index == case.calls.len(),
+            "the cut call is {index}, of {} streamed calls, {} expected",
+            stream.calls.len(),
+            case.calls.len()
+        );
+        stream.calls.pop();
+        ids.pop();
+    }
     let (whole, _, _) = complete(case, None)?;
     ensure!(
         stream == whole,
@@ -725,7 +804,7 @@ fn check_chunked(case: &Case, chunks: &[Chunk<'_>]) -> Result<(), String> {
     );
     check_ids(case, &ids)?;
     let flagged = items.iter().any(|(_, f)| *f);
-    let calls_expected = !case.calls.is_empty();
+    let calls_expected = !case.calls.is_empty() || cut.is_some();
     ensure!(
         flagged == calls_expected,
         "a delta is flagged as a tool call: {flagged}, calls expected: {calls_expected}"
@@ -763,8 +842,15 @@ fn run_case(case: &Case) -> (usize, Vec<String>) {
     if let Some(ids) = &case.token_ids {
         record("complete_token_ids", check_complete(case, Some(ids)));
     }
+    let full = std::env::var_os("REPLYPARSE_FULL").is_some_and(|v| v == "1");
     for (name, chunks) in chunkings(case) {
-        record(&name, check_chunked(case, &chunks));
+        record(&name, check_chunked(case, &chunks, false));
+        if full || WHOLE_CALL_DEFAULT_CHUNKINGS.contains(&name.as_str()) {
+            record(
+                &format!("{name}, whole calls"),
+                check_chunked(case, &chunks, true),
+            );
+        }
     }
     (runs, failures)
 }
@@ -885,4 +971,132 @@ fn a_wrong_expected_value_fails() {
     let right = src.replace(r#"{\"a\": 2}"#, r#"{\"a\": 1}"#);
     let cases = read_file("right.json", &right).unwrap();
     assert_eq!(run_case(&cases[0]).1, Vec::<String>::new());
+}
+
+/// Cut output over every fixture: the output cut at many points (every character of a
+/// short case, an even sample of a long one) gives, in the complete parse, the first
+/// calls of the whole output, unchanged: a call the cut falls inside is absent, never
+/// altered, in every family.
+///
+/// A prefix that ends with a tag that closes a call (whitespace aside: the block
+/// close, or an XML-like function close) did not end inside that call: by the parsing
+/// rules its last call may be finished there (a value whose close tag is missing ends
+/// at the block close that ends the output; a value close tag that a function close
+/// and the end of output follow ends the value), where the whole output reads the tags
+/// as value text. Its calls before the last are checked.
+#[test]
+fn every_prefix_gives_the_first_calls_unchanged() {
+    let mut failures = Vec::new();
+    let mut checks = 0;
+    for (_, cases) in read_all() {
+        for case in &cases {
+            let full = match complete(case, None) {
+                Ok((o, _, _)) => o.calls,
+                Err(e) => {
+                    failures.push(format!("{}: {e}", case.id));
+                    continue;
+                }
+            };
+            let b = boundaries(&case.text);
+            let step = (b.len() / 200).max(1);
+            for &cut in b.iter().step_by(step) {
+                let prefix = Case {
+                    text: case.text[..cut].to_owned(),
+                    ..clone_case(case)
+                };
+                checks += 1;
+                let closed = ends_with_call_close(case, &prefix.text);
+                match complete(&prefix, None) {
+                    Ok((o, _, _)) if same_calls(&o.calls, &full) => {}
+                    Ok((o, _, _)) if closed && same_calls(&o.calls[..o.calls.len() - 1], &full) => {
+                    }
+                    Ok((o, _, _)) => failures.push(format!(
+                        "{}: cut at {cut} ({:?}): calls {:?} are not the first calls of {:?}",
+                        case.id,
+                        &case.text[..cut],
+                        o.calls,
+                        full
+                    )),
+                    Err(e) => failures.push(format!("{}: cut at {cut}: {e}", case.id)),
+                }
+            }
+        }
+    }
+    eprintln!("{checks} prefixes, {} failures", failures.len());
+    assert!(
+        failures.is_empty(),
+        "{} of {checks} prefixes fail:\n{}",
+        failures.len(),
+        failures
+            .iter()
+            .take(25)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}
+
+/// Whether `text`, trailing whitespace aside, ends with a tag of the case's tool
+/// dialect that closes a call: a spelling of the block close, or the function close of
+/// its syntax or of one of its forms.
+fn ends_with_call_close(case: &Case, text: &str) -> bool {
+    let Some(name) = case.config.tool_parser.as_deref() else {
+        return false;
+    };
+    let Ok(d) = replyparse::registry::tool_dialect(name) else {
+        return false;
+    };
+    let decl = serde_json::to_value(&*d).expect("a dialect serializes");
+    let syntaxes = std::iter::once(&decl["syntax"]).chain(
+        decl["forms"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|f| &f["syntax"]),
+    );
+    let closes: Vec<&str> = std::iter::once(&decl["close"])
+        .chain(decl["close_aliases"].as_array().into_iter().flatten())
+        .chain(
+            decl["blocks"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|b| &b["close"]),
+        )
+        .chain(syntaxes.map(|s| &s["function_close"]))
+        .filter_map(Value::as_str)
+        .filter(|c| !c.is_empty())
+        .collect();
+    let text = text.trim_end_matches([' ', '\t', '\n', '\r']);
+    closes.iter().any(|c| text.ends_with(c))
+}
+
+/// Whether `prefix` are the first calls of `full`, unchanged: the same names, and the
+/// same arguments (as JSON values where both are JSON: whitespace the model wrote after
+/// a finished value, as Harmony keeps before its end tag, is no change).
+fn same_calls(prefix: &[(String, String)], full: &[(String, String)]) -> bool {
+    prefix.len() <= full.len()
+        && prefix.iter().zip(full).all(|((pn, pa), (fnm, fa))| {
+            let json = |a: &str| serde_json::from_str::<Value>(a).ok();
+            pn == fnm && (pa == fa || matches!((json(pa), json(fa)), (Some(x), Some(y)) if x == y))
+        })
+}
+
+/// A copy of `case` (its expectations are not read by the prefix test).
+fn clone_case(case: &Case) -> Case {
+    Case {
+        file: case.file.clone(),
+        id: case.id.clone(),
+        config: case.config.clone(),
+        text: case.text.clone(),
+        token_ids: None,
+        content: None,
+        reasoning: None,
+        calls: Vec::new(),
+        model_ids: case.model_ids,
+        rejected: None,
+        builtin: None,
+        ended_in_tool_block: None,
+        arguments_json: false,
+    }
 }

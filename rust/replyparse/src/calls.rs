@@ -27,6 +27,11 @@ pub enum RejectReason {
     MissingName,
     /// Text inside a tool block that is not part of any call.
     StrayText,
+    /// The output ended before the call's own end (its close, its payload's end) or
+    /// inside one of its values: the call is cut. It is left out of the complete parse;
+    /// in incremental streaming its beginning was sent, as the call
+    /// [`ResponseParser::cut_call`](crate::ResponseParser::cut_call) names.
+    Cut,
 }
 
 impl RejectReason {
@@ -37,6 +42,7 @@ impl RejectReason {
             RejectReason::UnknownName => "unknown_name",
             RejectReason::MissingName => "missing_name",
             RejectReason::StrayText => "stray_text",
+            RejectReason::Cut => "cut",
         }
     }
 }
@@ -45,8 +51,11 @@ impl RejectReason {
 /// a server can log what the model wrote: see
 /// [`ResponseParser::rejected_calls`](crate::ResponseParser::rejected_calls).
 ///
-/// Nothing here was ever sent: a rejected call takes no index, so the calls a client
-/// sees are numbered from 0 without gaps. The record is bounded (64 KiB of `raw`), so a
+/// Nothing here was ever sent in the complete parse or in whole-call streaming: a
+/// rejected call takes no index, so the calls a client sees are numbered from 0 without
+/// gaps. The one exception is a [`Cut`](RejectReason::Cut) call in incremental
+/// streaming, whose beginning was sent before the output ended (its index is
+/// [`ResponseParser::cut_call`](crate::ResponseParser::cut_call)). The record is bounded (64 KiB of `raw`), so a
 /// model that writes a huge call to an unknown function cannot make the parser hold an
 /// unbounded copy of it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -54,12 +63,41 @@ pub struct RejectedCall {
     /// The function name the model wrote; `None` when the call ended before its name
     /// (and always for stray text).
     pub name: Option<String>,
-    /// Arguments as the model wrote them (or the stray text), up to 64 KiB.
+    /// Arguments as the model wrote them (JSON dialects) or as converted so far (the
+    /// others), or the stray text, up to 64 KiB.
     pub raw: String,
     /// Why it was not sent.
     pub reason: RejectReason,
     /// `raw` was cut at its 64 KiB limit.
     pub truncated: bool,
+}
+
+/// A message the model addressed to a tool the request did not declare — a Harmony
+/// built-in (`to=python`, `to=browser.search`, `to=container.exec`) — kept apart from the
+/// calls, so a server that implements such tools can act on it: see
+/// [`ResponseParser::builtin_calls`](crate::ResponseParser::builtin_calls).
+///
+/// It is neither a call in `tool_calls` (it takes no index) nor content or reasoning:
+/// nothing of it reaches the stream's deltas. The body is kept whole (it counts towards
+/// [`ResponseParser::buffered_bytes`](crate::ResponseParser::buffered_bytes), so the
+/// parser's buffer limit bounds it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BuiltinCall {
+    /// The recipient as the model wrote it after `to=`: `python`, `browser.search`,
+    /// `container.exec`, ...
+    pub recipient: String,
+    /// The message's channel (`analysis`, `commentary`, ...); `None` when its header had
+    /// none.
+    pub channel: Option<String>,
+    /// The content type of the header (`json`, `code`, ...; the word after
+    /// `<|constrain|>`, or a bare word after the channel), if any.
+    pub content_type: Option<String>,
+    /// The body, verbatim (special tokens inside it kept as text, as in any body).
+    pub body: String,
+    /// The output ended inside the message, so the body may be incomplete: the message
+    /// ended without its `<|call|>` (or `<|end|>`, `<|return|>`) and its body is not one
+    /// whole JSON value. A cut message must not be run as if it were finished.
+    pub cut: bool,
 }
 
 /// How much of a rejected call's text is recorded. The record is a diagnostic for logs;
@@ -118,8 +156,12 @@ enum Status {
 struct OpenCall {
     status: Status,
     name: Option<String>,
-    /// Held fragments (before the name) or the raw text of a rejected call.
+    /// Held fragments (before the name, or of a whole call until it ends), the raw
+    /// text of a rejected call, or the record of an accepted call's arguments sent so
+    /// far (capped), for its diagnostics if it is cut.
     held: String,
+    /// The id of an accepted call held whole (whole-call mode).
+    id: Option<String>,
     /// The raw text of a rejected call was cut at the record limit.
     truncated: bool,
     args_emitted: bool,
@@ -149,6 +191,14 @@ pub struct CallEmitter {
     /// The model's own ids given out so far (Kimi's `functions.f:0`, Mistral's
     /// `[CALL_ID]`, Cohere's `tool_call_id`): a response's calls are few, so a list.
     model_ids: Vec<String>,
+    /// Whole-call mode: an accepted call is sent once it ends, identity and arguments
+    /// in one fragment; a cut one is never sent.
+    whole_calls: bool,
+    /// Calls accepted so far (named with an allowed name), cut ones included.
+    accepted: usize,
+    /// The index of the call that was cut after its beginning was sent (incremental
+    /// mode).
+    cut: Option<usize>,
 }
 
 impl CallEmitter {
@@ -160,7 +210,23 @@ impl CallEmitter {
             rejected: Vec::new(),
             rng: fastrand::Rng::new(),
             model_ids: Vec::new(),
+            whole_calls: false,
+            accepted: 0,
+            cut: None,
         }
+    }
+
+    /// Sends each call whole, once it ends (see [`whole_calls`](Self::whole_calls)).
+    /// Set before the first call.
+    pub fn set_whole_calls(&mut self, whole: bool) {
+        self.whole_calls = whole;
+    }
+
+    /// The index of the call the output ended inside, when its beginning was sent
+    /// (incremental mode); its record is in [`rejected`](Self::rejected) as
+    /// [`RejectReason::Cut`].
+    pub fn cut_index(&self) -> Option<usize> {
+        self.cut
     }
 
     /// Number of calls emitted so far (the next call's index).
@@ -182,6 +248,12 @@ impl CallEmitter {
         self.next_index
     }
 
+    /// Calls accepted so far (given an allowed name), whether or not they were sent or
+    /// cut since: what makes a tentative block a call, the same in either mode.
+    pub fn accepted_calls(&self) -> usize {
+        self.accepted
+    }
+
     pub fn rejected(&self) -> &[RejectedCall] {
         &self.rejected
     }
@@ -193,6 +265,7 @@ impl CallEmitter {
             status: Status::AwaitingName,
             name: None,
             held: String::new(),
+            id: None,
             truncated: false,
             args_emitted: false,
         });
@@ -214,11 +287,17 @@ impl CallEmitter {
         }
         let index = self.next_index;
         self.next_index += 1;
+        self.accepted += 1;
         call.status = Status::Accepted { index };
         let id = match model_id {
             Some(id) if !id.is_empty() => unique_model_id(&mut self.model_ids, id, index),
             _ => new_call_id(&mut self.rng),
         };
+        if self.whole_calls {
+            // Sent whole when it ends; the held fragments stay where they are.
+            call.id = Some(id);
+            return;
+        }
         out.call(DeltaToolCall {
             index,
             id: Some(id),
@@ -229,7 +308,9 @@ impl CallEmitter {
             },
         });
         if !call.held.is_empty() {
+            // What is sent is kept (capped) as the record of a call that may be cut.
             let held = std::mem::take(&mut call.held);
+            call.truncated = push_capped(&mut call.held, &held);
             call.args_emitted = true;
             out.call(args_delta(index, held));
         }
@@ -257,8 +338,14 @@ impl CallEmitter {
             return;
         };
         match call.status {
+            Status::Accepted { .. } if self.whole_calls => write(&mut call.held),
             Status::Accepted { index } => {
-                call.args_emitted |= out.args_with(index, size_hint, write);
+                let (held, truncated) = (&mut call.held, &mut call.truncated);
+                call.args_emitted |= out.args_recorded(index, size_hint, write, |sent| {
+                    if !*truncated {
+                        *truncated = push_capped(held, sent);
+                    }
+                });
             }
             // Held arguments are released after the name, so all of them are kept (they
             // count toward the response's buffer limit); a rejected call's are a record.
@@ -279,6 +366,22 @@ impl CallEmitter {
             return;
         };
         match call.status {
+            Status::Accepted { index } if self.whole_calls => {
+                let arguments = if call.held.is_empty() {
+                    "{}".to_owned()
+                } else {
+                    call.held
+                };
+                out.call(DeltaToolCall {
+                    index,
+                    id: call.id,
+                    kind: Some(Cow::Borrowed("function")),
+                    function: DeltaFunctionCall {
+                        name: call.name,
+                        arguments: Some(arguments),
+                    },
+                });
+            }
             Status::Accepted { index } => {
                 if !call.args_emitted {
                     out.call(args_delta(index, "{}".to_owned()));
@@ -300,6 +403,52 @@ impl CallEmitter {
                     truncated,
                 })
             }
+        }
+    }
+
+    /// Ends the open call as cut: the output ended before the call's own end, or
+    /// inside one of its values. Nothing is added to what was sent (no value or object
+    /// is closed); an accepted call is recorded as [`RejectReason::Cut`] with its
+    /// arguments so far, and in whole-call mode it is never sent and gives its index
+    /// back. A call without a name, or of a name not allowed, is recorded as it would
+    /// be at its end.
+    pub fn cut_call(&mut self, out: &mut DeltaSink<'_>) {
+        let Some(call) = self.current.as_mut() else {
+            return;
+        };
+        let Status::Accepted { index } = call.status else {
+            self.end_call(out);
+            return;
+        };
+        let call = self.current.take().expect("an open call");
+        let mut raw = call.held;
+        let mut truncated = call.truncated;
+        if raw.len() > RAW_RECORD_LIMIT {
+            let mut capped = String::new();
+            truncated |= push_capped(&mut capped, &raw);
+            raw = capped;
+        }
+        if self.whole_calls {
+            self.next_index = index;
+        } else {
+            self.cut = Some(index);
+        }
+        self.rejected.push(RejectedCall {
+            name: call.name,
+            raw,
+            reason: RejectReason::Cut,
+            truncated,
+        });
+    }
+
+    /// The open call's arguments so far, when it is an accepted call and they are all
+    /// known (held whole, or recorded within the record limit): a grammar whose
+    /// payload's end is its JSON value's end asks whether they are one.
+    pub fn open_arguments(&self) -> Option<&str> {
+        let call = self.current.as_ref()?;
+        match call.status {
+            Status::Accepted { .. } if !call.truncated => Some(&call.held),
+            _ => None,
         }
     }
 
@@ -332,7 +481,12 @@ impl CallEmitter {
     /// Bytes held for the open call: arguments waiting for a name, or the record of a
     /// rejected call.
     pub fn held_bytes(&self) -> usize {
-        self.current.as_ref().map_or(0, |c| c.held.len())
+        match &self.current {
+            // The capped record of what an incremental call sent is not held text.
+            Some(c) if matches!(c.status, Status::Accepted { .. }) && !self.whole_calls => 0,
+            Some(c) => c.held.len(),
+            None => 0,
+        }
     }
 }
 

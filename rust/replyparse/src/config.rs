@@ -75,6 +75,15 @@ pub struct ParserConfig {
     /// Limit on the bytes one response may hold back at once (`None`:
     /// [`DEFAULT_MAX_BUFFERED_BYTES`]). See [`crate::ResponseParser::buffered_bytes`].
     pub max_buffered_bytes: Option<usize>,
+    /// Whole-call streaming: a tool call is sent once it is finished, its identity and
+    /// its whole arguments in one fragment, and a call the output ended inside (cut) is
+    /// never sent, so the stream gives exactly what
+    /// [`parse_complete`](crate::ResponseParser::parse_complete) gives, for every
+    /// input. `false` (the default) streams calls incrementally: their arguments go out
+    /// as they are read, and a cut call's beginning stands, named at the end by
+    /// [`cut_call`](crate::ResponseParser::cut_call). A whole call's arguments are held
+    /// until it ends and count toward the buffer limit.
+    pub whole_calls: bool,
 }
 
 impl ParserConfig {

@@ -160,10 +160,11 @@ pub struct ParsedResponse {
     /// The reasoning text, joined; `None` when there is none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reasoning_content: Option<String>,
-    /// The calls in index order. When the output ended inside a tool block, its last
-    /// call is here as far as the model wrote it, and the parser's
-    /// [`ended_in_tool_block`](crate::ResponseParser::ended_in_tool_block) is true: a
-    /// server that must not run an unfinished call checks it.
+    /// The calls in index order. From [`parse_complete`](crate::ResponseParser::parse_complete)
+    /// (and whole-call streaming) these are finished calls only: a call the output ended
+    /// inside is left out and recorded as cut. Built from an incremental stream, the last
+    /// call may be the cut one, as far as it was sent: the parser's
+    /// [`cut_call`](crate::ResponseParser::cut_call) names it.
     pub tool_calls: Vec<ToolCall>,
 }
 
@@ -338,6 +339,18 @@ impl<'a> DeltaSink<'a> {
         size_hint: usize,
         write: impl FnOnce(&mut String),
     ) -> bool {
+        self.args_recorded(index, size_hint, write, |_| {})
+    }
+
+    /// [`args_with`](Self::args_with), handing the text written to `record` too (the
+    /// emitter keeps a bounded copy of the open call's arguments for its diagnostics).
+    pub(crate) fn args_recorded(
+        &mut self,
+        index: usize,
+        size_hint: usize,
+        write: impl FnOnce(&mut String),
+        record: impl FnOnce(&str),
+    ) -> bool {
         if let Some((d, _)) = self.last_mut() {
             if let Some(prev) = d.tool_calls.last_mut().filter(|p| p.index == index) {
                 let args = prev
@@ -346,6 +359,7 @@ impl<'a> DeltaSink<'a> {
                     .get_or_insert_with(|| String::with_capacity(size_hint));
                 let before = args.len();
                 write(args);
+                record(&args[before..]);
                 if args.is_empty() {
                     prev.function.arguments = None;
                 }
@@ -357,6 +371,7 @@ impl<'a> DeltaSink<'a> {
         if args.is_empty() {
             return false;
         }
+        record(&args);
         // Built where it will live: the delta (new unless the chunk's last delta is a
         // tool delta of another call), then the fragment inside it. Moving a whole
         // delta into place costs more than parsing a token-sized chunk.

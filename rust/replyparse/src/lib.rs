@@ -42,7 +42,7 @@ pub use thinking::{FlagRule, ThinkingFlags};
 pub use tool::ToolParser;
 
 // Deltas, complete messages and what a parser reports beside them.
-pub use calls::{AllowedNames, RejectReason, RejectedCall};
+pub use calls::{AllowedNames, BuiltinCall, RejectReason, RejectedCall};
 pub use delta::{
     Channel, DeltaFunctionCall, DeltaMessage, DeltaSink, DeltaToolCall, DeltaToolCalls,
     FunctionCall, ParsedResponse, ResponseAccumulator, Role, StreamItem, ToolCall,
@@ -61,7 +61,8 @@ pub use constraint::{ConstraintOptions, ReasoningSection, SpecialTokens, ToolCon
 
 // Dialect declarations.
 pub use dialect::{
-    BlockTags, DropMarkup, ReasoningDialect, ResponseDialect, StartMode, ToolDialect, WrapperTags,
+    BlockTags, DropMarkup, ReasoningDialect, ReasoningSeparators, ResponseDialect, StartMode,
+    ToolDialect, ToolSeparators, WrapperTags, SEPARATOR_MAX,
 };
 pub use grammars::dsml::DsmlSyntax;
 pub use grammars::envelope::{Container as EnvelopeContainer, EnvelopeSyntax};

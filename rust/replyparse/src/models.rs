@@ -429,7 +429,9 @@ impl ChoiceCache {
 ///    a row without fingerprints, or one whose fingerprint the template holds. So
 ///    `Qwen/QwQ-32B` with its template (which holds the Hermes markers) stays QwQ,
 ///    while `Qwen/Qwen3-8B` with a Harmony template (`<|channel|>`, and none of the
-///    Qwen3 row's markers) is gpt-oss;
+///    Qwen3 row's markers) is gpt-oss. Among the rows the id names, those whose best
+///    fingerprint the template holds come first (a template revision that defaults
+///    thinking off is told from the released one by a marker more);
 /// 2. the HF `config.model_type`, exactly (lower-cased): several rows may share one
 ///    (`deepseek_v3` is V3, R1 and V3.1), then the id decides, else the first of them;
 /// 3. model-id patterns: lower-cased, `_` read as `-`, `*` any text, unanchored; the
@@ -511,7 +513,18 @@ fn choose(
             candidates.retain(|&i| t_scores[i].is_some_and(|(n, l, _)| (n, l) == best));
             by.push("template");
         } else {
+            // Among the rows the id names, one whose fingerprint the template holds
+            // outranks one it does not decide (the Qwen3.5 revision that defaults
+            // thinking off holds one marker more than the released template), the
+            // best fingerprint first.
+            let best_confirmed = confirmed
+                .iter()
+                .filter_map(|&i| t_scores[i].map(|(n, l, _)| (n, l)))
+                .max();
             candidates = confirmed;
+            if let Some(best) = best_confirmed {
+                candidates.retain(|&i| t_scores[i].is_some_and(|(n, l, _)| (n, l) == best));
+            }
             by.push("template_agrees");
         }
     }

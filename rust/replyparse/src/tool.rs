@@ -228,7 +228,7 @@ impl ToolParser {
         self.tentative = self.kinds[kind].tentative;
         self.tentative_text.clear();
         self.rejected_before = self.calls.rejected().len();
-        self.emitted_before = self.calls.emitted_calls();
+        self.emitted_before = self.calls.accepted_calls();
         self.grammar.reset();
         self.payload_closed = false;
         self.block_closed = false;
@@ -311,6 +311,20 @@ impl ToolParser {
         self.calls.emitted_calls()
     }
 
+    /// Sends each call whole, once it ends, identity and arguments together, and never
+    /// a cut one (whole-call mode); by default calls stream as they are read. Set it
+    /// before the first block.
+    pub fn set_whole_calls(&mut self, whole: bool) {
+        self.calls.set_whole_calls(whole);
+    }
+
+    /// The index of the call the output ended inside, when its beginning was sent
+    /// (incremental mode); its record is among the
+    /// [`rejected_calls`](Self::rejected_calls), reason `cut`.
+    pub fn cut_call(&self) -> Option<usize> {
+        self.calls.cut_index()
+    }
+
     /// Calls and stray block text that were not sent, in order.
     pub fn rejected_calls(&self) -> &[RejectedCall] {
         self.calls.rejected()
@@ -323,7 +337,7 @@ impl ToolParser {
     pub fn feed_tool_block(&mut self, text: &str, out: &mut DeltaSink<'_>, final_: bool) -> usize {
         let used = self.feed(text, out, final_);
         if self.tentative {
-            if self.calls.emitted_calls() > self.emitted_before {
+            if self.calls.accepted_calls() > self.emitted_before {
                 // The bare payload emitted a call: it is one, whatever follows.
                 self.tentative = false;
                 self.tentative_text = String::new();
@@ -361,8 +375,11 @@ impl ToolParser {
                     if !final_ {
                         return pos;
                     }
-                    // Input ended before the payload began (only whitespace after the tag).
-                    self.calls.end_call(out);
+                    // Input ended before the payload began (only whitespace after the
+                    // tag), or inside a call the grammar left open: the call is cut.
+                    // Held markup at the end of output is markup (a cut record where a
+                    // call was begun, stray text otherwise), never content.
+                    self.calls.cut_call(out);
                     if self.close.is_empty() && !self.held_is_markup(&text[pos..]) {
                         self.abandoned = true;
                     } else {

@@ -98,8 +98,28 @@ impl ReasoningDialect {
         let value: Value = serde_json::from_str(text)
             .map_err(|e| Error::InvalidDialect(format!("not a JSON declaration: {e}")))?;
         let name = declared_name(&value);
-        typed(value).map_err(|e| invalid(&name, e))
+        typed(upgrade_reasoning(value)).map_err(|e| invalid(&name, e))
     }
+}
+
+/// A reasoning declaration's former `close_newlines: true` (one newline on each side of
+/// the close tag is protocol) is the separators `before_close` and `after_close` of
+/// `\n`; `false` is nothing declared.
+fn upgrade_reasoning(mut value: Value) -> Value {
+    if let Some(map) = value.as_object_mut() {
+        if let Some(flag) = map.remove("close_newlines") {
+            if flag == Value::Bool(true) && !map.contains_key("separators") {
+                map.insert(
+                    "separators".into(),
+                    serde_json::json!({"before_close": ["\n"], "after_close": ["\n"]}),
+                );
+            } else if flag != Value::Bool(false) {
+                // Not a boolean: left for the typed read to name.
+                map.insert("close_newlines".into(), flag);
+            }
+        }
+    }
+    value
 }
 
 fn declared_name(value: &Value) -> String {

@@ -103,6 +103,10 @@ pub struct ToolDialect {
     /// form's `when` is parsed by that form's family, anything else by the dialect's.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub forms: Vec<FormDecl>,
+    /// The whitespace the model's chat template writes around tool blocks in the
+    /// content (see [`ToolSeparators`]): protocol, not content.
+    #[serde(default, skip_serializing_if = "ToolSeparators::is_empty")]
+    pub separators: ToolSeparators,
     /// The pieces of the markers that are single special (or added) tokens; absent:
     /// every `<|...|>` piece. Engines that keep special tokens in the text may decode a
     /// marker with one space at each boundary next to such a piece, so those spellings
@@ -153,6 +157,7 @@ impl ToolDialect {
             content_wrappers: Vec::new(),
             drop_markup: Vec::new(),
             forms: Vec::new(),
+            separators: ToolSeparators::default(),
             special_tokens: None,
         }
     }
@@ -240,6 +245,88 @@ pub struct BlockTags {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub tentative: bool,
 }
+
+/// The separators a tool dialect's chat template writes around its blocks in the
+/// content ([`ToolDialect::separators`]), each position as the exact strings it may be:
+/// where several match, the longest is the separator. They are protocol, so they are
+/// not content; any other whitespace is content as written.
+///
+/// A run of blocks is blocks with nothing between them but a `between_blocks`
+/// separator. Before the run, the `before_blocks` separator right before its first open
+/// tag goes (`Let me check.\n<tool_call>`: content `Let me check.`); between two
+/// blocks, a `between_blocks` separator the next open tag follows at once goes;
+/// otherwise the run has ended and an `after_blocks` separator right after the last
+/// block's close goes, whatever follows it. Blocks inside reasoning keep the rule of
+/// `between_blocks` when it is left out.
+///
+/// Each separator is non-empty whitespace of at most [`SEPARATOR_MAX`] bytes: a
+/// streaming parser holds at most one separator (with a tag) before it can decide.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ToolSeparators {
+    /// Right before the open tag of a block that text (or the start of the content)
+    /// precedes (Qwen3.5's `\n\n`, Qwen2.5's `\n`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub before_blocks: Vec<String>,
+    /// Between a block's close and the next block's open tag. Left out: a run of at
+    /// most 64 newlines the next open tag follows is dropped, and otherwise is text (the
+    /// rule of dialects that declare no separators).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub between_blocks: Option<Vec<String>>,
+    /// Right after the close of a block that no other block follows (Nemotron 3's and
+    /// Laguna's `\n` after `</tool_call>`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub after_blocks: Vec<String>,
+}
+
+impl ToolSeparators {
+    /// Nothing declared.
+    pub fn is_empty(&self) -> bool {
+        self.before_blocks.is_empty()
+            && self.between_blocks.is_none()
+            && self.after_blocks.is_empty()
+    }
+}
+
+/// The separators a reasoning dialect's chat template writes around the reasoning tags
+/// ([`ReasoningDialect::separators`]), each position as the exact strings it may be:
+/// where several match, the longest is the separator. They are protocol, so they are
+/// neither reasoning nor content; any other whitespace is text as written.
+///
+/// Each separator is non-empty whitespace of at most [`SEPARATOR_MAX`] bytes.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReasoningSeparators {
+    /// At the very start of a response that starts outside reasoning: what the
+    /// template writes after a generation prompt that ends with the reasoning closed or
+    /// not opened (GLM-4.5's `\n` before `<think>` or before the answer; Laguna's `\n`
+    /// after the prompt's `</think>`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub response_start: Vec<String>,
+    /// Right after the open tag, or at the start of a response that starts inside
+    /// reasoning (Qwen3's `\n` after `<think>`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub after_open: Vec<String>,
+    /// Right before the close tag (Qwen3's `\n` before `</think>`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub before_close: Vec<String>,
+    /// Right after the close tag (Qwen3's `\n\n` after `</think>`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub after_close: Vec<String>,
+}
+
+impl ReasoningSeparators {
+    /// Nothing declared.
+    pub fn is_empty(&self) -> bool {
+        self.response_start.is_empty()
+            && self.after_open.is_empty()
+            && self.before_close.is_empty()
+            && self.after_close.is_empty()
+    }
+}
+
+/// Longest separator a dialect may declare, in bytes.
+pub const SEPARATOR_MAX: usize = 16;
 
 /// One kind of block, as the tool and response parsers arm it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -363,10 +450,10 @@ pub struct ReasoningDialect {
     /// from reasoning returns to reasoning (the seed's rule).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub tool_ends_reasoning: bool,
-    /// One newline right before and one right after the close tag are protocol
-    /// (Step-3.5 writes them around `</think>`).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub close_newlines: bool,
+    /// The whitespace the model's chat template writes around the reasoning tags (see
+    /// [`ReasoningSeparators`]): neither reasoning nor content.
+    #[serde(default, skip_serializing_if = "ReasoningSeparators::is_empty")]
+    pub separators: ReasoningSeparators,
     /// Tags that wrap content (see [`ToolDialect::content_wrappers`]): a reasoning
     /// parser used without a tool parser still removes them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -409,7 +496,7 @@ impl ReasoningDialect {
             once: false,
             drop_leading_close: false,
             tool_ends_reasoning: false,
-            close_newlines: false,
+            separators: ReasoningSeparators::default(),
             content_wrappers: Vec::new(),
             drop_markup: Vec::new(),
             thinking_flags: Vec::new(),

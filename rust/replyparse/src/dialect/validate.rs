@@ -2,7 +2,7 @@
 //! naming the bad field by its path. The syntax's own checks are its family's
 //! ([`crate::grammars::Syntax::validate`]).
 
-use super::{ReasoningDialect, ToolDialect};
+use super::{ReasoningDialect, ToolDialect, SEPARATOR_MAX};
 use crate::error::{Error, Result};
 use crate::grammars::pythonic::Container;
 use crate::grammars::{FieldError, Syntax};
@@ -25,6 +25,12 @@ fn check_tool(d: &ToolDialect) -> std::result::Result<(), FieldError> {
     check_blocks(d)?;
     check_markup(&d.content_wrappers, &d.drop_markup)?;
     d.syntax.validate().map_err(|e| e.within("syntax"))?;
+    let seps = &d.separators;
+    check_separators("separators.before_blocks", &seps.before_blocks)?;
+    if let Some(between) = &seps.between_blocks {
+        check_separators("separators.between_blocks", between)?;
+    }
+    check_separators("separators.after_blocks", &seps.after_blocks)?;
     for (k, f) in d.forms.iter().enumerate() {
         let at = format!("forms[{k}]");
         if f.when.is_empty() {
@@ -115,6 +121,30 @@ fn check_markup(
     Ok(())
 }
 
+/// Each separator is non-empty whitespace of at most [`SEPARATOR_MAX`] bytes, and none
+/// is listed twice.
+fn check_separators(field: &str, list: &[String]) -> std::result::Result<(), FieldError> {
+    for (k, s) in list.iter().enumerate() {
+        let at = format!("{field}[{k}]");
+        if s.is_empty() || s.len() > SEPARATOR_MAX {
+            return Err(FieldError::new(
+                at,
+                format!("is not 1 to {SEPARATOR_MAX} bytes long"),
+            ));
+        }
+        if !s.bytes().all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r')) {
+            return Err(FieldError::new(
+                at,
+                format!("{s:?} is not whitespace (spaces, tabs, newlines)"),
+            ));
+        }
+        if list[..k].contains(s) {
+            return Err(FieldError::new(at, format!("{s:?} is listed twice")));
+        }
+    }
+    Ok(())
+}
+
 /// Each declared prefix is a proper prefix of its tag.
 fn check_prefixes(d: &ToolDialect) -> std::result::Result<(), FieldError> {
     for (field, tag, prefixes) in [
@@ -147,6 +177,11 @@ fn check_reasoning(d: &ReasoningDialect) -> std::result::Result<(), FieldError> 
     entries_non_empty("open_aliases", &d.open_aliases)?;
     entries_non_empty("close_aliases", &d.close_aliases)?;
     check_markup(&d.content_wrappers, &d.drop_markup)?;
+    let seps = &d.separators;
+    check_separators("separators.response_start", &seps.response_start)?;
+    check_separators("separators.after_open", &seps.after_open)?;
+    check_separators("separators.before_close", &seps.before_close)?;
+    check_separators("separators.after_close", &seps.after_close)?;
     for (k, f) in d.thinking_flags.iter().enumerate() {
         non_empty(&format!("thinking_flags[{k}].key"), &f.key)?;
     }

@@ -235,7 +235,7 @@ impl Syntax {
     ) -> Box<dyn PayloadGrammar> {
         match self {
             Syntax::JsonEnvelope(s) => Box::new(JsonEnvelope::new(s)),
-            Syntax::Xml(s) => Box::new(XmlGrammar::new(s.clone(), markers.close(), schemas)),
+            Syntax::Xml(s) => Box::new(XmlGrammar::new(s.clone(), &markers.closes(), schemas)),
             Syntax::Dsml(s) => Box::new(DsmlGrammar::new(s)),
             Syntax::Header(s) => Box::new(HeaderGrammar::new(s, &markers.boundaries())),
             Syntax::Pythonic(s) => Box::new(PythonicGrammar::new(s, schemas)),
@@ -277,9 +277,13 @@ pub struct Markers<'a> {
 }
 
 impl<'a> Markers<'a> {
-    /// The declared close tag, if any.
-    pub fn close(&self) -> Option<&'a str> {
+    /// The declared close tag, then its aliases (none when a block ends with its
+    /// payload).
+    pub fn closes(&self) -> Vec<&'a str> {
         self.close
+            .into_iter()
+            .chain(self.close_aliases.iter().map(String::as_str))
+            .collect()
     }
 
     /// Every spelling of the open tags, then of the close tags: where a grammar that

@@ -11,22 +11,31 @@
 //! Those three modes are [`Mode`]'s variants, and each holds what only it needs: in
 //! plain text and reasoning, the wait to decide on entering it before the ordinary tag
 //! search ([`PlainAt`], [`ReasoningAt`]); in a tool block, how it was opened
-//! ([`Opened`]). A response starts in `Start { fresh: true }` or in `LeadingOpen`:
+//! ([`Opened`]). A response starts in `Sep(ResponseStart)` or in `LeadingOpen`:
 //!
 //! ```text
-//! plain      Start { fresh } -> Text                 or a bare payload: tool
-//!            EatNewline -> Start { fresh: false }    a reasoning close enters either
-//!            BareNext -> AfterBlock -> Text          or the next bare line: tool
-//!            AfterBlock -> Text                      entered when a block closes
-//! reasoning  LeadingOpen -> Text                     reasoning began implicitly
+//! plain      Sep(ResponseStart) -> Start { fresh: true }
+//!            Start { fresh } -> Text                 or a bare payload: tool
+//!            Sep(AfterClose) -> Start { fresh: false }  a reasoning close enters it
+//!            BareNext -> AfterBlock                  or the next bare line: tool
+//!            AfterBlock -> Sep(AfterBlocks) -> Text  entered when a block closes
+//! reasoning  LeadingOpen -> AfterOpen -> Text        reasoning began implicitly
+//!            AfterOpen -> Text                       entered at an open tag
 //!            AfterBlock -> Text                      entered when a block closes
 //! tool       Bare | Tag { set, tag }
 //! ```
 //!
+//! The dialects' declared separators ([`ReasoningSeparators`], [`ToolSeparators`]) are
+//! dropped at their positions: those after a tag or at the start by the `Sep` and
+//! `AfterOpen` waits (and the between-blocks check of `AfterBlock`), those before a tag
+//! as part of the tag, armed with each separator in front of it (`\n</think>`,
+//! `\n\n<tool_call>`), so the tag search finds them where it finds the tag.
+//!
 //! `pending` is the only buffer: in plain and reasoning modes it holds at most a proper
-//! prefix of an armed tag, or what one of the waits above holds (separator newlines
-//! after a block, bounded by [`MAX_SEPARATOR_NEWLINES`]); in tool mode it holds what the
-//! tool parser has not consumed yet. Every byte is therefore searched once, and the
+//! prefix of an armed tag, or what one of the waits above holds (a proper prefix of a
+//! declared separator, with the next open tag after a block; undeclared separator
+//! newlines after a block, bounded by [`MAX_SEPARATOR_NEWLINES`]); in tool mode it
+//! holds what the tool parser has not consumed yet. Every byte is therefore searched once, and the
 //! per-chunk work is proportional to the new text plus one tag length.
 
 use std::borrow::Cow;
@@ -35,6 +44,7 @@ use std::sync::Arc;
 use crate::calls::RejectedCall;
 use crate::config::ParserConfig;
 use crate::delta::{Channel, DeltaSink, StreamItem};
+use crate::dialect::{ReasoningSeparators, ToolSeparators};
 use crate::error::{Error, Result};
 use crate::registry::{self, ReasoningDialect, ToolDialect};
 use crate::request::{ToolPolicy, ToolSpec};
@@ -66,9 +76,9 @@ enum PlainAt {
         /// Nothing but whitespace emitted, nothing consumed (the output's start).
         fresh: bool,
     },
-    /// The reasoning closed and one newline after its close tag is protocol: it is
-    /// dropped if it comes; then [`PlainAt::Start`].
-    EatNewline,
+    /// A declared separator may come here ([`SepAt`]): the longest that does is
+    /// dropped; then the state that position leads to.
+    Sep(SepAt),
     /// A bare line's call just closed (a marker-less lines dialect): the next line may
     /// be another call; then [`PlainAt::AfterBlock`].
     BareNext,
@@ -85,10 +95,25 @@ enum ReasoningAt {
     /// Reasoning began implicitly and nothing came yet: an open tag (or start label)
     /// the model writes anyway, after whitespace only, is dropped with that whitespace.
     LeadingOpen,
+    /// Reasoning just began (at an open tag, or implicitly): a declared `after_open`
+    /// separator is dropped if it comes.
+    AfterOpen,
     /// A tool block entered from reasoning just closed, as [`PlainAt::AfterBlock`].
     AfterBlock,
     /// Nothing to decide: the tag search.
     Text,
+}
+
+/// A position in plain text where a declared separator may come.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SepAt {
+    /// The start of a response that starts outside reasoning (`response_start`); then
+    /// [`PlainAt::Start`] with `fresh`.
+    ResponseStart,
+    /// Right after the reasoning close tag (`after_close`); then [`PlainAt::Start`].
+    AfterClose,
+    /// Right after a run of tool blocks (`after_blocks`); then [`PlainAt::Text`].
+    AfterBlocks,
 }
 
 /// How the current tool block was opened.
@@ -212,6 +237,16 @@ fn markup<'a>(
     (markup, drop_ends)
 }
 
+/// [`Rules::between_blocks`]: each open tag alone, and after each declared
+/// `between_blocks` separator, with the separator's length.
+fn between_candidates(seps: &[String], opens: &[String]) -> Vec<(String, usize)> {
+    let mut cands: Vec<(String, usize)> = opens.iter().map(|o| (o.clone(), 0)).collect();
+    for s in seps {
+        cands.extend(opens.iter().map(|o| (format!("{s}{o}"), s.len())));
+    }
+    cands
+}
+
 /// [`Rules::start_ws_keep`] for the tags armed in plain text: the most leading
 /// whitespace of a tag, `None` if a tag is whitespace only.
 fn start_ws_keep(tags: &TagSet) -> Option<usize> {
@@ -301,8 +336,15 @@ struct Rules {
     once: bool,
     /// A tool block ends the reasoning (see [`ReasoningDialect::tool_ends_reasoning`]).
     tool_ends_reasoning: bool,
-    /// One newline on each side of the reasoning close tag is protocol.
-    close_newlines: bool,
+    /// The reasoning dialect's separators (none for an inline dialect).
+    reasoning_seps: ReasoningSeparators,
+    /// The tool dialect's `after_blocks` separators.
+    after_blocks: Vec<String>,
+    /// Each declared `between_blocks` separator followed by each spelling of an open
+    /// tag (and each spelling alone), with the separator's length: what may follow a
+    /// block in content when the next block follows at once. `None`: the newline rule
+    /// ([`separator`](Composed::separator)).
+    between_blocks: Option<Vec<(String, usize)>>,
     /// `enable_thinking=False`: what the model puts in reasoning is shown as content.
     reasoning_as_content: bool,
 }
@@ -409,11 +451,27 @@ impl Composed {
                 .map(|t| (Some(t), Role::ReasoningOpen))
                 .collect()
         });
-        let r_closes: Vec<(Option<&str>, Role)> = split.map_or(Vec::new(), |r| {
+        let r_seps = split.map_or_else(ReasoningSeparators::default, |r| r.separators.clone());
+        // A declared `before_close` separator goes with the close tag: armed in front of
+        // each spelling of it.
+        let sep_closes: Vec<String> = split.map_or(Vec::new(), |r| {
             r.close_tags()
-                .map(|t| (Some(t), Role::ReasoningClose))
+                .flat_map(|t| r_seps.before_close.iter().map(move |s| format!("{s}{t}")))
                 .collect()
         });
+        let r_closes: Vec<(Option<&str>, Role)> = split
+            .map_or(Vec::new(), |r| {
+                r.close_tags()
+                    .map(|t| (Some(t), Role::ReasoningClose))
+                    .collect()
+            })
+            .into_iter()
+            .chain(
+                sep_closes
+                    .iter()
+                    .map(|t| (Some(t.as_str()), Role::ReasoningClose)),
+            )
+            .collect();
         // Outside reasoning a close tag is text, unless a stray leading one is dropped.
         let stray_closes: Vec<(Option<&str>, Role)> = split
             .filter(|r| r.drop_leading_close)
@@ -444,9 +502,38 @@ impl Composed {
             .iter()
             .map(|(o, k)| (Some(o.as_ref()), Role::ToolOpen(*k)))
             .collect();
-        let plain = Armed::new(&[&r_opens[..], &stray_closes, &tool_opens, &markup].concat());
+        let t_seps = tool_parser
+            .as_ref()
+            .map_or_else(ToolSeparators::default, |t| t.dialect().separators.clone());
+        // A declared `before_blocks` separator goes with the open tag, in content: armed
+        // in front of each spelling of it (an abandoned block gives it back as text).
+        let sep_opens: Vec<(String, usize)> = opens
+            .iter()
+            .filter(|(o, _)| !o.is_empty())
+            .flat_map(|(o, k)| {
+                t_seps
+                    .before_blocks
+                    .iter()
+                    .map(move |s| (format!("{s}{o}"), *k))
+            })
+            .collect();
+        let sep_opens: Vec<(Option<&str>, Role)> = sep_opens
+            .iter()
+            .map(|(o, k)| (Some(o.as_str()), Role::ToolOpen(*k)))
+            .collect();
+        let plain = Armed::new(
+            &[
+                &r_opens[..],
+                &stray_closes,
+                &tool_opens,
+                &sep_opens,
+                &markup,
+            ]
+            .concat(),
+        );
         // After the one reasoning section of a `once` dialect, open tags are text.
-        let plain_after = Armed::new(&[&stray_closes[..], &tool_opens, &markup].concat());
+        let plain_after =
+            Armed::new(&[&stray_closes[..], &tool_opens, &sep_opens, &markup].concat());
         // An open tag while already reasoning (a model repeating `<think>`) is protocol,
         // not reasoning text: it is dropped (the role keeps the mode).
         let in_reasoning = Armed::new(&[&r_closes[..], &r_opens, &tool_opens, &markup].concat());
@@ -456,7 +543,12 @@ impl Composed {
             .filter(|(o, _)| !o.is_empty())
             .map(|(o, _)| o.to_string())
             .collect();
+        drop(sep_opens);
         drop(opens);
+        let between_blocks = t_seps
+            .between_blocks
+            .as_deref()
+            .map(|seps| between_candidates(seps, &tool_opens));
         let tool = tool_parser;
         let bare_lines = bare_start
             && tool
@@ -470,7 +562,7 @@ impl Composed {
             mode: if starts {
                 Mode::Reasoning(ReasoningAt::LeadingOpen)
             } else {
-                Mode::Plain(PlainAt::Start { fresh: true })
+                Mode::Plain(PlainAt::Sep(SepAt::ResponseStart))
             },
             pending: String::new(),
             closed_once: false,
@@ -496,7 +588,9 @@ impl Composed {
                 in_reasoning,
                 once: r.is_some_and(|r| r.once),
                 tool_ends_reasoning: r.is_some_and(|r| r.tool_ends_reasoning),
-                close_newlines: r.is_some_and(|r| r.close_newlines),
+                reasoning_seps: r_seps,
+                after_blocks: t_seps.after_blocks,
+                between_blocks,
                 reasoning_as_content: enable_thinking == Some(false),
                 reasoning,
             },
@@ -578,7 +672,7 @@ impl Composed {
         match at {
             PlainAt::Text => self.search(self.plain_set(), None, text, sink, final_),
             PlainAt::Start { fresh } => self.on_content_start(fresh, text, sink, final_),
-            PlainAt::EatNewline => self.on_eat_newline(text, final_),
+            PlainAt::Sep(at) => self.on_sep(at, text, final_),
             PlainAt::BareNext => self.on_bare_next(text, final_),
             PlainAt::AfterBlock => self.on_after_block(false, text, final_),
         }
@@ -596,6 +690,16 @@ impl Composed {
         match at {
             ReasoningAt::Text => self.search(ArmedSet::Reasoning, None, text, sink, final_),
             ReasoningAt::LeadingOpen => self.on_leading_open(text, final_),
+            ReasoningAt::AfterOpen => {
+                let seps = &self.rules.reasoning_seps.after_open;
+                match anchored(text, seps.iter().map(|s| (s.as_str(), s.len())), final_) {
+                    Anchored::Hold => Step::Wait(0),
+                    Anchored::Drop(n) => {
+                        self.state.mode = Mode::Reasoning(ReasoningAt::Text);
+                        Step::Next(n)
+                    }
+                }
+            }
             ReasoningAt::AfterBlock => self.on_after_block(true, text, final_),
         }
     }
@@ -678,14 +782,28 @@ impl Composed {
         }
     }
 
-    /// One newline right after the reasoning close tag is protocol
-    /// ([`PlainAt::EatNewline`]): it goes if it is the next byte; then the content start.
-    fn on_eat_newline(&mut self, text: &str, final_: bool) -> Step {
-        if text.is_empty() && !final_ {
-            return Step::Wait(0);
+    /// A declared separator may come here ([`PlainAt::Sep`]): the longest of the
+    /// position's separators that `text` starts with goes (none: nothing goes), once no
+    /// longer one can still match; then the state the position leads to.
+    fn on_sep(&mut self, at: SepAt, text: &str, final_: bool) -> Step {
+        let (seps, next) = match at {
+            SepAt::ResponseStart => (
+                &self.rules.reasoning_seps.response_start,
+                PlainAt::Start { fresh: true },
+            ),
+            SepAt::AfterClose => (
+                &self.rules.reasoning_seps.after_close,
+                PlainAt::Start { fresh: false },
+            ),
+            SepAt::AfterBlocks => (&self.rules.after_blocks, PlainAt::Text),
+        };
+        match anchored(text, seps.iter().map(|s| (s.as_str(), s.len())), final_) {
+            Anchored::Hold => Step::Wait(0),
+            Anchored::Drop(n) => {
+                self.state.mode = Mode::Plain(next);
+                Step::Next(n)
+            }
         }
-        self.state.mode = Mode::Plain(PlainAt::Start { fresh: false });
-        Step::Next(usize::from(text.starts_with('\n')))
     }
 
     /// After a bare line's call ([`PlainAt::BareNext`]): the whitespace up to the next
@@ -726,18 +844,32 @@ impl Composed {
     /// newlines that the next tool open tag follows are separators and go (see
     /// [`separator`](Self::separator)); otherwise they are text of the mode's channel.
     /// Then the tag search.
+    /// In content, a dialect that declares its `between_blocks` separators drops the
+    /// longest one that the next open tag follows at once, and nothing else; when no
+    /// block follows at once, the run of blocks has ended: its `after_blocks` separator
+    /// comes next ([`SepAt::AfterBlocks`]).
     fn on_after_block(&mut self, reasoning: bool, text: &str, final_: bool) -> Step {
-        let used = match self.separator(text, final_) {
-            Separator::Hold => return Step::Wait(0),
-            Separator::Drop(n) => n,
-            Separator::Text => 0,
-        };
-        self.state.mode = if reasoning {
-            Mode::Reasoning(ReasoningAt::Text)
+        let between = self.rules.between_blocks.as_ref().filter(|_| !reasoning);
+        let used = if let Some(cands) = between {
+            match anchored(text, cands.iter().map(|(c, n)| (c.as_str(), *n)), final_) {
+                Anchored::Hold => return Step::Wait(0),
+                // The next block follows (a whole candidate matched).
+                Anchored::Drop(n) if matched(text, cands) => Some(n),
+                Anchored::Drop(_) => None,
+            }
         } else {
-            Mode::Plain(PlainAt::Text)
+            match self.separator(text, final_) {
+                Separator::Hold => return Step::Wait(0),
+                Separator::Drop(n) => Some(n),
+                Separator::Text => None,
+            }
         };
-        Step::Next(used)
+        self.state.mode = match (reasoning, used) {
+            (true, _) => Mode::Reasoning(ReasoningAt::Text),
+            (false, Some(_)) => Mode::Plain(PlainAt::Text),
+            (false, None) => Mode::Plain(PlainAt::Sep(SepAt::AfterBlocks)),
+        };
+        Step::Next(used.unwrap_or(0))
     }
 
     /// Reasoning began implicitly ([`ReasoningAt::LeadingOpen`]): an open tag the model
@@ -761,7 +893,7 @@ impl Composed {
         if bounded && !final_ && opens().any(|o| after.len() < o.len() && o.starts_with(after)) {
             return Step::Wait(0);
         }
-        self.state.mode = Mode::Reasoning(ReasoningAt::Text);
+        self.state.mode = Mode::Reasoning(ReasoningAt::AfterOpen);
         // The longest spelling that matches.
         let open = opens()
             .filter(|o| bounded && !o.is_empty() && after.starts_with(o))
@@ -785,16 +917,8 @@ impl Composed {
         let armed = self.rules.armed(set);
         match armed.tags.find_or_held(text, final_) {
             Ok(m) => self.on_tag(set, m, start == Some(true), text, sink, final_),
-            Err(mut keep) => {
+            Err(keep) => {
                 let reasoning = set == ArmedSet::Reasoning;
-                // A trailing newline may be the protocol one before a close.
-                if reasoning
-                    && self.rules.close_newlines
-                    && !final_
-                    && text[..text.len() - keep].ends_with('\n')
-                {
-                    keep += 1;
-                }
                 let shown = &text[..text.len() - keep];
                 sink.text(
                     text_channel(reasoning, self.rules.reasoning_as_content),
@@ -825,13 +949,7 @@ impl Composed {
         let role = self.rules.armed(set).roles[m.tag];
         let reasoning = set == ArmedSet::Reasoning;
         let ch = text_channel(reasoning, self.rules.reasoning_as_content);
-        // The protocol newline before a close tag (Step-3.5) goes.
         let before = &text[..m.start];
-        let before = if role == Role::ReasoningClose && self.rules.close_newlines {
-            before.strip_suffix('\n').unwrap_or(before)
-        } else {
-            before
-        };
         sink.text(ch, before);
         self.state.mode = if reasoning {
             Mode::Reasoning(ReasoningAt::Text)
@@ -839,14 +957,10 @@ impl Composed {
             Mode::Plain(PlainAt::Text)
         };
         match role {
-            Role::ReasoningOpen => self.state.mode = Mode::Reasoning(ReasoningAt::Text),
+            Role::ReasoningOpen => self.state.mode = Mode::Reasoning(ReasoningAt::AfterOpen),
             Role::ReasoningClose => {
                 self.state.closed_once = true;
-                self.state.mode = Mode::Plain(if self.rules.close_newlines {
-                    PlainAt::EatNewline
-                } else {
-                    PlainAt::Start { fresh: false }
-                });
+                self.state.mode = Mode::Plain(PlainAt::Sep(SepAt::AfterClose));
             }
             Role::StrayClose => {
                 if !(fresh && trim_ws(before).is_empty()) {
@@ -975,6 +1089,18 @@ impl Composed {
         self.tool.as_ref().map_or(0, |t| t.emitted_calls())
     }
 
+    /// Sends calls whole (whole-call mode); before the first chunk.
+    pub(super) fn set_whole_calls(&mut self, whole: bool) {
+        if let Some(t) = self.tool.as_mut() {
+            t.set_whole_calls(whole);
+        }
+    }
+
+    /// The index of the call the output ended inside, when its beginning was sent.
+    pub fn cut_call(&self) -> Option<usize> {
+        self.tool.as_ref().and_then(ToolParser::cut_call)
+    }
+
     /// The final chunk arrived while a tool block was still open (truncated output).
     pub fn ended_in_tool_block(&self) -> bool {
         self.state.ended_in_tool_block
@@ -1024,6 +1150,45 @@ pub(super) const MAX_SEPARATOR_NEWLINES: usize = 64;
 /// parse it again. The decision depends only on the run itself, so it is the same
 /// under any chunking.
 pub(super) const MAX_HELD_WHITESPACE: usize = 64;
+
+/// What a declared separator position holds at the start of the text.
+enum Anchored {
+    /// Not known yet: a candidate may still match (more text is coming).
+    Hold,
+    /// This many bytes are the separator (0: none).
+    Drop(usize),
+}
+
+/// The separator at the start of `text` among `cands` (each a string to match and how
+/// many of its bytes are the separator): the longest separator of a candidate that
+/// `text` starts with. While a candidate is still a possible match (`text` a proper
+/// prefix of it) and more text comes, nothing is decided: at most one candidate's
+/// length is held, and the decision is the one the whole text gives.
+fn anchored<'a>(
+    text: &str,
+    cands: impl Iterator<Item = (&'a str, usize)> + Clone,
+    final_: bool,
+) -> Anchored {
+    if !final_
+        && cands
+            .clone()
+            .any(|(c, _)| text.len() < c.len() && c.starts_with(text))
+    {
+        return Anchored::Hold;
+    }
+    Anchored::Drop(
+        cands
+            .filter(|(c, _)| text.starts_with(c))
+            .map(|(_, n)| n)
+            .max()
+            .unwrap_or(0),
+    )
+}
+
+/// Whether `text` starts with one of the candidates.
+fn matched(text: &str, cands: &[(String, usize)]) -> bool {
+    cands.iter().any(|(c, _)| text.starts_with(c.as_str()))
+}
 
 /// What the newlines right after a tool block are.
 enum Separator {

@@ -15,7 +15,7 @@ pub(crate) mod testutil;
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use crate::calls::RejectedCall;
+use crate::calls::{BuiltinCall, RejectedCall};
 pub use crate::config::{ParserConfig, DEFAULT_MAX_BUFFERED_BYTES};
 use crate::delta::{ParsedResponse, StreamItem};
 use crate::error::{Error, Result};
@@ -133,11 +133,12 @@ impl ResponseParser {
     /// refuses a `tool_parser` or `reasoning_parser` it would otherwise ignore.
     pub fn new(config: &ParserConfig) -> Result<Self> {
         let config = &*Self::normalized_config(config);
-        let inner = if dedicated(config)? {
+        let mut inner = if dedicated(config)? {
             Inner::Harmony(HarmonyParser::new(config)?)
         } else {
             Inner::Composed(Composed::new(config)?)
         };
+        each!(&mut inner, p => p.set_whole_calls(config.whole_calls));
         Ok(ResponseParser {
             inner,
             max_buffered: config
@@ -241,8 +242,25 @@ impl ResponseParser {
         if self.streamed && !self.is_finished() {
             return Err(Error::AlreadyStreamed);
         }
+        if !self.streamed {
+            // The complete parse is whole-call streaming aggregated: a cut call is left
+            // out, and whole-call streams equal it by construction.
+            each!(&mut self.inner, p => p.set_whole_calls(true));
+        }
         let items = self.stream_chunk(text, token_ids, true)?;
         Ok(ParsedResponse::from_deltas(items.iter().map(|(d, _)| d)))
+    }
+
+    /// Switches whole-call streaming on or off ([`ParserConfig::whole_calls`]) before
+    /// the first chunk: a server building a non-streaming response through the stream
+    /// encoders sets it, so a cut call is left out as the complete parse leaves it out.
+    /// [`Error::AlreadyStreamed`] once a chunk was fed.
+    pub fn set_whole_calls(&mut self, whole: bool) -> Result<()> {
+        if self.streamed {
+            return Err(Error::AlreadyStreamed);
+        }
+        each!(&mut self.inner, p => p.set_whole_calls(whole));
+        Ok(())
     }
 
     /// Reasoning tokens counted from token ids (`default`: when the tag ids were given;
@@ -256,9 +274,31 @@ impl ResponseParser {
         each!(&self.inner, p => p.rejected_calls())
     }
 
+    /// Messages addressed to a tool the request did not declare (Harmony's built-in
+    /// recipients: `python`, `browser.*`, `container.*`), in order: neither calls nor
+    /// content, kept for a server that implements such tools. Always empty for the
+    /// `default` parser. A message the output ended inside is marked
+    /// [`cut`](BuiltinCall::cut).
+    pub fn builtin_calls(&self) -> &[BuiltinCall] {
+        match &self.inner {
+            Inner::Harmony(p) => p.builtin_calls(),
+            Inner::Composed(_) => &[],
+        }
+    }
+
     /// Number of tool calls emitted so far.
     pub fn emitted_tool_calls(&self) -> usize {
         each!(&self.inner, p => p.emitted_tool_calls())
+    }
+
+    /// The index of the call the output ended inside (a cut call), when its beginning
+    /// was sent: in incremental streaming, what was sent of it stands, and this names it
+    /// once the final chunk is in. `None` when no call was cut, and in whole-call mode
+    /// (and the complete parse), where a cut call is never sent. Either way a cut call
+    /// is recorded among the [`rejected_calls`](Self::rejected_calls) with reason
+    /// [`Cut`](crate::RejectReason::Cut).
+    pub fn cut_call(&self) -> Option<usize> {
+        each!(&self.inner, p => p.cut_call())
     }
 
     /// The final chunk arrived while a tool block (or call message) was still open.

@@ -148,17 +148,29 @@ fn held_close_prefix_at_end_is_markup() {
         let cfg = config(dialect, None, None);
         let (r, rejected) =
             crate::response::testutil::chunking_invariant_rejected(&cfg, text, false);
-        assert_eq!(
-            crate::response::testutil::calls(&r),
-            [("get_weather", args)],
-            "{dialect}"
+        // The call is cut: what streamed of it stands, with nothing closed (`args` is
+        // its closed form), and it is recorded as cut.
+        crate::response::testutil::assert_cut_stream(
+            &crate::response::testutil::calls(&r),
+            &[("get_weather", args)],
+            dialect,
         );
         assert_eq!(r.content, None, "{dialect}");
-        let stray: Vec<&str> = rejected.iter().map(|c| c.raw.as_str()).collect();
+        let stray: Vec<&str> = rejected
+            .iter()
+            .filter(|c| c.reason == crate::RejectReason::StrayText)
+            .map(|c| c.raw.as_str())
+            .collect();
         assert_eq!(
             stray,
             [held],
             "{dialect}: the cut tag is in the diagnostics"
+        );
+        assert!(
+            rejected
+                .iter()
+                .any(|c| c.reason == crate::RejectReason::Cut),
+            "{dialect}: the cut call is in the diagnostics"
         );
         let mut p = ResponseParser::new(&cfg).unwrap();
         p.parse_complete(text, None).unwrap();
@@ -465,10 +477,12 @@ fn start_rules_and_leading_open_tag() {
     assert_eq!(r.content, None);
 }
 
+/// A dialect that declares no separators between blocks (jamba): a run of newlines the
+/// next open tag follows is dropped; otherwise it is text.
 #[test]
 fn separator_newlines_between_blocks() {
-    let cfg = config("qwen", None, None);
-    let call = "<tool_call>{\"name\": \"search\", \"arguments\": {}}</tool_call>";
+    let cfg = config("jamba", None, None);
+    let call = "<tool_calls>[{\"name\": \"search\", \"arguments\": {}}]</tool_calls>";
     let text = format!("{call}\n\n{call}\n\ntail\n");
     let r = assert_chunking_invariant(&cfg, &text);
     assert_eq!(r.content.as_deref(), Some("\n\ntail\n"));
@@ -478,6 +492,29 @@ fn separator_newlines_between_blocks() {
         assert_chunking_invariant(&cfg, &text).content.as_deref(),
         Some("\n")
     );
+}
+
+/// A dialect that declares its separators (qwen: `\n` before a run of blocks and
+/// between blocks) drops exactly those: any other whitespace is content as written.
+#[test]
+fn declared_separators_between_blocks_are_exact() {
+    let cfg = config("qwen", None, None);
+    let call = "<tool_call>{\"name\": \"search\", \"arguments\": {}}</tool_call>";
+    // The template's own layout: content, `\n`, block, `\n`, block.
+    let r = assert_chunking_invariant(&cfg, &format!("Hi.\n{call}\n{call}"));
+    assert_eq!(r.content.as_deref(), Some("Hi."));
+    assert_eq!(r.tool_calls.len(), 2);
+    // Two newlines between blocks are not the `\n` declared there: the run ended, and
+    // the second block's `before_blocks` `\n` goes, the other newline is content.
+    let r = assert_chunking_invariant(&cfg, &format!("{call}\n\n{call}\n\ntail\n"));
+    assert_eq!(r.content.as_deref(), Some("\n\n\ntail\n"));
+    assert_eq!(r.tool_calls.len(), 2);
+    // More newlines before a block than declared: one `\n` goes, the rest stays.
+    let r = assert_chunking_invariant(&cfg, &format!("Hi.\n\n\n{call}"));
+    assert_eq!(r.content.as_deref(), Some("Hi.\n\n"));
+    // No `after_blocks` declared: a newline after the last block is content.
+    let r = assert_chunking_invariant(&cfg, &format!("{call}\n"));
+    assert_eq!(r.content.as_deref(), Some("\n"));
 }
 
 #[test]
@@ -511,8 +548,9 @@ fn truncated_and_unclosed_blocks() {
         "<tool_call>{\"name\": \"search\", \"arguments\": {\"q\": 1}}",
     );
     assert_eq!(r.tool_calls[0].function.arguments, "{\"q\": 1}");
+    // Cut before its arguments: nothing is invented for them (no `{}`).
     let r = assert_chunking_invariant(&cfg, "<tool_call>{\"name\": \"search\"");
-    assert_eq!(r.tool_calls[0].function.arguments, "{}");
+    assert_eq!(r.tool_calls[0].function.arguments, "");
     let mut p = ResponseParser::new(&cfg).unwrap();
     p.stream_chunk("<tool_call>{\"name\": \"sea", None, true)
         .unwrap();
@@ -933,4 +971,151 @@ fn leading_open_whitespace_wait_is_bounded() {
     assert!(handed <= 2 * run.len(), "handed {handed}");
     assert_eq!(r.reasoning_content, Some(format!("{run}plan")));
     assert_eq!(r.content.as_deref(), Some("x"));
+}
+
+/// Registers (once per test process, idempotently) a reasoning and a tool dialect that
+/// declare a separator at every position, with two spellings where templates differ:
+/// `sep-test-think` (`\n` at the response start and after `<think>`, `\n` before
+/// `</think>`, `\n\n` or `\n` after it) and `sep-test-qwen` (qwen's JSON blocks, `\n\n`
+/// or `\n` before a run of blocks, `\n` between blocks and after the run).
+fn separator_test_config() -> ParserConfig {
+    let mut r = (*registry::reasoning_dialect("think_in_output").unwrap()).clone();
+    r.name = "sep-test-think".into();
+    r.aliases.clear();
+    r.separators = crate::dialect::ReasoningSeparators {
+        response_start: vec!["\n".into()],
+        after_open: vec!["\n".into()],
+        before_close: vec!["\n".into()],
+        after_close: vec!["\n\n".into(), "\n".into()],
+    };
+    registry::register_reasoning_dialect(r, true).unwrap();
+    let mut t = (*registry::tool_dialect("qwen").unwrap()).clone();
+    t.name = "sep-test-qwen".into();
+    t.aliases.clear();
+    t.separators = crate::dialect::ToolSeparators {
+        before_blocks: vec!["\n\n".into(), "\n".into()],
+        between_blocks: Some(vec!["\n".into()]),
+        after_blocks: vec!["\n".into()],
+    };
+    registry::register_tool_dialect(t, true).unwrap();
+    config("sep-test-qwen", Some("sep-test-think"), None)
+}
+
+/// Only the declared strings at their positions go, the longest spelling that matches;
+/// any other whitespace is text as written; held text that is no separator is released
+/// at the end of the output. Every case under the whole text, every character and every
+/// single cut point ([`assert_chunking_invariant`]).
+#[test]
+fn declared_separators_drop_exactly_the_declared_strings() {
+    let cfg = separator_test_config();
+    let a = "<tool_call>{\"name\": \"search\", \"arguments\": {}}</tool_call>";
+    let b = "<tool_call>{\"name\": \"get_weather\", \"arguments\": {}}</tool_call>";
+    let cases: Vec<(String, Option<&str>, Option<&str>, usize)> = vec![
+        // The template's own layout at every position.
+        (
+            format!("<think>\nplan\n</think>\n\nHi.\n\n{a}\n{b}\n"),
+            Some("Hi."),
+            Some("plan"),
+            2,
+        ),
+        // The response-start separator, a shorter spelling after the close.
+        (
+            format!("\n<think>plan</think>\nHi.\n{a}"),
+            Some("Hi."),
+            Some("plan"),
+            1,
+        ),
+        // One newline more than declared at each position stays text.
+        (
+            format!("<think>\n\nplan\n\n</think>\n\n\nHi.\n\n\n{a}\n\nBye"),
+            Some("\nHi.\n\nBye"),
+            Some("\nplan\n"),
+            1,
+        ),
+        // Whitespace that is no declared string is text.
+        (
+            format!("<think> plan </think> Hi. {a} {b} Bye"),
+            Some(" Hi.   Bye"),
+            Some(" plan "),
+            2,
+        ),
+        // Two newlines between blocks are not the `\n` declared there: the run ends,
+        // and `\n\n` is the next block's `before_blocks` separator.
+        (format!("{a}\n\n{b}"), None, None, 2),
+        // Held text at the end of the output is released: a newline that may begin
+        // `\n</think>` or `\n<tool_call>`, a proper prefix of a tag.
+        ("<think>plan\n".to_owned(), None, Some("plan\n"), 0),
+        ("\nHi.\n".to_owned(), Some("Hi.\n"), None, 0),
+        (
+            "Hi.\n\n<tool_ca".to_owned(),
+            Some("Hi.\n\n<tool_ca"),
+            None,
+            0,
+        ),
+        // A separator is one even at the end: after the close, after the run.
+        ("<think>plan</think>\n".to_owned(), None, Some("plan"), 0),
+        (format!("{a}\n"), None, None, 1),
+    ];
+    for (text, content, reasoning, calls) in cases {
+        let r = assert_chunking_invariant(&cfg, &text);
+        assert_eq!(r.content.as_deref(), content, "{text:?}");
+        assert_eq!(r.reasoning_content.as_deref(), reasoning, "{text:?}");
+        assert_eq!(r.tool_calls.len(), calls, "{text:?}");
+    }
+}
+
+/// A streaming parser holds at most one declared separator with a tag: a long run of
+/// newlines at any separator position is shown as it comes (never held whole, never
+/// parsed again on every chunk), and the result is the whole text's.
+#[test]
+fn separator_waits_hold_at_most_one_separator() {
+    let cfg = separator_test_config();
+    let a = "<tool_call>{\"name\": \"search\", \"arguments\": {}}</tool_call>";
+    // Longest held text: a separator and a proper prefix of the longest tag it leads.
+    let bound = "\n\n<tool_call>".len();
+    for head in [
+        "\n".to_owned(),
+        "<think>".to_owned(),
+        "<think>\nplan".to_owned(),
+        "<think>plan</think>".to_owned(),
+        format!("Hi.{a}"),
+        format!("Hi.\n{a}\n{a}"),
+    ] {
+        let chunks = 5_000;
+        let (r, max_pending, handed) = stream_whitespace_run(&cfg, &head, "\n", chunks, "x");
+        assert!(max_pending <= bound, "{head:?}: held {max_pending}");
+        assert!(
+            handed <= chunks * (1 + bound),
+            "{head:?}: {handed} bytes parsed"
+        );
+        let text = format!("{head}{}x", "\n".repeat(chunks));
+        let whole = parsed_at(&cfg, &text, &[]);
+        assert_eq!(r.content, whole.content, "{head:?}");
+        assert_eq!(r.reasoning_content, whole.reasoning_content, "{head:?}");
+    }
+}
+
+/// Texts built from the pieces the separator rule decides on (newlines, the tags and
+/// proper prefixes of them, a block, text), with a fixed seed: every chunking (every
+/// character, every single cut, pairs of cuts) gives the whole text's result.
+#[test]
+fn separator_decisions_do_not_depend_on_chunking() {
+    let cfg = separator_test_config();
+    let pieces = [
+        "\n",
+        "\n\n",
+        " ",
+        "x",
+        "<think>",
+        "</think>",
+        "</thi",
+        "<tool_c",
+        "<tool_call>{\"name\": \"search\", \"arguments\": {}}</tool_call>",
+    ];
+    let mut rng = fastrand::Rng::with_seed(27);
+    for _ in 0..400 {
+        let n = rng.usize(1..9);
+        let text: String = (0..n).map(|_| pieces[rng.usize(..pieces.len())]).collect();
+        assert_chunking_invariant(&cfg, &text);
+    }
 }

@@ -1,7 +1,7 @@
 //! Helpers shared by the engine's unit tests: feeding a text under a chunking, and the
 //! chunking-invariance check every grammar's tests are built on.
 
-use crate::calls::RejectedCall;
+use crate::calls::{BuiltinCall, RejectedCall};
 use crate::delta::{ParsedResponse, StreamItem};
 use crate::request::ToolSpec;
 use crate::response::{ParserConfig, ResponseParser};
@@ -59,14 +59,13 @@ pub fn check_stream(items: &[StreamItem]) {
     }
 }
 
-/// The aggregated result of [`feed`] and the parser's rejected calls; generated call ids
-/// are cleared unless `keep_ids` (a dialect whose ids are the model's own).
-fn run(
-    cfg: &ParserConfig,
-    text: &str,
-    cuts: &[usize],
-    keep_ids: bool,
-) -> (ParsedResponse, Vec<RejectedCall>) {
+/// The aggregated result of [`feed`], everything a parser reports beside it.
+pub type Outcome = (ParsedResponse, Vec<RejectedCall>, Vec<BuiltinCall>);
+
+/// The aggregated result of [`feed`], the parser's rejected calls and its built-in
+/// messages; generated call ids are cleared unless `keep_ids` (a dialect whose ids are
+/// the model's own).
+fn run(cfg: &ParserConfig, text: &str, cuts: &[usize], keep_ids: bool) -> Outcome {
     let (items, p) = feed_parser(cfg, text, cuts);
     let mut r = ParsedResponse::from_deltas(items.iter().map(|(d, _)| d));
     if !keep_ids {
@@ -74,7 +73,7 @@ fn run(
             c.id.clear();
         }
     }
-    (r, p.rejected_calls().to_vec())
+    (r, p.rejected_calls().to_vec(), p.builtin_calls().to_vec())
 }
 
 /// Whole, every character, every single cut point and a sample of double cuts give the
@@ -84,6 +83,12 @@ pub fn chunking_invariant_rejected(
     text: &str,
     keep_ids: bool,
 ) -> (ParsedResponse, Vec<RejectedCall>) {
+    let (r, rejected, _) = chunking_invariant_outcome(cfg, text, keep_ids);
+    (r, rejected)
+}
+
+/// [`chunking_invariant_rejected`], with the built-in messages (compared alike).
+pub fn chunking_invariant_outcome(cfg: &ParserConfig, text: &str, keep_ids: bool) -> Outcome {
     let whole = run(cfg, text, &[], keep_ids);
     let b: Vec<usize> = (1..text.len())
         .filter(|&i| text.is_char_boundary(i))
@@ -140,4 +145,24 @@ pub fn assert_string_streams(dialect: &str, head: &str, piece: &str, json: &str)
         assert_eq!(args, json);
         assert_eq!(p.pending_len(), 0);
     }
+}
+
+/// Cut output in incremental streaming: `got` has the calls of `closed` (what the old
+/// rule gave, the last call's arguments closed by the parser), the last one as far as
+/// it streamed: its arguments are a start of `closed`'s, with nothing added (no
+/// string, container or object closed for it).
+pub fn assert_cut_stream<T: PartialEq + std::fmt::Debug>(
+    got: &[(T, &str)],
+    closed: &[(T, &str)],
+    what: &str,
+) {
+    assert_eq!(got.len(), closed.len(), "{what}: {got:?} / {closed:?}");
+    let n = got.len();
+    assert_eq!(got[..n - 1], closed[..n - 1], "{what}");
+    let ((gn, ga), (cn, ca)) = (&got[n - 1], &closed[n - 1]);
+    assert_eq!(gn, cn, "{what}");
+    assert!(
+        ca.starts_with(ga) && (ga.len() < ca.len() || ca.is_empty()),
+        "{what}: {ga:?} is not the unclosed start of {ca:?}"
+    );
 }

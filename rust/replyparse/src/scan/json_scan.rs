@@ -77,6 +77,9 @@ enum State {
 pub struct JsonValueScanner {
     state: State,
     depth: u64,
+    /// The value is a bare scalar that only the end of input ended (`12` may have been
+    /// `123`): a caller applying the cut-output rule treats it as unfinished.
+    ended_by_input: bool,
 }
 
 impl Default for JsonValueScanner {
@@ -112,12 +115,19 @@ impl JsonValueScanner {
         JsonValueScanner {
             state: State::Start,
             depth: 0,
+            ended_by_input: false,
         }
     }
 
     /// Forgets everything, ready for a new value.
     pub fn reset(&mut self) {
         *self = Self::new();
+    }
+
+    /// Whether the value ended only because the input did: a bare scalar running to
+    /// the end of the final input, which more text could have continued.
+    pub fn ended_by_end_of_input(&self) -> bool {
+        self.ended_by_input
     }
 
     /// Scans `input`, the text right after what was consumed before. `final_` says no
@@ -220,6 +230,7 @@ impl JsonValueScanner {
                         i += 1;
                     }
                     if i < n || final_ {
+                        self.ended_by_input = i == n;
                         self.state = State::Done;
                         return (i, ScanStatus::Complete);
                     }

@@ -51,6 +51,12 @@ pub struct RunnerDelta {
     /// Set on the last delta of the final step (already rewritten).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub finish_reason: Option<String>,
+    /// On the last delta of the final step: the index of the call the output ended
+    /// inside, when it was sent (incremental streaming; see
+    /// [`ResponseParser::cut_call`]). The encoders end its arguments with the
+    /// [`CUT_KEY`](crate::wire::CUT_KEY) member.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cut_call: Option<usize>,
 }
 
 /// Token counts of one response, as the wire formats report them.
@@ -193,10 +199,18 @@ impl StreamRunner {
                 ..Default::default()
             });
         }
+        let cut_call = if final_ {
+            parser
+                .cut_call()
+                .filter(|&i| i == 0 || self.options.parallel_tool_calls)
+        } else {
+            None
+        };
         if let Some(last) = out.last_mut() {
             last.token_ids = token_ids.map(<[u32]>::to_vec);
             last.logprobs = logprobs;
             last.finish_reason = finish;
+            last.cut_call = cut_call;
         }
         Ok(())
     }

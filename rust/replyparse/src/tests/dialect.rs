@@ -3,7 +3,7 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::dialect::{declaration_schema, Family, Syntax, ToolDialect};
+use crate::dialect::{declaration_schema, Family, ReasoningDialect, Syntax, ToolDialect};
 use crate::error::Error;
 use crate::registry;
 
@@ -38,6 +38,8 @@ fn the_former_shape_reads_as_the_current_one() {
         let mut builtin = (*registry::tool_dialect(&name).unwrap()).clone();
         builtin.open_prefixes.clear();
         builtin.close_prefixes.clear();
+        // Separators came after the former shape: it never declares them.
+        builtin.separators = crate::dialect::ToolSeparators::default();
         let mut read = read;
         read.open_prefixes.clear();
         read.close_prefixes.clear();
@@ -203,4 +205,71 @@ fn a_bad_value_for_every_field_is_named() {
         };
         assert!(m.contains(&want), "{field}: {m:?} lacks {want:?}");
     }
+}
+
+/// Separators are 1 to 16 bytes of whitespace, each listed once; a bad one is refused
+/// naming its position.
+#[test]
+fn separators_are_checked() {
+    for (decl, path) in [
+        (
+            json!({"name": "v", "open": "<c>", "close": "</c>",
+                   "separators": {"before_blocks": [""]}}),
+            "v: separators.before_blocks[0]: is not 1 to 16 bytes long",
+        ),
+        (
+            json!({"name": "v", "open": "<c>", "close": "</c>",
+                   "separators": {"between_blocks": ["\n", "x"]}}),
+            "v: separators.between_blocks[1]: \"x\" is not whitespace",
+        ),
+        (
+            json!({"name": "v", "open": "<c>", "close": "</c>",
+                   "separators": {"after_blocks": ["\n", "\n"]}}),
+            "v: separators.after_blocks[1]: \"\\n\" is listed twice",
+        ),
+    ] {
+        let d = ToolDialect::from_value(decl).unwrap();
+        let m = match registry::register_tool_dialect(d, true) {
+            Err(Error::InvalidDialect(m)) => m,
+            other => panic!("{path}: {other:?}"),
+        };
+        assert!(m.contains(path), "{m} lacks {path}");
+    }
+    let long = " ".repeat(17);
+    for (seps, path) in [
+        (json!({"after_close": [long]}), "separators.after_close[0]"),
+        (
+            json!({"response_start": ["\n", "\u{a0}"]}),
+            "separators.response_start[1]",
+        ),
+    ] {
+        let text = json!({"name": "r", "open": "<t>", "close": "</t>", "separators": seps});
+        let d = ReasoningDialect::from_json(&text.to_string()).unwrap();
+        match registry::register_reasoning_dialect(d, true) {
+            Err(Error::InvalidDialect(m)) => assert!(m.contains(path), "{m} lacks {path}"),
+            other => panic!("{path}: {other:?}"),
+        }
+    }
+}
+
+/// A reasoning declaration's former `close_newlines: true` reads as `\n` before and after
+/// the close tag; `false` as nothing.
+#[test]
+fn close_newlines_reads_as_separators() {
+    let on = ReasoningDialect::from_json(
+        r#"{"name": "r", "open": "<t>", "close": "</t>", "close_newlines": true}"#,
+    )
+    .unwrap();
+    assert_eq!(on.separators.before_close, ["\n"]);
+    assert_eq!(on.separators.after_close, ["\n"]);
+    assert!(on.separators.after_open.is_empty());
+    let off = ReasoningDialect::from_json(
+        r#"{"name": "r", "open": "<t>", "close": "</t>", "close_newlines": false}"#,
+    )
+    .unwrap();
+    assert!(off.separators.is_empty());
+    assert!(ReasoningDialect::from_json(
+        r#"{"name": "r", "open": "<t>", "close": "</t>", "close_newlines": 1}"#
+    )
+    .is_err());
 }

@@ -149,13 +149,16 @@ fn close_tag_inside_a_string_value_is_data() {
     let (r, rejected) = crate::response::testutil::chunking_invariant_rejected(&cfg, &text, false);
     assert_eq!(calls(&r), [("f", r#"{"q": "v"}"#), ("z", r#"{"a": "x"}"#)]);
     assert_eq!(rejected[0].raw, "oops\n</｜DSML｜invoke>\n");
-    // The same at the end of input.
+    // At the end of input the value's end is undecided (only text follows its close
+    // tag): the invoke never closed, so the call is cut (cut output), its value is not
+    // ended, and the rest is recorded whole.
     let text = format!(
         "</think>{OPEN}<｜DSML｜invoke name=\"f\">\n<｜DSML｜parameter name=\"q\" string=\"true\">v</｜DSML｜parameter>oops"
     );
     let (r, rejected) = crate::response::testutil::chunking_invariant_rejected(&cfg, &text, false);
-    assert_eq!(calls(&r), [("f", r#"{"q": "v"}"#)]);
-    assert_eq!(rejected[0].raw, "oops");
+    crate::response::testutil::assert_cut_stream(&calls(&r), &[("f", r#"{"q": "v"}"#)], &text);
+    assert_eq!(rejected[0].reason, crate::RejectReason::Cut);
+    assert_eq!(rejected[1].raw, "</｜DSML｜parameter>oops");
 }
 
 #[test]
@@ -272,14 +275,21 @@ fn truncated_input_recovers_completed_invokes() {
             "<｜DSML｜invoke name=\"g\">\n<｜DSML｜parameter name=\"q\" string=\"true\">",
             vec![("f", "{\"a\": \"x\"}"), ("g", "{}")],
         ),
-        ("<｜DSML｜invoke name=\"g\"", vec![("f", "{\"a\": \"x\"}"), ("g", "{}")]),
+        // A header the output ended in (no `>`) may be cut: it names nothing.
+        ("<｜DSML｜invoke name=\"g\"", vec![("f", "{\"a\": \"x\"}")]),
         // A cut name is never completed.
         ("<｜DSML｜invoke name=\"g", vec![("f", "{\"a\": \"x\"}")]),
         ("<｜DSML｜inv", vec![("f", "{\"a\": \"x\"}")]),
     ] {
         let text = format!("</think>{OPEN}{done}{tail}");
         let r = parse(&cfg, &text);
-        assert_eq!(calls(&r), expect, "{tail:?}");
+        // Cut output: the last call, when the output ended inside it, streamed as far as
+        // it went and nothing was closed for it (`expect` is its closed form).
+        if calls(&r).len() == 2 {
+            crate::response::testutil::assert_cut_stream(&calls(&r), &expect, tail);
+        } else {
+            assert_eq!(calls(&r), expect, "{tail:?}");
+        }
         assert_eq!(r.content, None, "{tail:?}");
     }
 }

@@ -100,8 +100,9 @@ fn truncated_input() {
             ],
         ),
         (
+            // Cut before its arguments: nothing is invented for them (no `{}`).
             "<|tool_call_begin|>functions.g:1<|tool_call_argument_begin|>",
-            vec![("functions.f:0", "f", "{}"), ("functions.g:1", "g", "{}")],
+            vec![("functions.f:0", "f", "{}"), ("functions.g:1", "g", "")],
         ),
         // An id cut before its argument marker names nothing.
         (
@@ -329,5 +330,41 @@ fn pending_is_bounded_while_streaming_arguments() {
     for _ in 0..20_000 {
         p.stream_chunk("ab<|tool_call_end|>", None, false).unwrap();
         assert_eq!(p.pending_len(), 0);
+    }
+}
+
+/// Arguments that are a bare scalar running to the end of output (`ggg`, `12`) may have
+/// gone on (`12` may have been `123`): the call is cut, not finished with the scalar
+/// as its arguments. Ended by the fence and the call end, the same text is kept as the
+/// model wrote it. The fuzz sample found the scalar presented as a finished call.
+#[test]
+fn bare_scalar_arguments_at_the_end_of_output_are_cut() {
+    use crate::calls::RejectReason;
+    use crate::response::testutil::chunking_invariant_rejected;
+    let mut cfg = ParserConfig {
+        tool_parser: Some("deepseek_v3".into()),
+        tools: Some(tool_specs(&["get_weather"])),
+        ..Default::default()
+    };
+    let head = "Hi.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n";
+    for whole_calls in [false, true] {
+        cfg.whole_calls = whole_calls;
+        for args in ["ggg", "12"] {
+            let text = format!("{head}{args}");
+            let (r, rejected) = chunking_invariant_rejected(&cfg, &text, false);
+            // Incremental streaming sent the call's beginning, which stands.
+            assert_eq!(
+                r.tool_calls.len(),
+                usize::from(!whole_calls),
+                "{args}: {r:?}"
+            );
+            assert_eq!(rejected.len(), 1, "{args}: {rejected:?}");
+            assert_eq!(rejected[0].reason, RejectReason::Cut, "{args}");
+            let ended = format!("{head}{args}\n```<｜tool▁call▁end｜>");
+            let (r, rejected) = chunking_invariant_rejected(&cfg, &ended, false);
+            assert!(rejected.is_empty(), "{args}: {rejected:?}");
+            assert_eq!(r.tool_calls.len(), 1, "{args}: {r:?}");
+            assert_eq!(r.tool_calls[0].function.arguments, args);
+        }
     }
 }

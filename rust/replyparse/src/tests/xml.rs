@@ -91,11 +91,16 @@ fn close_tag_inside_a_value_is_data() {
     let (r, rejected) = crate::response::testutil::chunking_invariant_rejected(&cfg, &text, false);
     assert_eq!(calls(&r), [("run", r#"{"q": "v"}"#)]);
     assert_eq!(rejected[0].raw, "oops\n</function>\n");
-    // The same at the end of input.
+    // At the end of input the value's end is undecided (only text follows its close
+    // tag): the call did not reach its end, so it is cut (cut output), the value is not
+    // ended for it, and the text after the value is recorded.
     let text = "<tool_call>\n<function=run>\n<parameter=q>\nv\n</parameter>\noops";
     let (r, rejected) = crate::response::testutil::chunking_invariant_rejected(&cfg, text, false);
-    assert_eq!(calls(&r), [("run", r#"{"q": "v"}"#)]);
-    assert_eq!(rejected[0].raw, "oops");
+    crate::response::testutil::assert_cut_stream(&calls(&r), &[("run", r#"{"q": "v"}"#)], text);
+    assert_eq!(rejected[0].reason, crate::RejectReason::Cut);
+    assert!(rejected[1].raw.ends_with("oops"), "{rejected:?}");
+    let mut p = ResponseParser::new(&cfg).unwrap();
+    assert!(p.parse_complete(text, None).unwrap().tool_calls.is_empty());
     // GLM's markup alike.
     let text = "<tool_call>run\n<arg_key>q</arg_key><arg_value>a</arg_value>b</arg_value><arg_key>z</arg_key><arg_value>1</arg_value></tool_call>";
     let r = parse("glm47", text);
@@ -106,7 +111,8 @@ fn close_tag_inside_a_value_is_data() {
 fn qwen3coder_typed_values_and_protocol_newlines() {
     let text = "</think>Sure.\n<tool_call>\n<function=get_weather>\n<parameter=city>\n北京 \"centre\"\n</parameter>\n<parameter=days>\n 3 \n</parameter>\n<parameter=detail>\nTrue\n</parameter>\n<parameter=ratio>\nNaN\n</parameter>\n<parameter=opts>\n{\"a\": [1, 2]}\n</parameter>\n<parameter=tags>\n[\"x\"]\n</parameter>\n</function>\n</tool_call>";
     let r = parse("qwen3coder", text);
-    assert_eq!(r.content.as_deref(), Some("Sure.\n"));
+    // The `\n` before the block is the separator qwen3coder declares there.
+    assert_eq!(r.content.as_deref(), Some("Sure."));
     assert_eq!(
         calls(&r),
         vec![(
@@ -158,22 +164,28 @@ fn no_argument_call_and_unknown_function() {
 }
 
 #[test]
-fn truncated_input_closes_the_object_and_invents_nothing() {
-    let r = parse(
-        "qwen3coder",
-        "<tool_call>\n<function=get_weather>\n<parameter=city>\nPar",
-    );
-    assert_eq!(calls(&r), vec![("get_weather", "{\"city\": \"Par\"}")]);
-    let r = parse(
-        "qwen3coder",
-        "<tool_call>\n<function=get_weather>\n<parameter=days>\n12",
-    );
-    assert_eq!(calls(&r), vec![("get_weather", "{\"days\": 12}")]);
-    let r = parse(
-        "qwen3coder",
-        "<tool_call>\n<function=get_weather>\n<parameter=ci",
-    );
-    assert_eq!(calls(&r), vec![("get_weather", "{}")]);
+fn truncated_input_is_cut_and_invents_nothing() {
+    // Cut output: the complete parse leaves the call out and records it as cut; the
+    // incremental stream keeps what it sent, with nothing closed.
+    for (text, streamed) in [
+        (
+            "<tool_call>\n<function=get_weather>\n<parameter=city>\nPar",
+            "{\"city\": \"Par",
+        ),
+        // A typed value is held until its close: nothing of it was sent.
+        (
+            "<tool_call>\n<function=get_weather>\n<parameter=days>\n12",
+            "",
+        ),
+        ("<tool_call>\n<function=get_weather>\n<parameter=ci", ""),
+    ] {
+        let mut p = crate::ResponseParser::new(&config("qwen3coder")).unwrap();
+        let r = p.parse_complete(text, None).unwrap();
+        assert!(r.tool_calls.is_empty(), "{text:?}");
+        assert_eq!(p.rejected_calls()[0].reason, crate::RejectReason::Cut);
+        let inc = chunking_invariant(&config("qwen3coder"), text, false);
+        assert_eq!(calls(&inc), vec![("get_weather", streamed)], "{text:?}");
+    }
     let r = parse("qwen3coder", "<tool_call>\n<function=get_wea");
     assert!(r.tool_calls.is_empty());
 }
@@ -192,7 +204,8 @@ fn glm47_and_glm45() {
         "glm45",
         "</think>I'll check.\n<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Oslo</arg_value>\n</tool_call>\n<tool_call>run\n</tool_call>",
     );
-    assert_eq!(r.content.as_deref(), Some("I'll check.\n"));
+    // The `\n` before the block is the separator the dialect declares there.
+    assert_eq!(r.content.as_deref(), Some("I'll check."));
     assert_eq!(
         calls(&r),
         vec![("get_weather", "{\"city\": \"Oslo\"}"), ("run", "{}")]
@@ -242,7 +255,8 @@ fn long_string_value_streams_without_growing_pending() {
 fn attribute_names_and_trimmed_values() {
     let text = "</think>I'll check.\n<minimax:tool_call>\n<invoke name=\"get_weather\">\n<parameter name=\"city\">  Tokyo  Bay \n</parameter>\n<parameter name='days'>\n 3\n</parameter>\n</invoke>\n<invoke name = run>\n<parameter name=code>\nx = 1\n\n</parameter>\n</invoke>\n</minimax:tool_call>";
     let r = parse("minimax_m2", text);
-    assert_eq!(r.content.as_deref(), Some("I'll check.\n"));
+    // The `\n` before the block is the separator the dialect declares there.
+    assert_eq!(r.content.as_deref(), Some("I'll check."));
     assert_eq!(
         calls(&r),
         [
@@ -397,6 +411,37 @@ fn declarations_are_checked() {
     });
     bad(&|x| x.skip = vec![String::new()]);
     bad(&|x| x.name_attr = Some("a b".into()));
+}
+
+/// Unexpected text between parameters decides the same under every chunking: held
+/// until the block close follows it (the call ends at the text) or the output ends
+/// (the call is cut, its text recorded whole). A chunk boundary inside the text ended
+/// the call there, where the whole output cut it; in whole-call mode the call was
+/// sent. Found by the near-miss property test (Spark 2.5, MiniCPM-5).
+#[test]
+fn unexpected_text_between_parameters_decides_under_any_chunking() {
+    use crate::response::testutil::chunking_invariant_rejected;
+    let cases = [
+        ("spark25", "<tool_call>get_weather\nf\n<arg_key>city</arg_key><arg_value>1</arg_value>", 0),
+        ("spark25", "<tool_call>get_weather\n<arg_key>city</arg_key><arg_value>P</arg_value>junk", 0),
+        ("spark25", "<tool_call>get_weather\n<arg_key>city</arg_key><arg_value>P</arg_value>junk</tool_call>", 1),
+        ("minicpm5", "<function name=get_weather><function name=", 0),
+        ("minicpm5", "<function name=get_weather><param name=city>P</param>x</function>", 1),
+    ];
+    for (dialect, text, n) in cases {
+        for whole_calls in [false, true] {
+            let mut cfg = config(dialect);
+            cfg.whole_calls = whole_calls;
+            let (r, rejected) = chunking_invariant_rejected(&cfg, text, false);
+            if whole_calls {
+                assert_eq!(r.tool_calls.len(), n, "{dialect} {text:?}: {r:?}");
+            }
+            let cut = rejected
+                .iter()
+                .any(|c| c.reason == crate::calls::RejectReason::Cut);
+            assert_eq!(cut, n == 0, "{dialect} {text:?}: {rejected:?}");
+        }
+    }
 }
 
 /// A value close tag that a function close follows, and then neither the block close,

@@ -464,8 +464,10 @@ impl DsmlGrammar {
         self.state = State::Done;
     }
 
-    /// The end of input inside an invoke: releases held value text, closes what was
-    /// opened with what was written, and returns the bytes consumed from `rest`.
+    /// The end of input inside an invoke, before its close: the call is cut. Value text
+    /// the states held is sent as written, but nothing is closed for it (no closing
+    /// quote, no closing brace); a cut header names nothing. Returns the bytes consumed
+    /// from `rest`.
     fn end_of_input(
         &mut self,
         rest: &str,
@@ -475,10 +477,10 @@ impl DsmlGrammar {
         let mut used = 0;
         match self.state {
             State::InvokeStart | State::Done => return 0,
+            // The name attribute may be cut: the call names nothing.
             State::InvokeHeader => {
                 self.header.push_str(rest);
                 used = rest.len();
-                self.set_name(calls, out);
             }
             // A proper prefix of the parameter close tag at the end of input is markup
             // cut short, not data: it stays out of the value and is left unconsumed,
@@ -486,17 +488,11 @@ impl DsmlGrammar {
             State::StrValue => {
                 used = rest.len() - self.param_close.held_suffix(rest);
                 self.push_escaped(&rest[..used], calls, out);
-                if self.key_written {
-                    calls.push_args("\"", out);
-                }
             }
             // Decided in `on_str_tentative` at the end of input (the first close tag
             // ends the value); kept for totality.
             State::StrTentative => {
                 used = self.param_close.text(0).len().min(rest.len());
-                if self.key_written {
-                    calls.push_args("\"", out);
-                }
             }
             State::JsonTail => {
                 used = rest.len() - self.param_close.held_suffix(rest);
@@ -514,7 +510,8 @@ impl DsmlGrammar {
             // the tool parser, which records it.
             State::ParamHeader | State::Body => {}
         }
-        self.end_invoke(calls, out);
+        calls.cut_call(out);
+        self.state = State::Done;
         used
     }
 }
@@ -755,6 +752,11 @@ impl DsmlGrammar {
             // with no later close tag that markup follows, so the first one
             // ended the value and the text after it is the tool parser's
             // (stray); one inside the value is data.
+            // An invoke close that only the end of input follows leaves the value's
+            // end undecided (more text might have made it data): the call is cut.
+            Ok(m) if final_ && rest[from + m.end..].trim().is_empty() => {
+                self.cut_rest(rest, calls, out)
+            }
             Ok(m) => {
                 let (p, e) = (from + m.start, from + m.end);
                 match self.invoke_close_follows(&rest[e..], final_) {
@@ -772,15 +774,27 @@ impl DsmlGrammar {
                     }
                 }
             }
-            Err(_) if final_ => {
-                self.end_param(calls, out);
-                Step::Next(first_end)
-            }
+            // The input ended with the value's end undecided (only text followed its
+            // first close tag): the invoke did not reach its close, so the call is cut
+            // and the value is not ended for it; the tool parser records the rest.
+            Err(_) if final_ => self.cut_rest(rest, calls, out),
             Err(keep) => {
                 self.scanned = rest.len() - keep;
                 Step::Stop(0)
             }
         }
+    }
+
+    /// The end of input with a value's end undecided: the call is cut, and the rest of
+    /// the text (which more output might have made part of the value) is recorded
+    /// whole, never read as further calls.
+    fn cut_rest(&mut self, rest: &str, calls: &mut CallEmitter, out: &mut DeltaSink<'_>) -> Step {
+        calls.cut_call(out);
+        if !rest.is_empty() {
+            calls.record_stray(rest.to_owned(), false);
+        }
+        self.state = State::Done;
+        Step::Next(rest.len())
     }
 
     /// `JsonStart`: before a JSON value's first byte; its leading whitespace is JSON

@@ -767,10 +767,11 @@ impl StateMachine for JsonEnvelope {
         }
     }
 
-    /// Input ended inside the payload: the call ends with what was written (arguments
-    /// collected as a string decoded as far as they go). A sequence may end after any
-    /// object; an array or an object the input ended in is cut. Before the payload's
-    /// first byte nothing is decided: the tool parser has the whitespace.
+    /// Input ended inside the payload. A call object the input ended in did not reach
+    /// its own end (its closing brace): the call is cut, and nothing is closed for it
+    /// (arguments collected as a string are not released). A sequence may end after
+    /// any object; an array or an object the input ended in is cut. Before the
+    /// payload's first byte nothing is decided: the tool parser has the whitespace.
     fn end_of_input(&mut self, calls: &mut CallEmitter, out: &mut DeltaSink<'_>) {
         if self.state == State::Open {
             return;
@@ -779,12 +780,13 @@ impl StateMachine for JsonEnvelope {
             self.state,
             State::AfterObject | State::ElementStart | State::ObjectStart
         );
-        if self.state == State::Collect(Field::Arguments) {
-            calls.push_args(&collected_arguments(&self.buf, false), out);
-        }
         self.cut = inside || self.container == Container::Array;
         if inside {
-            self.end_object(calls, out);
+            if let Some(name) = self.held_name.take() {
+                // The id never came: the call is named without it.
+                calls.set_name(&name, None, out);
+            }
+            calls.cut_call(out);
         }
         self.state = State::Done;
     }
@@ -941,19 +943,22 @@ mod tests {
         );
     }
 
+    /// Cut output: what streamed of a cut call stands (incremental mode), and nothing
+    /// is completed for it: arguments collected as a string are not released, and no
+    /// string or object is closed.
     #[test]
-    fn truncated_values_are_kept_as_written() {
+    fn cut_calls_keep_what_streamed_and_complete_nothing() {
         assert_eq!(
             parse(r#"{"name": "f", "arguments": {"a": "b"#).0,
             one("f", r#"{"a": "b"#)
         );
         assert_eq!(
             parse(r#"{"name": "f", "arguments": "{\"q\": \"rust b"#).0,
-            one("f", r#"{"q": "rust b"#)
+            one("f", "")
         );
         assert_eq!(
             parse(r#"{"name": "f", "arguments": "ab\u00"#).0,
-            one("f", "ab")
+            one("f", "")
         );
         // A name cut short is never completed: the call is not emitted.
         assert_eq!(parse(r#"{"name": "fun"#).0, vec![]);

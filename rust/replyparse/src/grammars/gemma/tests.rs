@@ -99,30 +99,29 @@ fn the_schema_types_bare_scalars() {
     );
 }
 
+/// Cut output: at the end of input before the call's close, nothing is closed (no
+/// string, container or object) and a key without a value is not written. What went
+/// out is the start of what the whole call gives, unchanged.
 #[test]
-fn cut_input_is_closed_and_drops_keys_without_values() {
+fn cut_input_closes_nothing_and_is_a_prefix_of_the_whole() {
     for (args, want) in [
-        ("a:", "{}"),
-        ("a:1,b:", r#"{"a": 1}"#),
-        ("a:Qxy", r#"{"a": "xy"}"#),
-        ("a:[1,{k:", r#"{"a": [1, {}]}"#),
-        ("a:tru", "{}"),
-        ("a:12", r#"{"a": 12}"#),
-        ("a:1e", "{}"),
-        ("a:QxQ,b", r#"{"a": "x"}"#),
+        ("a:", "{"),
+        ("a:Qxy", r#"{"a": "xy"#),
+        ("a:[1,{k:", r#"{"a": [1, {"#),
     ] {
         let out = gemma4(args);
         assert_eq!(out, want, "{args}");
     }
-}
-
-#[test]
-fn every_prefix_is_valid_json_when_cut() {
     let args = "city:QPa\"risQ,n:[1,2.5e3,{k:[true,null]}],s:{QaQ:QbQ},u:Qé😀Q}".replace('Q', Q);
-    for k in 0..=args.len() {
+    let (full, _) = read(Values::Literal, Q, &args, None);
+    assert!(serde_json::from_str::<Value>(&full).unwrap().is_object());
+    for k in 0..args.len() {
         if args.is_char_boundary(k) {
             let (out, _) = read(Values::Literal, Q, &args[..k], None);
-            serde_json::from_str::<Value>(&out).unwrap_or_else(|e| panic!("{k}: {out}: {e}"));
+            assert!(
+                full.starts_with(&out),
+                "{k}: {out} is not a start of {full}"
+            );
         }
     }
 }

@@ -401,6 +401,13 @@ impl HeaderGrammar {
         if status == ScanStatus::Incomplete {
             return Step::Wait(at + n);
         }
+        if self.scan.ended_by_end_of_input() {
+            // A bare scalar the end of input ended may have gone on: the call is cut.
+            self.cut = true;
+            calls.cut_call(out);
+            self.state = State::Done;
+            return Step::Next(at + n);
+        }
         self.state = State::AfterArgs;
         Step::Next(at + n)
     }
@@ -538,15 +545,23 @@ impl StateMachine for HeaderGrammar {
         }
     }
 
-    /// Input ended inside a call: it ends with what was written, and is cut; a header
-    /// (or id) without its marker may be cut, so it names nothing. Before the call's
-    /// begin marker nothing is decided: the tool parser has the held text.
+    /// Input ended inside a call. After its arguments' JSON value ended, the call
+    /// reached its own end and is finished (only the call end marker is missing);
+    /// before that it is cut, and nothing is closed for it. A header (or id) without
+    /// its marker may be cut, so it names nothing. Before the call's begin marker
+    /// nothing is decided: the tool parser has the held text. Either way the block
+    /// was cut.
     fn end_of_input(&mut self, calls: &mut CallEmitter, out: &mut DeltaSink<'_>) {
         if self.state == State::Start {
             return;
         }
         self.cut = true;
-        self.end(calls, out);
+        if matches!(self.state, State::AfterArgs | State::AfterSuffix) {
+            self.end(calls, out);
+        } else {
+            calls.cut_call(out);
+            self.state = State::Done;
+        }
     }
 }
 

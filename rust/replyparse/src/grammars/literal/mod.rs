@@ -88,9 +88,10 @@ pub(crate) trait ArgsRead {
         Read::Malformed(at)
     }
 
-    /// The end of input: the arguments end as read.
+    /// The end of input before the call's close: the arguments end as read, and
+    /// nothing is closed for them (the call is cut; a value the model did not finish
+    /// is not completed).
     fn cut(&mut self, at: usize) -> Read {
-        self.close_all();
         Read::More(at)
     }
 }
@@ -134,8 +135,11 @@ impl<R: ArgsRead> CallArgs<R> {
     ) -> Read {
         let read = self.reader.feed(text, at, final_);
         self.flush(calls, out);
-        if final_ || !matches!(read, Read::More(_)) {
-            calls.end_call(out);
+        match read {
+            // The end of input before the call's `)`: it is cut.
+            Read::More(_) if final_ => calls.cut_call(out),
+            Read::More(_) => {}
+            Read::Closed(_) | Read::Malformed(_) => calls.end_call(out),
         }
         read
     }

@@ -342,7 +342,11 @@ impl ArgsReader {
         let n = number_run(text.as_bytes(), at, &buf);
         buf.push_str(&text[at..at + n]);
         let i = at + n;
-        if i == text.len() && !final_ {
+        if i == text.len() && final_ {
+            // A number the end of input cut may go on (`2.` of `2.5`): not written.
+            return Flow::End(self.cut(text.len()));
+        }
+        if i == text.len() {
             if buf.len() > MAX_TOKEN {
                 return Flow::End(self.malformed(i));
             }

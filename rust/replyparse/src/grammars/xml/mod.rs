@@ -354,7 +354,7 @@ enum State {
 /// The XML-like payload grammar of one dialect (see the module docs): one function
 /// per payload, its arguments written as one JSON object.
 ///
-/// The fields set from the declaration (`syn`, `ws`, `block_close`, `schemas`, the
+/// The fields set from the declaration (`syn`, `ws`, `block_closes`, `schemas`, the
 /// tag sets but the per-key ones) do not change; the others describe the function,
 /// parameter and value being read, and [`PayloadGrammar::reset`] clears them.
 #[derive(Debug)]
@@ -363,9 +363,11 @@ pub struct XmlGrammar {
     syn: XmlSyntax,
     /// The whitespace policy of `syn`, resolved once.
     ws: ValueWhitespace,
-    /// The outer block's close tag (empty when the dialect has none): it ends a call
-    /// whose function close is missing, and it is never consumed.
-    block_close: String,
+    /// Every spelling of the outer block's close tag (the tag, then its aliases; none
+    /// when the dialect has none): it ends a call whose function close is missing, and
+    /// it is never consumed. A block opened by an alias (Hy3's
+    /// `<tool_calls:opensource>`) closes with its own spelling.
+    block_closes: Vec<String>,
     /// The request's parameter schemas, by function: they type the values.
     schemas: Schemas,
     /// Tags that end a function name.
@@ -478,13 +480,18 @@ fn lookahead(after: &str, budget: usize) -> (&str, bool) {
 }
 
 impl XmlGrammar {
-    /// The grammar of `syn` in a block closed by `block_close`, typing values by the
+    /// The grammar of `syn` in a block closed by `block_closes` (the close tag, then
+    /// its aliases; none when the dialect has no close tag), typing values by the
     /// request's `schemas`. The tag sets are built here, once per response.
-    pub fn new(syn: XmlSyntax, block_close: Option<&str>, schemas: Schemas) -> Self {
-        let block_close = block_close.unwrap_or("").to_owned();
+    pub fn new(syn: XmlSyntax, block_closes: &[&str], schemas: Schemas) -> Self {
+        let block_closes: Vec<String> = block_closes
+            .iter()
+            .filter(|c| !c.is_empty())
+            .map(|c| (*c).to_owned())
+            .collect();
         let mut stops = vec![syn.function_name_end.as_str(), syn.param_open.as_str()];
         stops.extend(syn.function_close.as_deref());
-        stops.push(&block_close);
+        stops.extend(block_closes.iter().map(String::as_str));
         let value_close_text = if syn.element_keys() {
             String::new()
         } else {
@@ -492,7 +499,7 @@ impl XmlGrammar {
         };
         let json_close = syn.json_body.as_ref().map_or("", |j| j.close.as_str());
         XmlGrammar {
-            value_stops: Self::stops_for(&syn, &value_close_text, &block_close),
+            value_stops: Self::stops_for(&syn, &value_close_text, &block_closes),
             lead: 0,
             scanned: 0,
             name_stops: TagSet::shared(&stops),
@@ -507,7 +514,7 @@ impl XmlGrammar {
             json_args: false,
             ws: syn.whitespace(),
             syn,
-            block_close,
+            block_closes,
             schemas,
             state: State::Function,
             began: false,
@@ -523,13 +530,29 @@ impl XmlGrammar {
         }
     }
 
-    /// What decides a tentative value close: the value close itself, the function
-    /// close and the block close.
-    fn stops_for(syn: &XmlSyntax, value_close: &str, block_close: &str) -> Arc<TagSet> {
+    /// What decides a tentative value close: the value close itself (tag 0), the
+    /// function close (tag 1, if any) and the block close's spellings.
+    fn stops_for(syn: &XmlSyntax, value_close: &str, block_closes: &[String]) -> Arc<TagSet> {
         let mut value_stops = vec![value_close];
         value_stops.extend(syn.function_close.as_deref());
-        value_stops.push(block_close);
+        value_stops.extend(block_closes.iter().map(String::as_str));
+        if block_closes.is_empty() {
+            value_stops.push("");
+        }
         TagSet::shared(&value_stops)
+    }
+
+    /// The spelling of the block close that `r` begins with, if any.
+    fn block_close_at(&self, r: &str) -> Option<&str> {
+        self.block_closes
+            .iter()
+            .map(String::as_str)
+            .find(|c| r.starts_with(c))
+    }
+
+    /// Whether `r` is a proper prefix of a spelling of the block close.
+    fn partial_block_close(&self, r: &str) -> bool {
+        self.block_closes.iter().any(|c| partial(r, c))
     }
 
     /// Whether the current value streams as a JSON string (else it is held and
@@ -688,11 +711,8 @@ impl XmlGrammar {
                 return Follow::Hold;
             }
         }
-        let follows = [
-            self.syn.param_open.as_str(),
-            fclose,
-            self.block_close.as_str(),
-        ];
+        let mut follows = vec![self.syn.param_open.as_str(), fclose];
+        follows.extend(self.block_closes.iter().map(String::as_str));
         Self::decide(next, &follows, final_, full)
     }
 
@@ -702,7 +722,8 @@ impl XmlGrammar {
     fn function_close_follows(&self, after: &str, budget: usize, final_: bool) -> Follow {
         let (win, full) = lookahead(after, budget);
         let next = &win[ws_len(win)..];
-        let follows = [self.block_close.as_str(), self.syn.function_open.as_str()];
+        let mut follows = vec![self.syn.function_open.as_str()];
+        follows.extend(self.block_closes.iter().map(String::as_str));
         Self::decide(next, &follows, final_, full)
     }
 
@@ -778,7 +799,7 @@ impl XmlGrammar {
             self.value_close_text = self.syn.value_close_for(&self.key);
             self.value_close = TagSet::shared(&[&self.value_close_text]);
             self.value_stops =
-                Self::stops_for(&self.syn, &self.value_close_text, &self.block_close);
+                Self::stops_for(&self.syn, &self.value_close_text, &self.block_closes);
         }
         self.value_fresh = true;
         self.decided = false;
@@ -835,8 +856,9 @@ impl XmlGrammar {
                 self.buf.clear();
                 self.depth = 1;
                 let open_tag = format!("{open}{}{}", self.key, self.syn.param_name_end);
-                self.element_tags =
-                    TagSet::shared(&[open_tag.as_str(), close, self.block_close.as_str()]);
+                let mut tags = vec![open_tag.as_str(), close];
+                tags.extend(self.block_closes.iter().map(String::as_str));
+                self.element_tags = TagSet::shared(&tags);
                 self.decided = true;
                 self.state = State::Element;
                 return Some(ws);
@@ -904,7 +926,7 @@ impl PayloadGrammar for XmlGrammar {
                 State::Name => self.on_name(rest, final_, calls, out),
                 State::ArgStart => self.on_arg_start(rest, final_, calls, out),
                 State::ArgName => self.on_arg_name(rest, final_),
-                State::ValueOpen => self.on_value_open(rest, final_),
+                State::ValueOpen => self.on_value_open(rest),
                 State::Value => self.on_value(rest, final_, calls, out),
                 State::CData => self.on_cdata(rest, final_, calls, out),
                 State::Element => self.on_element(rest, calls, out),
@@ -975,11 +997,11 @@ impl XmlGrammar {
         }
         let open = self.syn.function_open.as_str();
         let n = if open.is_empty() {
-            if !self.block_close.is_empty() && r.starts_with(&self.block_close) {
+            if self.block_close_at(r).is_some() {
                 self.state = State::Done;
                 return Step::Stop(0);
             }
-            if partial(r, &self.block_close) && !final_ {
+            if self.partial_block_close(r) && !final_ {
                 return Step::Stop(0);
             }
             ws
@@ -1063,7 +1085,7 @@ impl XmlGrammar {
             let n = ws + fclose.len();
             self.finish(calls, out);
             Step::Next(n)
-        } else if !self.block_close.is_empty() && r.starts_with(&self.block_close) {
+        } else if self.block_close_at(r).is_some() {
             self.finish(calls, out);
             Step::Next(ws)
         } else if let Some(s) = skip {
@@ -1080,11 +1102,37 @@ impl XmlGrammar {
             self.buf.clear();
             self.state = State::ArgName;
             Step::Next(n)
-        } else if !final_ && self.may_become_markup(r, closing_tag) {
-            Step::Stop(ws)
+        } else if self.may_become_markup(r, closing_tag) {
+            if !final_ {
+                return Step::Stop(ws);
+            }
+            // The output ended inside markup (a parameter or close tag cut short): the
+            // call did not reach its end, so it is cut; the tool parser records the
+            // cut tag.
+            calls.cut_call(out);
+            self.state = State::Done;
+            Step::Next(ws)
+        } else if !self.block_closes.is_empty()
+            && r.len() < MAX_LOOKAHEAD
+            && !self.block_closes.iter().any(|c| r.contains(c.as_str()))
+        {
+            // Unexpected text between parameters with no block close after it yet: held
+            // (at most [`MAX_LOOKAHEAD`] bytes, past which it ends the call as below),
+            // so every chunking decides as the whole output does.
+            if !final_ {
+                return Step::Stop(ws);
+            }
+            // The output ended before the block closed: the call never reached its
+            // end (more text might have made the text before it part of a value), so
+            // it is cut; the rest is recorded whole, never read as further calls.
+            calls.cut_call(out);
+            calls.record_stray(r.to_owned(), false);
+            self.state = State::Done;
+            Step::Next(rest.len())
         } else {
-            // Unexpected text between parameters ends the call here; the
-            // tool parser records the rest up to the block close.
+            // Unexpected text between parameters that the block close follows (or a
+            // long run of it) ends the call here; the tool parser records the rest up
+            // to the block close.
             self.finish(calls, out);
             Step::Next(ws)
         }
@@ -1099,7 +1147,7 @@ impl XmlGrammar {
         let json_open = self.syn.json_body.as_ref().map_or("", |j| j.open.as_str());
         partial(r, &self.syn.param_open)
             || partial(r, fclose)
-            || partial(r, &self.block_close)
+            || self.partial_block_close(r)
             || partial(r, json_open)
             || self.syn.skip.iter().any(|s| partial(r, s))
             || (closing_tag
@@ -1107,7 +1155,7 @@ impl XmlGrammar {
                     .syn
                     .function_close
                     .iter()
-                    .chain([&self.block_close])
+                    .chain(&self.block_closes)
                     .any(|c| partial(r, c)))
     }
 
@@ -1138,11 +1186,13 @@ impl XmlGrammar {
 
     /// `ValueOpen`: between the parameter name and its value element (`<arg_value>`),
     /// after whitespace. A missing value element is tolerated: the value starts here.
-    fn on_value_open(&mut self, rest: &str, final_: bool) -> Step {
+    fn on_value_open(&mut self, rest: &str) -> Step {
         let open = self.syn.value_open.as_deref().unwrap_or("");
         let ws = ws_len(rest);
         let r = &rest[ws..];
-        if r.is_empty() || (partial(r, open) && !final_) {
+        // At the end of input a proper prefix of the value element's open tag is that
+        // tag cut short, not the value: the call is cut (the end of input's rule).
+        if r.is_empty() || partial(r, open) {
             return Step::Stop(ws);
         }
         let n = ws + if r.starts_with(open) { open.len() } else { 0 };
@@ -1204,9 +1254,9 @@ impl XmlGrammar {
             let (win, full) = lookahead(&rest[m.end..], MAX_LOOKAHEAD);
             let ws = ws_len(win);
             let next = &win[ws..];
-            if !self.block_close.is_empty() && next.starts_with(&self.block_close) {
-                Some(m.end + ws + self.block_close.len())
-            } else if !final_ && !full && (next.is_empty() || partial(next, &self.block_close)) {
+            if let Some(c) = self.block_close_at(next) {
+                Some(m.end + ws + c.len())
+            } else if !final_ && !full && (next.is_empty() || self.partial_block_close(next)) {
                 return self.hold_before(rest, m.start, calls, out);
             } else {
                 None
@@ -1385,7 +1435,7 @@ impl XmlGrammar {
     /// call with it.
     fn on_element(&mut self, rest: &str, calls: &mut CallEmitter, out: &mut DeltaSink<'_>) -> Step {
         match self.element_tags.find_or_held(rest, false) {
-            Ok(m) if m.tag == 2 => {
+            Ok(m) if m.tag >= 2 => {
                 // The block closed inside the elements: what was written is
                 // text, and the call ends at the block close.
                 self.buf.push_str(&rest[..m.start]);
@@ -1489,7 +1539,15 @@ impl XmlGrammar {
             // or the input ended): the first close tag ended the value and what
             // follows it is not a value; the call ends there.
             Ok(_) => self.first_close_ends_value(first_end, calls, out),
-            Err(_) if final_ => self.first_close_ends_value(first_end, calls, out),
+            // The input ended with the value's end undecided (what followed its first
+            // close tag was not markup, and no later close tag came): the call did not
+            // reach its end, so it is cut, and the value is not ended for it.
+            Err(_) if final_ => {
+                calls.cut_call(out);
+                calls.record_stray(rest.to_owned(), false);
+                self.state = State::Done;
+                Step::Next(rest.len())
+            }
             Err(keep) => {
                 self.scanned = rest.len() - keep;
                 Step::Stop(0)
@@ -1545,17 +1603,15 @@ impl XmlGrammar {
         }
     }
 
-    /// The input ended inside the payload: closes what was opened with what was
-    /// written, and invents nothing.
+    /// The input ended inside the payload, before the call's own end (its function
+    /// close, or the block close for a dialect without one): the call is cut. Nothing
+    /// is closed for it: a value the model did not finish is not completed, and what
+    /// is held (a typed value, whitespace, a close-tag prefix) is not released.
     fn end_of_input(&mut self, calls: &mut CallEmitter, out: &mut DeltaSink<'_>) {
-        match self.state {
-            State::Value | State::CData => self.end_value(false, calls, out),
-            // The elements were cut: what was written is text.
-            State::Element => self.elements_as_text(false, calls, out),
-            State::JsonScan | State::JsonTail => self.end_json_body(calls, out),
-            _ => {}
-        }
-        self.finish(calls, out);
+        calls.cut_call(out);
+        self.buf.clear();
+        self.ws_held.clear();
+        self.state = State::Done;
     }
 }
 

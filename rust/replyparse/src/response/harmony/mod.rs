@@ -24,13 +24,24 @@
 //!   body of a `functions.*` message becomes content (the header stays hidden). The
 //!   model wrote it, so it must not disappear, and content is where the default parser
 //!   puts unarmed tool markup too;
+//! - any other recipient — Harmony's built-in tools (`python`, `browser.search`,
+//!   `browser.open`, `container.exec`, ...) or another namespace a system message
+//!   declared — is a tool the server provides, not one of the request's functions: the
+//!   message is neither a call nor content nor reasoning, on any channel. It is kept
+//!   apart as a [`BuiltinCall`] (recipient, channel, content type, body verbatim, and
+//!   whether it was cut: the output ended inside it and its body is not one whole JSON
+//!   value, the rule calls follow) for a server that implements built-in tools; nothing
+//!   of it is in the deltas. Armed or not, the same. Exceptions: a recipient that is one
+//!   of Harmony's roles (`assistant`, `user`, `system`, `developer`) addresses a
+//!   participant, so the message follows its channel; `functions` alone is a call
+//!   without a name. (openai-harmony renders and parses every recipient alike; vLLM's
+//!   Chat Completions parser makes `python`, `browser.*` and `container.*` messages
+//!   reasoning on `analysis` and drops them on `commentary`; llama.cpp drops them);
 //! - otherwise `analysis` is reasoning and every other channel (`final`, `commentary`
-//!   preambles, unknown or missing channels) is content. A recipient that is not a
-//!   function (built-in tools such as `browser.search` or `python`) does not make a
-//!   call: its body follows the channel rule, so a built-in tool use on `analysis` stays
-//!   in the reasoning where the model put it;
-//! - `<|constrain|>TYPE` (and a bare content type such as ` json`) is ignored; the role
-//!   is ignored (only assistant messages are generated).
+//!   preambles, unknown or missing channels) is content;
+//! - `<|constrain|>TYPE` (and a bare content type such as ` json`) does not route: a
+//!   built-in message records it, a call ignores it; the role is ignored (only
+//!   assistant messages are generated).
 //!
 //! Tolerance:
 //! - output normally starts right after the prompt's `<|start|>assistant`, i.e. with
@@ -58,9 +69,11 @@
 //!   body text;
 //! - an end tag while still in a header (`...to=functions.f<|call|>`, no `<|message|>`)
 //!   is a message with an empty body: a call gets `{}`;
-//! - at the end of input a message cut off in its body keeps what was streamed (a call
-//!   is closed with the arguments as written, `ended_in_tool_block` is set); an
-//!   unfinished header carries no body and is recorded as stray text;
+//! - at the end of input a message cut off in its body keeps what was streamed; a call
+//!   whose body is one whole JSON value ends as written, any other is cut (left out of
+//!   the complete parse, recorded with reason `cut`); a built-in message likewise is
+//!   marked cut or not; `ended_in_tool_block` is set for both; an unfinished header
+//!   carries no body and is recorded as stray text;
 //! - text outside the format: a header holding no tag at all is plain text the model
 //!   wrote outside any message (or text decoded with `skip_special_tokens` and no ids):
 //!   it becomes content when a tag or the end shows it was not a role part (only
@@ -97,11 +110,13 @@
 //!   such bursts with `skip_special_tokens=False`.
 //!
 //! When ids are given, `reasoning_tokens` counts the ordinary tokens of `analysis`
-//! message bodies (calls on `analysis` included; headers and tags are protocol and are
-//! not counted). Ids other than the seven structural ones are ordinary tokens.
+//! message bodies (calls and built-in messages on `analysis` included; headers and tags
+//! are protocol and are not counted). Ids other than the seven structural ones are
+//! ordinary tokens.
 //!
 //! Invariants: `pending` holds at most a proper prefix of a tag (`TagSet::held_suffix`),
-//! `header` at most [`MAX_HEADER_BYTES`] plus one chunk; body text streams as it arrives,
+//! `header` at most [`MAX_HEADER_BYTES`] plus one chunk; the built-in messages' bodies
+//! are held whole (counted in `buffered_bytes`); other body text streams as it arrives,
 //! so per-chunk work is proportional to the new text. Decisions depend only on the text,
 //! never on where chunks end, so every chunking gives the same deltas (merged).
 
@@ -110,7 +125,7 @@ mod shape;
 
 use std::sync::Arc;
 
-use crate::calls::{AllowedNames, CallEmitter, RejectedCall};
+use crate::calls::{AllowedNames, BuiltinCall, CallEmitter, RejectedCall};
 use crate::delta::{Channel, DeltaSink, StreamItem};
 use crate::error::{Error, Result};
 use crate::request::ToolPolicy;
@@ -178,6 +193,59 @@ enum Route {
     Text(Channel),
     /// The open call of the emitter.
     Call,
+    /// The last of the built-in messages (see [`Builtins`]).
+    Builtin,
+}
+
+/// The messages to built-in recipients, and the bytes of their bodies (what they add to
+/// `buffered_bytes`).
+#[derive(Debug, Default)]
+struct Builtins {
+    calls: Vec<BuiltinCall>,
+    bytes: usize,
+}
+
+impl Builtins {
+    fn push_body(&mut self, text: &str) {
+        if let Some(b) = self.calls.last_mut() {
+            b.body.push_str(text);
+            self.bytes += text.len();
+        }
+    }
+}
+
+/// Who a message is addressed to, from its recipient.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Addressee<'a> {
+    /// No recipient, or a participant of the conversation (`assistant`, `user`, ...):
+    /// the body follows its channel.
+    Channel,
+    /// `functions.NAME` (`functions` alone or `functions.`: a call without a name).
+    Function(&'a str),
+    /// Any other recipient: a tool the server provides (`python`, `browser.search`,
+    /// `container.exec`, or a namespace a system message declared).
+    Builtin(&'a str),
+}
+
+/// The roles of Harmony's conversation (openai-harmony's `Role`, less `tool`): a message
+/// addressed to one of them is a message, not a tool input.
+const PARTICIPANTS: [&str; 4] = ["assistant", "user", "system", "developer"];
+
+fn addressee(recipient: Option<&str>) -> Addressee<'_> {
+    match recipient {
+        None => Addressee::Channel,
+        Some("functions") => Addressee::Function(""),
+        Some(r) => match r.strip_prefix("functions.") {
+            Some(name) => Addressee::Function(name),
+            None if r.is_empty() || PARTICIPANTS.contains(&r) => Addressee::Channel,
+            None => Addressee::Builtin(r),
+        },
+    }
+}
+
+/// Whether `text` is one whole JSON value (surrounding whitespace allowed).
+fn whole_json_value(text: &str) -> bool {
+    serde_json::from_str::<serde::de::IgnoredAny>(text.trim()).is_ok()
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -209,6 +277,8 @@ pub struct HarmonyParser {
     armed: bool,
     /// Emits calls when armed; always present so stray text can be recorded.
     emitter: CallEmitter,
+    /// Messages to built-in recipients, in order.
+    builtins: Builtins,
     state: State,
     /// Unsearched text: at most a proper prefix of a tag between chunks.
     pending: String,
@@ -253,6 +323,7 @@ impl HarmonyParser {
             tags: tag_set(),
             armed,
             emitter: CallEmitter::new(allowed),
+            builtins: Builtins::default(),
             state: State::Header,
             pending: String::new(),
             header: String::new(),
@@ -298,6 +369,11 @@ impl HarmonyParser {
         self.emitter.rejected()
     }
 
+    /// Messages to built-in recipients, in order (see [`BuiltinCall`]).
+    pub fn builtin_calls(&self) -> &[BuiltinCall] {
+        &self.builtins.calls
+    }
+
     pub fn emitted_tool_calls(&self) -> usize {
         self.emitter.emitted_calls()
     }
@@ -305,6 +381,16 @@ impl HarmonyParser {
     /// The final chunk arrived inside a call's body.
     pub fn ended_in_tool_block(&self) -> bool {
         self.ended_in_tool_block
+    }
+
+    /// Sends calls whole (whole-call mode); before the first chunk.
+    pub(super) fn set_whole_calls(&mut self, whole: bool) {
+        self.emitter.set_whole_calls(whole);
+    }
+
+    /// The index of the call the output ended inside, when its beginning was sent.
+    pub fn cut_call(&self) -> Option<usize> {
+        self.emitter.cut_index()
     }
 
     /// Bytes held back: a partial tag, the current header and a candidate header in a
@@ -315,9 +401,9 @@ impl HarmonyParser {
     }
 
     /// Everything the parser holds for the response (what the buffer limit bounds):
-    /// here, what it holds back.
+    /// here, what it holds back and the bodies of the built-in messages.
     pub(crate) fn buffered_bytes(&self) -> usize {
-        self.pending_len()
+        self.pending_len() + self.builtins.bytes
     }
 
     pub fn is_finished(&self) -> bool {
@@ -390,7 +476,7 @@ impl HarmonyParser {
                     *n += c.tokens;
                 }
             }
-            emit_body(&mut self.emitter, route, &c.text, sink);
+            emit_body(&mut self.emitter, &mut self.builtins, route, &c.text, sink);
         }
     }
 
@@ -425,7 +511,7 @@ impl HarmonyParser {
                         let keep = self.tags.held_suffix(text);
                         let end = text.len() - keep;
                         let body = &self.pending[pos..pos + end];
-                        emit_body(&mut self.emitter, route, body, sink);
+                        emit_body(&mut self.emitter, &mut self.builtins, route, body, sink);
                         pos += end;
                         break;
                     };
@@ -437,7 +523,7 @@ impl HarmonyParser {
                         _ => m.start,
                     };
                     let body = &self.pending[pos..pos + upto];
-                    emit_body(&mut self.emitter, route, body, sink);
+                    emit_body(&mut self.emitter, &mut self.builtins, route, body, sink);
                     pos += upto;
                     match tag {
                         Tag::Message | Tag::Constrain => {}
@@ -573,18 +659,27 @@ impl HarmonyParser {
     fn open_message(&mut self, sink: &mut DeltaSink) {
         let info = parse_header(&self.tags, &self.header);
         let analysis = info.channel == Some("analysis");
-        let function = info.recipient.and_then(|r| r.strip_prefix("functions."));
-        let route = match function {
-            Some(name) if self.armed => {
+        let route = match addressee(info.recipient) {
+            Addressee::Function(name) if self.armed => {
                 self.emitter.begin_call(sink);
                 if !name.is_empty() {
                     self.emitter.set_name(name, None, sink);
                 }
                 Route::Call
             }
-            Some(_) => Route::Text(Channel::Content),
-            None if analysis => Route::Text(Channel::Reasoning),
-            None => Route::Text(Channel::Content),
+            Addressee::Function(_) => Route::Text(Channel::Content),
+            Addressee::Builtin(recipient) => {
+                self.builtins.calls.push(BuiltinCall {
+                    recipient: recipient.to_owned(),
+                    channel: info.channel.map(str::to_owned),
+                    content_type: info.content_type.map(str::to_owned),
+                    body: String::new(),
+                    cut: false,
+                });
+                Route::Builtin
+            }
+            Addressee::Channel if analysis => Route::Text(Channel::Reasoning),
+            Addressee::Channel => Route::Text(Channel::Content),
         };
         self.header.clear();
         self.header_tagged = false;
@@ -632,6 +727,14 @@ impl HarmonyParser {
         };
     }
 
+    /// Whether the open call's body so far is one whole JSON value: a call the output
+    /// ended in without its `<|call|>` reached its own end exactly then (engines often
+    /// drop the stop token). A body whose record was capped cannot be told, and counts
+    /// as cut.
+    fn emitter_args_complete(&self) -> bool {
+        self.emitter.open_arguments().is_some_and(whole_json_value)
+    }
+
     /// End of input: release the held tag prefix, close an open message.
     fn finish(&mut self, sink: &mut DeltaSink) {
         let mut rest = std::mem::take(&mut self.pending);
@@ -642,8 +745,28 @@ impl HarmonyParser {
         }
         match self.state {
             State::Body { route, .. } => {
-                emit_body(&mut self.emitter, route, &rest, sink);
-                self.ended_in_tool_block = route == Route::Call;
+                let tool = matches!(route, Route::Call | Route::Builtin);
+                if tool {
+                    // A held tag prefix at the end of a call's body is markup cut short,
+                    // not arguments: it is recorded, not released into them.
+                    if !rest.is_empty() {
+                        self.emitter.record_stray(std::mem::take(&mut rest), false);
+                    }
+                } else {
+                    emit_body(&mut self.emitter, &mut self.builtins, route, &rest, sink);
+                }
+                self.ended_in_tool_block = tool;
+                if route == Route::Call && !self.emitter_args_complete() {
+                    // The body is not one whole JSON value: the call is cut.
+                    self.emitter.cut_call(sink);
+                }
+                if route == Route::Builtin {
+                    // The same rule for a built-in message: cut unless its body is one
+                    // whole JSON value.
+                    if let Some(b) = self.builtins.calls.last_mut() {
+                        b.cut = !whole_json_value(&b.body);
+                    }
+                }
                 self.close_message(sink);
             }
             State::Header => {
@@ -661,7 +784,13 @@ impl HarmonyParser {
 
 /// Body text to its route. A free function so the caller can lend `pending` text while
 /// the emitter is borrowed mutably.
-fn emit_body(emitter: &mut CallEmitter, route: Route, text: &str, sink: &mut DeltaSink) {
+fn emit_body(
+    emitter: &mut CallEmitter,
+    builtins: &mut Builtins,
+    route: Route,
+    text: &str,
+    sink: &mut DeltaSink,
+) {
     if text.is_empty() {
         return;
     }
@@ -670,6 +799,7 @@ fn emit_body(emitter: &mut CallEmitter, route: Route, text: &str, sink: &mut Del
         Route::Call => {
             emitter.push_args(text, sink);
         }
+        Route::Builtin => builtins.push_body(text),
     }
 }
 
@@ -690,14 +820,17 @@ fn text_keeps_special_tokens(text: &str, ids: &[u32]) -> bool {
 struct HeaderInfo<'a> {
     channel: Option<&'a str>,
     recipient: Option<&'a str>,
+    content_type: Option<&'a str>,
 }
 
 /// Reads a raw header (bounded by [`MAX_HEADER_BYTES`]): the channel is the first word
 /// after a `<|channel|>`; the recipient the first `to=R` word anywhere, else the first
-/// role or channel word that starts with `functions.`.
+/// role or channel word that starts with `functions.`; the content type the first word
+/// after a `<|constrain|>`, else the first other word after the channel.
 fn parse_header<'a>(tags: &TagSet, raw: &'a str) -> HeaderInfo<'a> {
     let mut info = HeaderInfo::default();
     let mut bare_function = None;
+    let (mut constrained, mut bare_type) = (None, None);
     let mut rest = raw;
     let mut kind = Tag::Start;
     loop {
@@ -710,8 +843,12 @@ fn parse_header<'a>(tags: &TagSet, raw: &'a str) -> HeaderInfo<'a> {
                 info.recipient.get_or_insert(r);
             } else if kind == Tag::Channel && i == 0 {
                 info.channel.get_or_insert(word);
+            } else if kind == Tag::Constrain && i == 0 {
+                constrained.get_or_insert(word);
             } else if kind != Tag::Constrain && word.starts_with("functions.") {
                 bare_function.get_or_insert(word);
+            } else if kind == Tag::Channel {
+                bare_type.get_or_insert(word);
             }
         }
         let Some((tag, end)) = next else { break };
@@ -721,6 +858,7 @@ fn parse_header<'a>(tags: &TagSet, raw: &'a str) -> HeaderInfo<'a> {
     if info.recipient.is_none() {
         info.recipient = bare_function;
     }
+    info.content_type = constrained.or(bare_type);
     info
 }
 
@@ -729,7 +867,9 @@ mod tests {
     use super::*;
     use crate::delta::ParsedResponse;
     use crate::request::ToolChoice;
-    use crate::response::testutil::{calls, check_stream, chunking_invariant_rejected, tool_specs};
+    use crate::response::testutil::{
+        calls, check_stream, chunking_invariant_outcome, chunking_invariant_rejected, tool_specs,
+    };
     use crate::response::ResponseParser;
 
     /// The `gpt-oss` response parser for a request with these tools and choice.
@@ -846,9 +986,12 @@ mod tests {
         let text =
             "<|channel|>commentary to=functions.search <|constrain|>json<|message|>{\"q\": \"ab";
         let mut p = parser(&tools());
+        // Cut output: the call is left out of the complete parse and recorded as cut.
         let r = p.parse_complete(text, None).unwrap();
         assert!(p.ended_in_tool_block());
-        assert_eq!(calls(&r), [("search", "{\"q\": \"ab")]);
+        assert!(calls(&r).is_empty());
+        assert_eq!(p.rejected_calls()[0].reason, crate::RejectReason::Cut);
+        assert_eq!(p.rejected_calls()[0].raw, "{\"q\": \"ab");
         invariant(&tools(), text);
         let (r, _) = invariant(&tools(), "<|channel|>final<|message|>Partial answer <|");
         assert_eq!(r.content.as_deref(), Some("Partial answer <|"));
@@ -1007,7 +1150,8 @@ mod tests {
             "<|channel|>commentary to=functions.search<|message|>{\"q\": \"<|start|>assistant";
         let mut p = parser(&tools());
         let r = p.parse_complete(text, None).unwrap();
-        assert_eq!(calls(&r), [("search", "{\"q\": \"<|start|>assistant")]);
+        assert!(calls(&r).is_empty());
+        assert_eq!(p.rejected_calls()[0].raw, "{\"q\": \"<|start|>assistant");
         assert!(p.ended_in_tool_block());
         invariant(&tools(), text);
         // A candidate longer than a header can be is text (and holding it is bounded).
@@ -1109,12 +1253,273 @@ mod tests {
         );
     }
 
+    /// The built-in messages of a text, under every chunking (compared alike), with the
+    /// complete result.
+    fn builtins(cfg: &ParserConfig, text: &str) -> (ParsedResponse, Vec<BuiltinCall>) {
+        let (r, rejected, b) = chunking_invariant_outcome(cfg, text, false);
+        assert!(rejected.is_empty(), "{rejected:?}");
+        (r, b)
+    }
+
+    fn builtin(
+        recipient: &str,
+        channel: Option<&str>,
+        content_type: Option<&str>,
+        body: &str,
+        cut: bool,
+    ) -> BuiltinCall {
+        BuiltinCall {
+            recipient: recipient.into(),
+            channel: channel.map(Into::into),
+            content_type: content_type.map(Into::into),
+            body: body.into(),
+            cut,
+        }
+    }
+
+    /// A message to a built-in recipient is neither a call nor content nor reasoning: it
+    /// is kept apart, whatever its channel, wherever the header puts the recipient.
     #[test]
-    fn builtin_recipients_follow_their_channel() {
-        let text = "<|channel|>analysis to=browser.search<|message|>{\"query\": \"x\"}<|call|>";
-        let (r, _) = invariant(&tools(), text);
-        assert_eq!(r.reasoning_content.as_deref(), Some("{\"query\": \"x\"}"));
-        assert!(r.tool_calls.is_empty());
+    fn builtin_recipients_are_kept_apart() {
+        // `python` on analysis, recipient in the role part (as openai-harmony renders).
+        let text = "<|channel|>analysis<|message|>Compute it.<|end|><|start|>assistant to=python<|channel|>analysis code<|message|>print(2 + 2)<|call|>";
+        let (r, b) = builtins(&tools(), text);
+        assert_eq!(r.reasoning_content.as_deref(), Some("Compute it."));
+        assert_eq!((r.content.as_deref(), r.tool_calls.len()), (None, 0));
+        let want = builtin(
+            "python",
+            Some("analysis"),
+            Some("code"),
+            "print(2 + 2)",
+            false,
+        );
+        assert_eq!(b, [want]);
+        // `python` on commentary, recipient after the channel: not content either.
+        let text = "<|channel|>commentary to=python <|constrain|>code<|message|>import math\nprint(math.pi)<|call|>";
+        let (r, b) = builtins(&tools(), text);
+        assert_eq!(r, ParsedResponse::default());
+        let body = "import math\nprint(math.pi)";
+        assert_eq!(
+            b,
+            [builtin(
+                "python",
+                Some("commentary"),
+                Some("code"),
+                body,
+                false
+            )]
+        );
+        // `browser.search` with a JSON body, and `container.exec` (bare content type).
+        let text = "<|channel|>analysis to=browser.search <|constrain|>json<|message|>{\"query\": \"天气 <|x|>\", \"topn\": 3}<|call|><|start|>assistant to=container.exec<|channel|>commentary json<|message|>{\"cmd\": [\"ls\", \"-la\"]}<|call|>";
+        let (r, b) = builtins(&tools(), text);
+        assert_eq!(r, ParsedResponse::default());
+        let search = "{\"query\": \"天气 <|x|>\", \"topn\": 3}";
+        assert_eq!(
+            b,
+            [
+                builtin(
+                    "browser.search",
+                    Some("analysis"),
+                    Some("json"),
+                    search,
+                    false
+                ),
+                builtin(
+                    "container.exec",
+                    Some("commentary"),
+                    Some("json"),
+                    "{\"cmd\": [\"ls\", \"-la\"]}",
+                    false
+                ),
+            ]
+        );
+        // Any recipient that is not a function nor a participant: a namespace a system
+        // message declared; a message with no channel.
+        let (r, b) = builtins(&tools(), " to=my_tools.lookup<|message|>{}<|call|>");
+        assert_eq!(r, ParsedResponse::default());
+        assert_eq!(b, [builtin("my_tools.lookup", None, None, "{}", false)]);
+        // With no tools in the request (calls not armed) they are kept apart all the same.
+        let text = "<|channel|>analysis to=python<|message|>x = 1<|call|>";
+        let (r, b) = builtins(&policy(&[], ToolChoice::Auto), text);
+        assert_eq!(r, ParsedResponse::default());
+        assert_eq!(
+            b,
+            [builtin("python", Some("analysis"), None, "x = 1", false)]
+        );
+        let (_, b) = builtins(&policy(&["search"], ToolChoice::None), text);
+        assert_eq!(b.len(), 1);
+    }
+
+    /// A message to a participant of the conversation is a message: its channel decides.
+    #[test]
+    fn participant_recipients_follow_their_channel() {
+        for who in ["assistant", "user", "system", "developer"] {
+            let text = format!("<|channel|>analysis to={who}<|message|>a<|end|><|start|>assistant<|channel|>final to={who}<|message|>b<|return|>");
+            let (r, b) = builtins(&tools(), &text);
+            assert_eq!(
+                (r.reasoning_content.as_deref(), r.content.as_deref()),
+                (Some("a"), Some("b")),
+                "{who}"
+            );
+            assert!(b.is_empty());
+        }
+        // `functions` alone is a call without a name, never a built-in.
+        let text = "<|channel|>commentary to=functions<|message|>{}<|call|>";
+        let (r, rejected, b) = chunking_invariant_outcome(&tools(), text, false);
+        assert!(r.tool_calls.is_empty() && b.is_empty());
+        assert_eq!(rejected[0].reason, crate::RejectReason::MissingName);
+    }
+
+    /// Calls of the request's tools around built-in messages keep contiguous indices from
+    /// 0, in the stream as in the complete parse, and nothing of the built-in message is
+    /// in any delta.
+    #[test]
+    fn builtin_then_real_calls() {
+        let text = "<|channel|>analysis<|message|>Search, then call.<|end|><|start|>assistant to=browser.search<|channel|>analysis <|constrain|>json<|message|>{\"query\": \"Paris weather\"}<|call|><|start|>assistant to=functions.get_weather<|channel|>commentary <|constrain|>json<|message|>{\"city\": \"Paris\"}<|call|><|start|>assistant to=python<|channel|>analysis<|message|>SECRET_CODE<|call|><|start|>assistant to=functions.search<|channel|>commentary json<|message|>{}<|call|>";
+        let (r, b) = builtins(&tools(), text);
+        assert_eq!(r.reasoning_content.as_deref(), Some("Search, then call."));
+        assert_eq!(r.content, None);
+        assert_eq!(
+            calls(&r),
+            [("get_weather", "{\"city\": \"Paris\"}"), ("search", "{}")]
+        );
+        assert_eq!(
+            b.iter().map(|b| b.recipient.as_str()).collect::<Vec<_>>(),
+            ["browser.search", "python"]
+        );
+        let mut p = parser(&tools());
+        let items = p.stream_chunk(text, None, true).unwrap();
+        let indices: Vec<usize> = items
+            .iter()
+            .flat_map(|(d, _)| &d.tool_calls)
+            .filter(|t| t.id.is_some())
+            .map(|t| t.index)
+            .collect();
+        assert_eq!(indices, [0, 1]);
+        let all = format!("{items:?}");
+        assert!(!all.contains("SECRET_CODE") && !all.contains("Paris weather"));
+        assert_eq!(p.emitted_tool_calls(), 2);
+    }
+
+    /// The cut rule: a built-in message the output ended inside is marked cut unless its
+    /// body is one whole JSON value (the stop token dropped); one ended by a terminator or
+    /// a recovered header is finished.
+    #[test]
+    fn builtin_cut_by_the_end_of_output() {
+        let head = "<|channel|>analysis<|message|>Run it.<|end|><|start|>assistant to=python<|channel|>analysis<|message|>";
+        for (tail, body, cut) in [
+            (
+                "for i in range(3):\n    print(i",
+                "for i in range(3):\n    print(i",
+                true,
+            ),
+            ("print(1)", "print(1)", true),
+            ("", "", true),
+            ("print(1)<|call|>", "print(1)", false),
+            ("print(1)<|end|>", "print(1)", false),
+            ("[1, 2]", "[1, 2]", false),
+        ] {
+            let text = format!("{head}{tail}");
+            let (r, b) = builtins(&tools(), &text);
+            assert_eq!(r.reasoning_content.as_deref(), Some("Run it."), "{tail:?}");
+            assert_eq!((r.content, r.tool_calls.len()), (None, 0), "{tail:?}");
+            assert_eq!(
+                b,
+                [builtin("python", Some("analysis"), None, body, cut)],
+                "{tail:?}"
+            );
+            let mut p = parser(&tools());
+            p.parse_complete(&text, None).unwrap();
+            assert_eq!(
+                p.ended_in_tool_block(),
+                cut || !tail.contains("<|"),
+                "{tail:?}"
+            );
+        }
+        // A held tag prefix at the end is markup cut short: recorded, not body.
+        let text = format!("{head}print(1)<|ca");
+        let (r, rejected, b) = chunking_invariant_outcome(&tools(), &text, false);
+        assert_eq!(r.content, None);
+        assert_eq!(
+            b,
+            [builtin("python", Some("analysis"), None, "print(1)", true)]
+        );
+        assert_eq!(rejected[0].raw, "<|ca");
+        // A header recovered inside the body ends the message: finished.
+        let text = format!("{head}print(1)<|start|>assistant<|channel|>final<|message|>Done.");
+        let (r, b) = builtins(&tools(), &text);
+        assert_eq!(r.content.as_deref(), Some("Done."));
+        assert_eq!(
+            b,
+            [builtin("python", Some("analysis"), None, "print(1)", false)]
+        );
+        // A candidate header that is not one stays in the body.
+        let text = format!("{head}s = '<|channel|>x y'<|call|>");
+        let (_, b) = builtins(&tools(), &text);
+        assert_eq!(b[0].body, "s = '<|channel|>x y'");
+    }
+
+    /// Fed with token ids (special tokens kept in the text or stripped from it), the
+    /// built-in messages are the same, and their analysis tokens count as reasoning.
+    #[test]
+    fn builtin_with_token_ids() {
+        let text = "<|channel|>analysis<|message|>Let me run code.<|end|><|start|>assistant to=python<|channel|>analysis<|message|>print(6 * 7)<|call|><|start|>assistant to=functions.noop<|channel|>commentary<|message|>{}<|call|>";
+        let (expected, want) = builtins(&tools(), text);
+        assert_eq!(want[0].body, "print(6 * 7)");
+        let toks = toy_tokens(text);
+        // "Let me run code." and "print(6 * 7)": 8 + 6 two-character tokens.
+        let reasoning = 14;
+        let stripped = |t: &str, id: u32| {
+            if special_token_text(id).is_some() {
+                String::new()
+            } else {
+                t.to_owned()
+            }
+        };
+        // Stripped text is exact one token per chunk (module docs: a stripped burst that
+        // interleaves ordinary runs with special tokens cannot be split).
+        for (keep, sizes) in [(true, &[1, 2, 3, 64][..]), (false, &[1][..])] {
+            for &size in sizes {
+                let mut p = parser(&tools());
+                let mut items = Vec::new();
+                let chunks: Vec<_> = toks.chunks(size).collect();
+                for (i, c) in chunks.iter().enumerate() {
+                    let text: String = c
+                        .iter()
+                        .map(|(t, id)| if keep { t.clone() } else { stripped(t, *id) })
+                        .collect();
+                    let ids: Vec<u32> = c.iter().map(|(_, id)| *id).collect();
+                    let last = i + 1 == chunks.len();
+                    items.extend(p.stream_chunk(&text, Some(&ids), last).unwrap());
+                }
+                check_stream(&items);
+                let mut r = ParsedResponse::from_deltas(items.iter().map(|(d, _)| d));
+                for c in &mut r.tool_calls {
+                    c.id.clear();
+                }
+                assert_eq!(r, expected, "keep {keep}, size {size}");
+                assert_eq!(p.builtin_calls(), want, "keep {keep}, size {size}");
+                assert_eq!(
+                    p.reasoning_tokens(),
+                    Some(reasoning),
+                    "keep {keep}, size {size}"
+                );
+            }
+        }
+    }
+
+    /// The bodies are held whole and count towards the buffer limit.
+    #[test]
+    fn builtin_bodies_count_towards_the_buffer() {
+        let mut cfg = tools();
+        cfg.max_buffered_bytes = Some(4096);
+        let mut p = parser(&cfg);
+        p.stream_chunk("<|channel|>analysis to=python<|message|>", None, false)
+            .unwrap();
+        p.stream_chunk(&"x".repeat(1000), None, false).unwrap();
+        assert!(p.buffered_bytes() >= 1000);
+        let err = p.stream_chunk(&"x".repeat(4000), None, false).unwrap_err();
+        assert!(matches!(err, Error::BufferLimit { .. }), "{err:?}");
     }
 
     #[test]
@@ -1179,11 +1584,11 @@ mod tests {
         (r, p.reasoning_tokens())
     }
 
-    /// A toy tokenization of REASON_THEN_CALL: specials by id, words as ordinary ids.
-    fn toy_tokens() -> Vec<(String, u32)> {
+    /// A toy tokenization of `text`: specials by id, two characters per ordinary token.
+    fn toy_tokens(text: &str) -> Vec<(String, u32)> {
         let tags = TagSet::new(&SPECIAL_TOKENS.map(|(t, _)| t));
         let mut out = Vec::new();
-        let mut rest = REASON_THEN_CALL;
+        let mut rest = text;
         while !rest.is_empty() {
             match tags.find(rest) {
                 Some(m) if m.start == 0 => {
@@ -1205,7 +1610,7 @@ mod tests {
 
     #[test]
     fn token_ids_with_and_without_special_text() {
-        let toks = toy_tokens();
+        let toks = toy_tokens(REASON_THEN_CALL);
         let (expected, _) = invariant(&tools(), REASON_THEN_CALL);
         // "Need the weather." is 17 chars -> 9 two-char tokens.
         let reasoning = 9;
@@ -1364,7 +1769,8 @@ mod tests {
             h,
             HeaderInfo {
                 channel: Some("commentary"),
-                recipient: Some("functions.f")
+                recipient: Some("functions.f"),
+                content_type: Some("json"),
             }
         );
         let h = parse_header(&t, "<|channel|>final");

@@ -23,7 +23,9 @@
 //!   `"_raw_arguments": <the model's text from the first byte not released>`, so
 //!   nothing is lost: what came before it is in the members already sent, byte for
 //!   byte, and the whole text is the parser's (`stream_chunk` streams it verbatim). No
-//!   argument text at all (or only whitespace) is `{}`.
+//!   argument text at all (or only whitespace) is `{}`;
+//! - a cut call (the output ended inside it; [`ArgsGuard::mark_cut`]) ends with one more
+//!   member, `"_cut":true` ([`CUT_KEY`]), after the finish above.
 //!
 //! Memory: the guard keeps only the text not released yet (what validity holds, and
 //! after a malformed byte the rest of the call), so a long valid argument costs O(1)
@@ -48,7 +50,7 @@ use std::ops::Range;
 use crate::scan::escape::json_string_into;
 use crate::scan::swar;
 
-use super::RAW_ARGUMENTS_KEY;
+use super::{CUT_KEY, RAW_ARGUMENTS_KEY};
 
 /// Released text beyond this is dropped from the guard's buffer at the next push.
 const DRAIN_BYTES: usize = 8 * 1024;
@@ -176,6 +178,10 @@ pub struct ArgsGuard {
     objects: u128,
     /// Where the current number starts in `raw` (for the range check).
     num_start: usize,
+    /// The root object closed with no member (`{}`).
+    root_empty: bool,
+    /// The call is cut: its finish ends with the [`CUT_KEY`] member.
+    cut: bool,
 }
 
 fn is_ws(b: u8) -> bool {
@@ -275,6 +281,8 @@ impl ArgsGuard {
             depth: 0,
             objects: 0,
             num_start: 0,
+            root_empty: false,
+            cut: false,
         }
     }
 
@@ -529,7 +537,10 @@ impl ArgsGuard {
                             esc: Esc::No,
                         }
                     }
-                    b'}' if self.st == St::ObjOpen => self.close(),
+                    b'}' if self.st == St::ObjOpen => {
+                        self.root_empty |= self.depth == 1;
+                        self.close();
+                    }
                     _ => self.st = St::Invalid,
                 }
             }
@@ -566,10 +577,37 @@ impl ArgsGuard {
         Some(i + 1)
     }
 
+    /// Marks the call as cut (the output ended inside it): its finish ends with the
+    /// [`CUT_KEY`] member. [`reset`](Self::reset) clears it.
+    pub fn mark_cut(&mut self) {
+        self.cut = true;
+    }
+
     /// The text that ends the call, appended to `out`: what is held, when the arguments
     /// are one valid JSON object; otherwise the finish described in the module docs.
-    /// What was sent followed by this is always one valid JSON object.
+    /// What was sent followed by this is always one valid JSON object; for a cut call
+    /// ([`mark_cut`](Self::mark_cut)) its last member is `"_cut":true`.
     pub fn finish_into(&self, out: &mut String) {
+        let at = out.len();
+        self.finish_plain_into(out);
+        if self.cut {
+            // The finish ends with the root's `}` (then, when the arguments were one
+            // object, the whitespace the model wrote after it): the member goes before.
+            let end = at + out[at..].trim_end_matches([' ', '\t', '\n', '\r']).len();
+            debug_assert!(out[..end].ends_with('}'));
+            let empty = (self.st == St::Start) || (self.st == St::Done && self.root_empty);
+            let mut member = String::new();
+            if !empty {
+                member.push(',');
+            }
+            json_string_into(&mut member, CUT_KEY);
+            member.push_str(":true");
+            out.insert_str(end - 1, &member);
+        }
+    }
+
+    /// [`finish_into`](Self::finish_into) without the cut member.
+    fn finish_plain_into(&self, out: &mut String) {
         if self.st == St::Done {
             out.push_str(&self.raw[self.sent..]);
             return;

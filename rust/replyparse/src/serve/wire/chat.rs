@@ -116,6 +116,11 @@ impl Chat {
             || d.reasoning_content
                 .as_deref()
                 .is_some_and(|r| !r.is_empty());
+        if it.cut_call.is_some() && it.cut_call == self.call {
+            // The output ended inside the open call: its arguments end marked (a call
+            // this delta starts is marked where the guard ends it).
+            self.guard.mark_cut();
+        }
         // Text after a call, or the end of the response, ends the call: its last
         // argument text goes out first, in a chunk of its own.
         if self.call.is_some() && (text || (final_ && d.tool_calls.is_empty())) {
@@ -176,7 +181,7 @@ impl Chat {
         out: &mut impl EventSink,
     ) {
         let d = &it.delta;
-        self.guard_calls(d, it.finish_reason.is_some());
+        self.guard_calls(d, it.finish_reason.is_some(), it.cut_call);
         let mut entries = std::mem::take(&mut self.entries);
         let first = entries.first().cloned();
         entries.retain(|e| {
@@ -207,7 +212,7 @@ impl Chat {
     /// Puts the delta's calls through the guard: `entries` and `released` describe them
     /// as they go on the wire. A call that starts ends the one before it (its last
     /// argument text first, in the same chunk); `final_` ends the open call too.
-    fn guard_calls(&mut self, d: &DeltaMessage, final_: bool) {
+    fn guard_calls(&mut self, d: &DeltaMessage, final_: bool, cut_call: Option<usize>) {
         self.entries.clear();
         self.released.clear();
         for (pos, tc) in d.tool_calls.iter().enumerate() {
@@ -242,6 +247,10 @@ impl Chat {
             });
         }
         if final_ {
+            if cut_call.is_some() && cut_call == self.call {
+                // The output ended inside the open call: its arguments end marked.
+                self.guard.mark_cut();
+            }
             if let Some(index) = self.call.take() {
                 let at = self.released.len();
                 self.guard.finish_into(&mut self.released);

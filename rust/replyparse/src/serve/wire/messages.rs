@@ -201,6 +201,10 @@ impl Anthropic {
                 };
                 out.typed("content_block_delta", &ev);
             }
+            if it.cut_call.is_some() && self.open == Some(Block::Tool) {
+                // The output ended inside the open call: its arguments end marked.
+                self.guard.mark_cut();
+            }
         }
     }
 

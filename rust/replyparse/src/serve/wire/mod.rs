@@ -67,6 +67,11 @@ pub use messages::{anthropic_stop_reason, tool_input};
 /// nothing it wrote is dropped (see [the module docs](self#tool-call-arguments-on-the-wire)).
 pub const RAW_ARGUMENTS_KEY: &str = "_raw_arguments";
 
+/// The member, `true`, that ends the arguments of a cut call on the wire (a call the
+/// output ended inside, sent in incremental streaming): its arguments still end as one
+/// valid object, and this member says the model did not finish them.
+pub const CUT_KEY: &str = "_cut";
+
 /// The protocol an encoder speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Protocol {

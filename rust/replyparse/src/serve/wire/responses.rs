@@ -359,6 +359,10 @@ impl Responses {
                 };
                 out.typed(kind, &ev);
             }
+            if it.cut_call.is_some() && matches!(self.open, Some(Item::Call { .. })) {
+                // The output ended inside the open call: its arguments end marked.
+                self.guard.mark_cut();
+            }
         }
     }
 

@@ -302,6 +302,59 @@ fn raw_arguments_are_kept() {
     );
 }
 
+/// A call the output ended inside, sent in incremental streaming, ends on the wire as
+/// one valid object whose last member is `"_cut": true` (in every protocol, streamed
+/// and in the complete response); a finished call carries no such member.
+#[test]
+fn a_cut_call_is_marked_on_the_wire() {
+    let head = "plan</think>hi<tool_call>{\"name\": \"f\", \"arguments\": ";
+    let cases = [
+        // Cut inside a value: finished, the raw member, then the mark.
+        (
+            r#"{"a": 1, "b": "x"#,
+            Some(json!({"a": 1, "b": "x", RAW_ARGUMENTS_KEY: "", CUT_KEY: true})),
+        ),
+        // Whole arguments, but the envelope (the call's own end) never closed.
+        (r#"{"a": 1}"#, Some(json!({"a": 1, CUT_KEY: true}))),
+        (r#"{ } "#, Some(json!({CUT_KEY: true}))),
+        ("", Some(json!({CUT_KEY: true}))),
+        // Finished calls are not marked.
+        (r#"{"a": 1}}</tool_call>"#, None),
+        (r#"{"a": 1}}"#, None),
+    ];
+    for (args, want) in cases {
+        let text = format!("{head}{args}");
+        for protocol in [
+            Protocol::ChatCompletions,
+            Protocol::Responses,
+            Protocol::Anthropic,
+        ] {
+            let (events, complete) = run(protocol, &text);
+            let (texts, done) = wire_arguments(protocol, &events, &complete);
+            let Some(want) = &want else {
+                assert_eq!(
+                    texts,
+                    vec![r#"{"a": 1}"#.to_owned()],
+                    "{protocol:?} {text:?}"
+                );
+                continue;
+            };
+            assert_eq!(texts.len(), 1, "{protocol:?} {text:?}: {events:?}");
+            let streamed: Value = serde_json::from_str(&texts[0]).unwrap();
+            assert_eq!(&streamed, want, "{protocol:?} {text:?}: {}", texts[0]);
+            // The mark is the last member (whitespace the model wrote after the root's
+            // close stays after it).
+            let end = texts[0].trim_end();
+            assert!(end.ends_with("\"_cut\":true}"), "{protocol:?}: {end}");
+            let done = match &done[0] {
+                Value::String(s) => serde_json::from_str(s).unwrap(),
+                v => v.clone(),
+            };
+            assert_eq!(&done, want, "{protocol:?} {text:?}: complete");
+        }
+    }
+}
+
 /// serde_json's verdict on streamed argument text: it parses, or fails only for want
 /// of more text (an oracle independent of the guard: a syntax error, a lone
 /// surrogate or a recursion limit is not EOF).
@@ -429,9 +482,11 @@ fn arguments_on_the_wire_are_valid_json_for_any_output() {
     texts.push(whole);
     let mut saw_raw = 0;
     for text in &texts {
+        // What incremental streaming sends: a cut call's beginning stands.
         let expected = {
             let mut p = parser();
-            p.parse_complete(text, None).unwrap()
+            let items = p.stream_chunk(text, None, true).unwrap();
+            crate::ParsedResponse::from_deltas(items.iter().map(|(d, _)| d))
         };
         for protocol in [
             Protocol::ChatCompletions,
@@ -472,10 +527,34 @@ fn arguments_on_the_wire_are_valid_json_for_any_output() {
                 let complete = e.complete(&reason, &usage);
                 let (streamed, done) = wire_arguments(protocol, &events, &complete);
                 assert_eq!(streamed.len(), expected.tool_calls.len(), "{text:?}");
-                for ((s, d), call) in streamed.iter().zip(&done).zip(&expected.tool_calls) {
-                    let v: Value = serde_json::from_str(s)
+                for (i, ((s, d), call)) in streamed
+                    .iter()
+                    .zip(&done)
+                    .zip(&expected.tool_calls)
+                    .enumerate()
+                {
+                    let mut v: Value = serde_json::from_str(s)
                         .unwrap_or_else(|e| panic!("{protocol:?} {text:?}: {s:?} {e}"));
                     assert!(v.is_object(), "{s}");
+                    match protocol {
+                        Protocol::Anthropic => assert_eq!(d, &v, "{text:?}"),
+                        _ => assert_eq!(d, &json!(s), "{text:?}"),
+                    }
+                    // A cut call's arguments end with the cut member; the rest is as
+                    // for any call.
+                    let cut = p.cut_call() == Some(i);
+                    assert_eq!(v.get(CUT_KEY) == Some(&json!(true)), cut, "{s}");
+                    let unmarked;
+                    let s = if cut {
+                        v.as_object_mut().unwrap().remove(CUT_KEY);
+                        let end = s.trim_end();
+                        let body = end.strip_suffix("\"_cut\":true}").expect("the last member");
+                        let body = body.strip_suffix(',').unwrap_or(body);
+                        unmarked = format!("{body}}}{}", &s[end.len()..]);
+                        &unmarked
+                    } else {
+                        s
+                    };
                     let raw = &call.function.arguments;
                     if s.contains(RAW_ARGUMENTS_KEY) && !raw.contains(RAW_ARGUMENTS_KEY) {
                         saw_raw += 1;
@@ -487,10 +566,6 @@ fn arguments_on_the_wire_are_valid_json_for_any_output() {
                         assert!(s.starts_with(sent), "{s} from {raw:?}");
                     } else if !raw.trim().is_empty() {
                         assert_eq!(s, raw, "{protocol:?}: valid arguments changed");
-                    }
-                    match protocol {
-                        Protocol::Anthropic => assert_eq!(d, &v, "{text:?}"),
-                        _ => assert_eq!(d, &json!(s), "{text:?}"),
                     }
                 }
             }
