@@ -334,6 +334,8 @@ def reasoning_also(r: dict[str, Any]) -> str:
     also = []
     if r.get("tool_ends_reasoning"):
         also.append("a tool call ends reasoning")
+    if r.get("calls_in_reasoning") == "draft":
+        also.append("a call inside reasoning is a draft (reasoning text)")
     if r.get("content_wrappers"):
         also.append(
             "content wrappers removed: "
@@ -364,6 +366,7 @@ def reasoning_also(r: dict[str, Any]) -> str:
         "starts_in_reasoning",
         "thinking_flags",
         "tool_ends_reasoning",
+        "calls_in_reasoning",
         "content_wrappers",
         "drop_markup",
         "inline_prefix",

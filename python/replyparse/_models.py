@@ -548,6 +548,8 @@ class ReasoningDialect(_Declaration):
     once: bool = False
     drop_leading_close: bool = False
     tool_ends_reasoning: bool = False
+    # A call written inside the reasoning: a call, or a draft that stays reasoning text.
+    calls_in_reasoning: Literal["call", "draft"] = "call"
     # The template's whitespace around the reasoning tags: neither reasoning nor content.
     separators: ReasoningSeparators = ReasoningSeparators()
     content_wrappers: list[WrapperTags] = []

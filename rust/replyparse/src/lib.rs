@@ -61,8 +61,8 @@ pub use constraint::{ConstraintOptions, ReasoningSection, SpecialTokens, ToolCon
 
 // Dialect declarations.
 pub use dialect::{
-    BlockTags, DropMarkup, ReasoningDialect, ReasoningSeparators, ResponseDialect, StartMode,
-    ToolDialect, ToolSeparators, WrapperTags, SEPARATOR_MAX,
+    BlockTags, CallsInReasoning, DropMarkup, ReasoningDialect, ReasoningSeparators,
+    ResponseDialect, StartMode, ToolDialect, ToolSeparators, WrapperTags, SEPARATOR_MAX,
 };
 pub use grammars::dsml::DsmlSyntax;
 pub use grammars::envelope::{Container as EnvelopeContainer, EnvelopeSyntax};

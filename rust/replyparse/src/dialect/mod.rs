@@ -393,6 +393,27 @@ pub enum StartMode {
     Always,
 }
 
+/// What a tool call the model writes inside its reasoning is: the rule of a
+/// [`ReasoningDialect::calls_in_reasoning`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CallsInReasoning {
+    /// A call, as outside reasoning (the tool open tags are armed in reasoning).
+    #[default]
+    Call,
+    /// A draft: reasoning text, kept verbatim (the tool open tags are not armed in
+    /// reasoning). Only for models whose template or recorded outputs show them
+    /// drafting a call in reasoning and writing the real one after it (Magistral,
+    /// Ministral 3 reasoning).
+    Draft,
+}
+
+impl CallsInReasoning {
+    fn is_call(&self) -> bool {
+        *self == CallsInReasoning::Call
+    }
+}
+
 /// A reasoning dialect: the tags around a model's reasoning and where a response
 /// starts. It is a description, not a parser: the response parser does all buffering
 /// and routing, so every reasoning dialect gets the same guarantees (any chunking, tags
@@ -450,6 +471,10 @@ pub struct ReasoningDialect {
     /// from reasoning returns to reasoning (the seed's rule).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub tool_ends_reasoning: bool,
+    /// What a tool call written inside the reasoning is (`call` when left out): a
+    /// call, or a `draft` that stays reasoning text.
+    #[serde(default, skip_serializing_if = "CallsInReasoning::is_call")]
+    pub calls_in_reasoning: CallsInReasoning,
     /// The whitespace the model's chat template writes around the reasoning tags (see
     /// [`ReasoningSeparators`]): neither reasoning nor content.
     #[serde(default, skip_serializing_if = "ReasoningSeparators::is_empty")]
@@ -496,6 +521,7 @@ impl ReasoningDialect {
             once: false,
             drop_leading_close: false,
             tool_ends_reasoning: false,
+            calls_in_reasoning: CallsInReasoning::Call,
             separators: ReasoningSeparators::default(),
             content_wrappers: Vec::new(),
             drop_markup: Vec::new(),

@@ -44,7 +44,7 @@ use std::sync::Arc;
 use crate::calls::RejectedCall;
 use crate::config::ParserConfig;
 use crate::delta::{Channel, DeltaSink, StreamItem};
-use crate::dialect::{ReasoningSeparators, ToolSeparators};
+use crate::dialect::{CallsInReasoning, ReasoningSeparators, ToolSeparators};
 use crate::error::{Error, Result};
 use crate::registry::{self, ReasoningDialect, ToolDialect};
 use crate::request::{ToolPolicy, ToolSpec};
@@ -255,6 +255,19 @@ fn start_ws_keep(tags: &TagSet) -> Option<usize> {
         let ws = ws_len(tag);
         (ws < tag.len()).then_some(keep.max(ws))
     })
+}
+
+/// The tool open tags armed inside reasoning: none where the reasoning dialect says
+/// calls there are drafts (reasoning text), else all of them.
+fn reasoning_tool_opens<'a, 'b>(
+    reasoning: Option<&ReasoningDialect>,
+    opens: &'b [(Option<&'a str>, Role)],
+) -> &'b [(Option<&'a str>, Role)] {
+    if reasoning.is_some_and(|r| r.calls_in_reasoning == CallsInReasoning::Draft) {
+        &[]
+    } else {
+        opens
+    }
 }
 
 /// The tags armed in one mode, with their roles in the same order.
@@ -536,7 +549,8 @@ impl Composed {
             Armed::new(&[&stray_closes[..], &tool_opens, &sep_opens, &markup].concat());
         // An open tag while already reasoning (a model repeating `<think>`) is protocol,
         // not reasoning text: it is dropped (the role keeps the mode).
-        let in_reasoning = Armed::new(&[&r_closes[..], &r_opens, &tool_opens, &markup].concat());
+        let r_tools = reasoning_tool_opens(split.map(|r| &**r), &tool_opens);
+        let in_reasoning = Armed::new(&[&r_closes[..], &r_opens, r_tools, &markup].concat());
         // A marker-less dialect's empty open tag opens nothing.
         let tool_opens: Vec<String> = opens
             .iter()
