@@ -286,10 +286,12 @@ def test_diagnostic_counts_are_bounded_and_report_powers_of_two():
 
 def test_diagnostic_counts_are_exact_under_threads():
     counts = rp.DiagnosticCounts()
-    p = _dropping_parser()
     n, threads = 500, 4
 
     def work():
+        # A parser is per response and not shared between threads at once (reading it
+        # from two threads raises ConcurrentUseError): each thread records its own.
+        p = _dropping_parser()
         for _ in range(n):
             counts.record("m", p)
 
