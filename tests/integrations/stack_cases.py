@@ -85,6 +85,22 @@ def reference(case: fixture_files.Fixture, **overrides: Any) -> Result:
     return Result(parsed.content, parsed.reasoning_content, calls).normalized()
 
 
+def without_cut(case: fixture_files.Fixture, got: Result, **overrides: Any) -> Result:
+    """A streamed result less the call the output ended inside, when replyparse's own
+    incremental stream of the case names one (`ResponseParser.cut_call`): in incremental
+    streaming what was sent of a cut call stands, and the complete parse leaves it out
+    (the parsing rules, "Cut output")."""
+    kwargs = case.parser_kwargs()
+    kwargs.update(overrides)
+    p = rp.ResponseParser(**kwargs)
+    p.stream_chunk(case.text, final=True)
+    cut = p.cut_call
+    if cut is None or cut >= len(got.calls):
+        return got
+    calls = [c for i, c in enumerate(got.calls) if i != cut]
+    return Result(got.content, got.reasoning, calls).normalized()
+
+
 class Accumulator:
     """Rebuilds a message from OpenAI-shaped stream deltas, checking that every call's
     first delta carries its id and name."""
