@@ -7,7 +7,7 @@ request validation with pydantic, dialect declaration, and the command line.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from . import _native, constraints
@@ -97,6 +97,7 @@ __all__ = [
     "reasoning_parsers",
     "record_diagnostics",
     "register_reasoning_parser",
+    "marker_token_ids",
     "register_tool_parser",
     "response_parsers",
     "serve_many",
@@ -125,6 +126,13 @@ class ResponseParser(_native.ResponseParser):
     """Parses one response: `stream_chunk` per engine chunk, or `parse_complete` once.
 
     Per response and stateful: create one for each response, from one thread at a time.
+
+    Markers by token id: with `marker_token_ids` (`{text: id}` of the marker tokens,
+    e.g. `marker_token_ids(tokenizer, parser.marker_texts)`, or `set_marker_token_ids`
+    before the first chunk), a chunk fed with its `token_ids` reads a marker only where
+    its special token wrote it; the same text spelt with ordinary tokens (a model quoting
+    `<tool_call>` in prose) is text. Without ids every spelling is the marker. The
+    `gpt-oss` parser knows its own token ids.
     `tools` are OpenAI tool dicts (or pydantic objects); with no tools, or
     `tool_choice="none"`, tool markup stays content.
 
@@ -152,6 +160,7 @@ class ResponseParser(_native.ResponseParser):
         chat_template_kwargs: dict[str, Any] | None = None,
         reasoning_effort: str | None = None,
         whole_calls: bool = False,
+        marker_token_ids: Mapping[str, int] | None = None,
     ):
         parser = super().__new__(
             cls,
@@ -166,6 +175,7 @@ class ResponseParser(_native.ResponseParser):
             chat_template_kwargs,
             reasoning_effort,
             whole_calls,
+            dict(marker_token_ids) if marker_token_ids else None,
         )
         # The decoding constraint of tool_choice "required" / a named function, built now
         # so that a dialect that cannot express it fails here, not mid-stream.
@@ -337,6 +347,38 @@ class ToolParser(_native.ToolParser):
         return super().__new__(
             cls, tool_parser, validated_tools(tools), tool_choice_json(tool_choice)
         )
+
+
+_MARKER_IDS_CACHE: dict[tuple[int, tuple[str, ...]], tuple[Any, dict[str, int]]] = {}
+
+
+def marker_token_ids(tokenizer: Any, texts: Sequence[str]) -> dict[str, int]:
+    """The ids of the marker texts (`ResponseParser.marker_texts`) that `tokenizer`
+    holds as single tokens, for `ResponseParser(marker_token_ids=)`. Reads the
+    tokenizer's `get_vocab()` (Hugging Face tokenizers and the serving stacks' wrappers
+    have it); a tokenizer without one gives `{}` (every spelling of a marker is then the
+    marker). The answer is cached per tokenizer and texts: building a vocabulary dict
+    costs milliseconds, a request must not pay it."""
+    key = (id(tokenizer), tuple(texts))
+    hit = _MARKER_IDS_CACHE.get(key)
+    if hit is not None and hit[0] is tokenizer:
+        return dict(hit[1])
+    get_vocab = getattr(tokenizer, "get_vocab", None)
+    try:
+        vocab = get_vocab() if callable(get_vocab) else None
+    except Exception:  # a tokenizer whose vocabulary cannot be listed: the text rule
+        vocab = None
+    found: dict[str, int] = {}
+    if isinstance(vocab, Mapping):
+        for text in texts:
+            token = vocab.get(text)
+            if isinstance(token, int):
+                found[text] = token
+    if len(_MARKER_IDS_CACHE) >= 64:
+        _MARKER_IDS_CACHE.pop(next(iter(_MARKER_IDS_CACHE)))
+    # The tokenizer is kept with its answer so its id cannot be reused meanwhile.
+    _MARKER_IDS_CACHE[key] = (tokenizer, found)
+    return dict(found)
 
 
 def register_tool_parser(

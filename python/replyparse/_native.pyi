@@ -10,7 +10,7 @@
 # member slots; assignment goes through their `__setattr__`, which checks the value's
 # type, so the fields are declared as plain (assignable) attributes.
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Literal, TypedDict, final
 
 from typing_extensions import disjoint_base
@@ -208,6 +208,7 @@ class ResponseParser:
         chat_template_kwargs: dict[str, Any] | None = None,
         reasoning_effort: str | None = None,
         whole_calls: bool = False,
+        marker_token_ids: Mapping[str, int] | None = None,
     ) -> ResponseParser: ...
     def stream_chunk(
         self, text: str, token_ids: Sequence[int] | None = None, final: bool = False
@@ -224,6 +225,9 @@ class ResponseParser:
     @property
     def emitted_tool_calls(self) -> int: ...
     def set_whole_calls(self, whole: bool) -> None: ...
+    def set_marker_token_ids(self, ids: Mapping[str, int]) -> None: ...
+    @property
+    def marker_texts(self) -> list[str]: ...
     @property
     def cut_call(self) -> int | None: ...
     @property

@@ -2,6 +2,7 @@
 //! and `NativeToolParser`, the per-response slot they lock (the engine parser, its reused
 //! delta vector and its broken flag), and the GIL policy every parsing call follows.
 
+use std::collections::HashMap;
 use std::sync::Mutex;
 
 use pyo3::prelude::*;
@@ -149,7 +150,7 @@ impl NativeResponseParser {
         tool_parser=None, reasoning_parser=None, tools=None, tool_choice_json=None,
         enable_thinking=None, response_parser=None, reasoning_tag_ids=None,
         max_buffered_bytes=None, chat_template_kwargs=None, reasoning_effort=None,
-        whole_calls=false,
+        whole_calls=false, marker_token_ids=None,
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -164,6 +165,7 @@ impl NativeResponseParser {
         chat_template_kwargs: Option<&Bound<'_, PyDict>>,
         reasoning_effort: Option<String>,
         whole_calls: bool,
+        marker_token_ids: Option<HashMap<String, u32>>,
     ) -> PyResult<Self> {
         let chat_template_kwargs = kwargs_map(chat_template_kwargs)?;
         let mut config = engine::ParserConfig {
@@ -178,6 +180,7 @@ impl NativeResponseParser {
             reasoning_tag_ids,
             max_buffered_bytes,
             whole_calls,
+            marker_token_ids: marker_pairs(marker_token_ids),
         };
         config.tools = tools_arg(tools, || {
             engine::ResponseParser::uses_tool_schemas(&config).map_err(to_py_err)
@@ -266,6 +269,22 @@ impl NativeResponseParser {
         lock(&self.inner)?.set_whole_calls(whole).map_err(to_py_err)
     }
 
+    /// Gives the token ids of the dialects' marker tokens (`{text: id}`) before the
+    /// first chunk; raises once streamed.
+    fn set_marker_token_ids(&self, ids: HashMap<String, u32>) -> PyResult<()> {
+        let pairs = marker_pairs(Some(ids));
+        lock(&self.inner)?
+            .set_marker_token_ids(&pairs)
+            .map_err(to_py_err)
+    }
+
+    /// The texts that may be the dialects' marker tokens, to look up in the model's
+    /// vocabulary.
+    #[getter]
+    fn marker_texts(&self) -> PyResult<Vec<String>> {
+        Ok(lock(&self.inner)?.marker_texts())
+    }
+
     /// The index of the tool call the output ended inside (cut) when its beginning
     /// was streamed (incremental mode); None otherwise.
     #[getter]
@@ -297,6 +316,13 @@ impl NativeResponseParser {
     fn finished(&self) -> PyResult<bool> {
         Ok(lock(&self.inner)?.is_finished())
     }
+}
+
+/// `{text: id}` as the engine's pairs, sorted by id (a dict's order is the caller's).
+fn marker_pairs(ids: Option<HashMap<String, u32>>) -> Vec<(String, u32)> {
+    let mut pairs: Vec<(String, u32)> = ids.unwrap_or_default().into_iter().collect();
+    pairs.sort_by_key(|(_, id)| *id);
+    pairs
 }
 
 fn rejected_to_py<'py>(

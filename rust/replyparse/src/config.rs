@@ -72,6 +72,15 @@ pub struct ParserConfig {
     pub reasoning_effort: Option<String>,
     /// Token ids of the reasoning open and close tags, to count reasoning tokens.
     pub reasoning_tag_ids: Option<(u32, u32)>,
+    /// Token ids of the dialects' marker tokens, `(text, id)`, from the model's
+    /// tokenizer ([`ResponseParser::marker_texts`](crate::ResponseParser::marker_texts)
+    /// lists the texts to look up). With them, every chunk fed with its token ids reads
+    /// a marker only where its special token wrote it: the same text spelt with
+    /// ordinary tokens (a model quoting `<tool_call>` in prose) is text. Empty: every
+    /// spelling is the marker. Marker tags are searched this way outside tool blocks;
+    /// inside a block its grammar reads what follows (a quoted tag inside a JSON string
+    /// is part of the value either way). The `gpt-oss` parser knows its own ids.
+    pub marker_token_ids: Vec<(String, u32)>,
     /// Limit on the bytes one response may hold back at once (`None`:
     /// [`DEFAULT_MAX_BUFFERED_BYTES`]). See [`crate::ResponseParser::buffered_bytes`].
     pub max_buffered_bytes: Option<usize>,

@@ -50,6 +50,8 @@ use crate::registry::{self, ReasoningDialect, ToolDialect};
 use crate::request::{ToolPolicy, ToolSpec};
 use crate::scan::lex::{trim_ws, ws_len};
 use crate::scan::prefix::{TagMatch, TagSet};
+use crate::scan::special::SpecialTokens;
+use crate::scan::tokens::{split_chunk, MarkerIds, MarkerSpans, Segment};
 use crate::tool::ToolParser;
 
 /// Plain, reasoning or tool: the three modes of the module diagram, each with the state
@@ -277,6 +279,9 @@ struct Armed {
     tags: Arc<TagSet>,
     /// What each tag does, by its index in `tags`.
     roles: Vec<Role>,
+    /// Where each tag's marker-token pieces are ([`MarkerIds::pieces`]), by its index in
+    /// `tags`; empty when no marker token ids are known.
+    pieces: Vec<Vec<(usize, usize)>>,
 }
 
 impl Armed {
@@ -289,7 +294,23 @@ impl Armed {
         Armed {
             tags: TagSet::shared(&live.iter().map(|(t, _)| *t).collect::<Vec<_>>()),
             roles: live.iter().map(|(_, r)| *r).collect(),
+            pieces: Vec::new(),
         }
+    }
+
+    /// Finds each tag's marker-token pieces among `ids`.
+    fn set_pieces(&mut self, ids: &MarkerIds) {
+        self.pieces = (0..self.tags.len())
+            .map(|i| ids.pieces(self.tags.text(i)))
+            .collect();
+    }
+
+    /// Whether the tag `m` found at offset `at` of the response is the marker (see
+    /// [`crate::scan::tokens`]).
+    fn is_marker(&self, m: &TagMatch, at: u64, spans: &MarkerSpans) -> bool {
+        self.pieces
+            .get(m.tag)
+            .is_none_or(|p| spans.is_marker(at + m.start as u64, p))
     }
 }
 
@@ -360,6 +381,9 @@ struct Rules {
     between_blocks: Option<Vec<(String, usize)>>,
     /// `enable_thinking=False`: what the model puts in reasoning is shown as content.
     reasoning_as_content: bool,
+    /// The token ids of the markers, when the caller gave them: with ids fed, a tag
+    /// spelt in ordinary tokens is text.
+    marker_ids: MarkerIds,
 }
 
 impl Rules {
@@ -393,6 +417,10 @@ struct State {
     ended_in_tool_block: bool,
     /// The final chunk was fed.
     finished: bool,
+    /// Where marker tokens wrote their text (kept only with [`Rules::marker_ids`]).
+    spans: MarkerSpans,
+    /// The offset in the response of the text the current state's handler is given.
+    at: u64,
 }
 
 impl Composed {
@@ -557,8 +585,7 @@ impl Composed {
             .filter(|(o, _)| !o.is_empty())
             .map(|(o, _)| o.to_string())
             .collect();
-        drop(sep_opens);
-        drop(opens);
+        drop((sep_opens, opens));
         let between_blocks = t_seps
             .between_blocks
             .as_deref()
@@ -589,6 +616,8 @@ impl Composed {
             }),
             ended_in_tool_block: false,
             finished: false,
+            spans: MarkerSpans::default(),
+            at: 0,
         };
         Composed {
             rules: Rules {
@@ -607,10 +636,45 @@ impl Composed {
                 between_blocks,
                 reasoning_as_content: enable_thinking == Some(false),
                 reasoning,
+                marker_ids: MarkerIds::default(),
             },
             tool,
             state,
         }
+    }
+
+    /// Sets the token ids of the markers (see [`crate::scan::tokens`]); before the
+    /// first chunk.
+    pub(super) fn set_marker_ids(&mut self, ids: MarkerIds) {
+        for armed in [
+            &mut self.rules.plain,
+            &mut self.rules.plain_after,
+            &mut self.rules.in_reasoning,
+        ] {
+            armed.set_pieces(&ids);
+        }
+        self.rules.marker_ids = ids;
+    }
+
+    /// The texts that may be marker tokens: every tag armed in plain text or
+    /// reasoning, and each `<|...|>` piece of one, without repeats. A caller looks each
+    /// up in the model's vocabulary and gives the ids of those that are single tokens.
+    pub(super) fn marker_texts(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for armed in [&self.rules.plain, &self.rules.in_reasoning] {
+            for i in 0..armed.tags.len() {
+                let tag = armed.tags.text(i);
+                let pieces = SpecialTokens::Markers.pieces(tag);
+                let specials = pieces.iter().filter(|(special, _)| *special);
+                for t in std::iter::once(tag).chain(specials.map(|(_, t)| *t)) {
+                    let t = t.trim();
+                    if !t.is_empty() && !out.iter().any(|o| o == t) {
+                        out.push(t.to_owned());
+                    }
+                }
+            }
+        }
+        out
     }
 
     /// Feeds one engine chunk (any size, any boundary) and returns its deltas in the
@@ -643,6 +707,34 @@ impl Composed {
                 sink.text(Channel::Content, &prefix);
             }
         }
+        if self.rules.marker_ids.is_empty() {
+            self.feed(text, sink, final_);
+            return Ok(());
+        }
+        let rebuilt = match token_ids {
+            None => {
+                self.state.spans.without_ids(text.len());
+                None
+            }
+            Some(ids) => {
+                let marker_ids = &self.rules.marker_ids;
+                let segments = split_chunk(text, ids, |id| marker_ids.text(id));
+                self.state.spans.record(&segments);
+                let len: usize = segments.iter().map(Segment::len).sum();
+                // Longer than the text: the text lost its markers, put back here.
+                (len != text.len()).then(|| segments.iter().map(|s| s.text()).collect::<String>())
+            }
+        };
+        self.feed(rebuilt.as_deref().unwrap_or(text), sink, final_);
+        let held = self.state.pending.len() as u64;
+        self.state
+            .spans
+            .forget_before(self.state.spans.fed() - held);
+        Ok(())
+    }
+
+    /// Parses `text` after what is held.
+    fn feed(&mut self, text: &str, sink: &mut DeltaSink, final_: bool) {
         if self.state.pending.is_empty() {
             // Nothing held (the usual case): parse the chunk where it is and keep only
             // what it leaves unconsumed, instead of copying all of it into `pending`.
@@ -659,7 +751,6 @@ impl Composed {
             self.state.finished = true;
             self.state.pending.clear();
         }
-        Ok(())
     }
 
     /// Parses `input` (the held text followed by the new chunk) and returns how much of
@@ -667,8 +758,11 @@ impl Composed {
     /// the input to the current mode's handler, until one waits for more input.
     fn run(&mut self, input: &str, sink: &mut DeltaSink, final_: bool) -> usize {
         let mut pos = 0;
+        // `input` ends with the last byte fed.
+        let base = self.state.spans.fed().saturating_sub(input.len() as u64);
         loop {
             let text = &input[pos..];
+            self.state.at = base + pos as u64;
             let step = match self.state.mode {
                 Mode::Plain(at) => self.on_plain(at, text, sink, final_),
                 Mode::Reasoning(at) => self.on_reasoning(at, text, sink, final_),
@@ -930,6 +1024,19 @@ impl Composed {
     ) -> Step {
         let armed = self.rules.armed(set);
         match armed.tags.find_or_held(text, final_) {
+            Ok(m) if !armed.is_marker(&m, self.state.at, &self.state.spans) => {
+                // Spelt in ordinary tokens: text, up to and including the spelling.
+                let reasoning = set == ArmedSet::Reasoning;
+                let shown = &text[..m.end];
+                sink.text(
+                    text_channel(reasoning, self.rules.reasoning_as_content),
+                    shown,
+                );
+                if start.is_some() && !trim_ws(shown).is_empty() {
+                    self.state.mode = Mode::Plain(PlainAt::Text);
+                }
+                Step::Next(m.end)
+            }
             Ok(m) => self.on_tag(set, m, start == Some(true), text, sink, final_),
             Err(keep) => {
                 let reasoning = set == ArmedSet::Reasoning;

@@ -21,6 +21,7 @@ use crate::delta::{ParsedResponse, StreamItem};
 use crate::error::{Error, Result};
 use crate::registry::{self, ReasoningDialect, ToolDialect};
 use crate::request::ToolPolicy;
+use crate::scan::tokens::MarkerIds;
 use composed::Composed;
 use harmony::HarmonyParser;
 
@@ -139,6 +140,9 @@ impl ResponseParser {
             Inner::Composed(Composed::new(config)?)
         };
         each!(&mut inner, p => p.set_whole_calls(config.whole_calls));
+        if let Inner::Composed(p) = &mut inner {
+            p.set_marker_ids(MarkerIds::new(&config.marker_token_ids));
+        }
         Ok(ResponseParser {
             inner,
             max_buffered: config
@@ -261,6 +265,35 @@ impl ResponseParser {
         }
         each!(&mut self.inner, p => p.set_whole_calls(whole));
         Ok(())
+    }
+
+    /// Gives the token ids of the markers ([`ParserConfig::marker_token_ids`]) before
+    /// the first chunk: with them, a marker spelt in ordinary tokens is text in every
+    /// chunk fed with its token ids. [`Error::AlreadyStreamed`] once a chunk was fed.
+    /// The `gpt-oss` parser knows its tokens' ids and ignores these.
+    pub fn set_marker_token_ids<S: AsRef<str>>(&mut self, ids: &[(S, u32)]) -> Result<()> {
+        if self.streamed {
+            return Err(Error::AlreadyStreamed);
+        }
+        if let Inner::Composed(p) = &mut self.inner {
+            p.set_marker_ids(MarkerIds::new(ids));
+        }
+        Ok(())
+    }
+
+    /// The texts that may be the dialects' marker tokens, to look up in the model's
+    /// vocabulary for [`set_marker_token_ids`](Self::set_marker_token_ids): every tag
+    /// the parser searches for outside tool blocks, and each `<|...|>` piece of one.
+    /// A text the vocabulary does not hold as one token is not a marker token (its
+    /// spellings are always markers).
+    pub fn marker_texts(&self) -> Vec<String> {
+        match &self.inner {
+            Inner::Composed(p) => p.marker_texts(),
+            Inner::Harmony(_) => harmony::SPECIAL_TOKENS
+                .iter()
+                .map(|(t, _)| (*t).to_owned())
+                .collect(),
+        }
     }
 
     /// Reasoning tokens counted from token ids (`default`: when the tag ids were given;

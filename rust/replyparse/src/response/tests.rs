@@ -1119,3 +1119,184 @@ fn separator_decisions_do_not_depend_on_chunking() {
         assert_chunking_invariant(&cfg, &text);
     }
 }
+
+/// Markers by token id: a tag spelt in ordinary tokens is text when the chunks come with
+/// their ids and the caller gave the marker tokens' ids.
+mod marker_ids {
+    use super::*;
+    use crate::delta::StreamItem;
+    use crate::response::testutil::check_stream;
+
+    const QWEN_IDS: [(&str, u32); 4] = [
+        ("<tool_call>", 151657),
+        ("</tool_call>", 151658),
+        ("<think>", 151667),
+        ("</think>", 151668),
+    ];
+
+    /// Toy tokens: `Some(id)` pieces are one special token; the others are ordinary
+    /// text cut into two-character tokens.
+    fn tokens(pieces: &[(&str, Option<u32>)]) -> Vec<(String, u32)> {
+        let mut out = Vec::new();
+        for (text, id) in pieces {
+            if let Some(id) = id {
+                out.push((text.to_string(), *id));
+                continue;
+            }
+            let mut rest = *text;
+            while !rest.is_empty() {
+                let end = rest.char_indices().nth(2).map_or(rest.len(), |(i, _)| i);
+                out.push((rest[..end].to_owned(), 1000 + end as u32));
+                rest = &rest[end..];
+            }
+        }
+        out
+    }
+
+    fn config(reasoning: Option<&str>) -> ParserConfig {
+        ParserConfig {
+            tool_parser: Some("qwen".into()),
+            reasoning_parser: reasoning.map(Into::into),
+            tools: tools(&["get_weather"]),
+            marker_token_ids: QWEN_IDS.iter().map(|(t, i)| (t.to_string(), *i)).collect(),
+            ..Default::default()
+        }
+    }
+
+    /// Feeds `chunks` (text and ids; `None`: no ids) and returns the aggregate.
+    fn run(cfg: &ParserConfig, chunks: &[(String, Option<Vec<u32>>)]) -> ParsedResponse {
+        let mut p = ResponseParser::new(cfg).unwrap();
+        let mut items: Vec<StreamItem> = Vec::new();
+        for (i, (t, ids)) in chunks.iter().enumerate() {
+            let last = i + 1 == chunks.len();
+            items.extend(p.stream_chunk(t, ids.as_deref(), last).unwrap());
+        }
+        check_stream(&items);
+        let mut r = ParsedResponse::from_deltas(items.iter().map(|(d, _)| d));
+        for c in &mut r.tool_calls {
+            c.id.clear();
+        }
+        r
+    }
+
+    /// One token per chunk, bursts of several sizes, the whole output, and the
+    /// markers stripped from the text: all give the same result, which is returned.
+    fn every_feeding(cfg: &ParserConfig, toks: &[(String, u32)]) -> ParsedResponse {
+        let one: Vec<_> = toks
+            .iter()
+            .map(|(t, id)| (t.clone(), Some(vec![*id])))
+            .collect();
+        let got = run(cfg, &one);
+        for size in [2, 3, 5, 8, 64, toks.len()] {
+            let bursts: Vec<_> = toks
+                .chunks(size)
+                .map(|c| {
+                    let text: String = c.iter().map(|(t, _)| t.as_str()).collect();
+                    (text, Some(c.iter().map(|(_, id)| *id).collect::<Vec<_>>()))
+                })
+                .collect();
+            assert_eq!(run(cfg, &bursts), got, "burst {size}");
+        }
+        let stripped: Vec<_> = toks
+            .iter()
+            .map(|(t, id)| {
+                let special = QWEN_IDS.iter().any(|(_, i)| i == id);
+                (
+                    if special { String::new() } else { t.clone() },
+                    Some(vec![*id]),
+                )
+            })
+            .collect();
+        assert_eq!(run(cfg, &stripped), got, "stripped");
+        got
+    }
+
+    #[test]
+    fn a_quoted_open_tag_in_content_is_text() {
+        let quoted = "Write <tool_call> then the JSON.";
+        let call = "\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n";
+        let toks = tokens(&[
+            (quoted, None),
+            ("<tool_call>", Some(151657)),
+            (call, None),
+            ("</tool_call>", Some(151658)),
+        ]);
+        let cfg = config(None);
+        let got = every_feeding(&cfg, &toks);
+        assert_eq!(got.content.as_deref(), Some(quoted));
+        assert_eq!(
+            super::super::testutil::calls(&got),
+            [("get_weather", r#"{"city": "Paris"}"#)]
+        );
+        // The text rule (no ids, or no marker ids) opens a block at the quoted tag.
+        let whole: String = toks.iter().map(|(t, _)| t.as_str()).collect();
+        let text_rule = run(&cfg, &[(whole.clone(), None)]);
+        assert_ne!(text_rule, got);
+        let no_marker_ids = ParserConfig {
+            marker_token_ids: Vec::new(),
+            ..cfg.clone()
+        };
+        let all: Vec<u32> = toks.iter().map(|(_, id)| *id).collect();
+        assert_eq!(run(&no_marker_ids, &[(whole, Some(all))]), text_rule);
+    }
+
+    #[test]
+    fn a_quoted_close_tag_in_reasoning_is_reasoning() {
+        let thought = "I must end with </think> and then answer.";
+        let toks = tokens(&[
+            ("<think>", Some(151667)),
+            (thought, None),
+            ("</think>", Some(151668)),
+            ("Sunny. A block opens with <tool_call>.", None),
+        ]);
+        let cfg = ParserConfig {
+            enable_thinking: Some(true),
+            ..config(Some("qwen3"))
+        };
+        let got = every_feeding(&cfg, &toks);
+        assert_eq!(got.reasoning_content.as_deref(), Some(thought));
+        assert_eq!(
+            got.content.as_deref(),
+            Some("Sunny. A block opens with <tool_call>.")
+        );
+        assert!(got.tool_calls.is_empty());
+    }
+
+    #[test]
+    fn chunks_without_ids_follow_the_text_rule() {
+        let cfg = config(None);
+        let call = "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {}}\n</tool_call>";
+        // The first chunk has ids (ordinary text); the call comes without ids.
+        let got = run(
+            &cfg,
+            &[("Hi. ".into(), Some(vec![1001, 1002])), (call.into(), None)],
+        );
+        assert_eq!(got.content.as_deref(), Some("Hi. "));
+        assert_eq!(got.tool_calls.len(), 1);
+    }
+
+    #[test]
+    fn marker_texts_and_setting_ids() {
+        let mut p = ResponseParser::new(&config(Some("qwen3"))).unwrap();
+        let texts = p.marker_texts();
+        for t in ["<tool_call>", "<think>", "</think>"] {
+            assert!(texts.iter().any(|x| x == t), "{t} in {texts:?}");
+        }
+        let kimi = ResponseParser::new(&ParserConfig {
+            tool_parser: Some("kimi_k2".into()),
+            tools: tools(&["f"]),
+            ..Default::default()
+        })
+        .unwrap();
+        assert!(kimi
+            .marker_texts()
+            .iter()
+            .any(|t| t == "<|tool_calls_section_begin|>"));
+        p.set_marker_token_ids(&QWEN_IDS).unwrap();
+        p.stream_chunk("x", Some(&[5]), false).unwrap();
+        assert!(matches!(
+            p.set_marker_token_ids(&QWEN_IDS),
+            Err(Error::AlreadyStreamed)
+        ));
+    }
+}

@@ -5,6 +5,8 @@
 //! - [`lex`]: whitespace and "starts with a tag, or may still become one";
 //! - [`special`]: which pieces of a marker are special tokens, and the spellings
 //!   engines decode such markers to;
+//! - [`tokens`]: markers by token id — which spellings of a marker its special token
+//!   wrote, and which are text;
 //! - [`escape`]: JSON string escaping, byte for byte as serde_json writes it;
 //! - `swar`: word-at-a-time search for short distances (private to this folder).
 
@@ -14,3 +16,4 @@ pub mod lex;
 pub mod prefix;
 pub mod special;
 pub(crate) mod swar;
+pub mod tokens;

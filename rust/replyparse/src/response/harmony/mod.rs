@@ -131,6 +131,7 @@ use crate::error::{Error, Result};
 use crate::request::ToolPolicy;
 use crate::response::ParserConfig;
 use crate::scan::prefix::{TagMatch, TagSet};
+use crate::scan::tokens::{split_chunk, MarkerSpans, Segment};
 
 use shape::{HeaderTag, Seg, Shape};
 
@@ -288,6 +289,9 @@ pub struct HarmonyParser {
     header_tagged: bool,
     /// In a body: a possible header being held (see [`Candidate`]).
     candidate: Option<Candidate>,
+    /// Where the special tokens wrote their tags (with token ids, a tag spelt in
+    /// ordinary tokens is text).
+    spans: MarkerSpans,
     reasoning_tokens: Option<usize>,
     ended_in_tool_block: bool,
     finished: bool,
@@ -329,6 +333,7 @@ impl HarmonyParser {
             header: String::new(),
             header_tagged: false,
             candidate: None,
+            spans: MarkerSpans::default(),
             reasoning_tokens: None,
             ended_in_tool_block: false,
             finished: false,
@@ -351,7 +356,7 @@ impl HarmonyParser {
         let mut sink = DeltaSink::new(out);
         match token_ids {
             Some(ids) => self.feed_with_ids(text, ids, &mut sink),
-            None => self.feed(text, &mut sink),
+            None => self.feed_text(text, &mut sink),
         }
         if final_ {
             self.finish(&mut sink);
@@ -420,39 +425,48 @@ impl HarmonyParser {
         self.run(sink);
     }
 
-    /// Splits the chunk at its special ids (see the module docs) so each run of
-    /// ordinary ids is counted in the state it starts in.
+    /// A chunk without token ids: every tag spelling in it is a tag.
+    fn feed_text(&mut self, text: &str, sink: &mut DeltaSink) {
+        self.spans.without_ids(text.len());
+        self.feed(text, sink);
+    }
+
+    /// Splits the chunk at its special ids (see the module docs and
+    /// [`crate::scan::tokens`]) so each run of ordinary ids is counted in the state it
+    /// starts in, and a tag spelt in ordinary tokens stays text.
     fn feed_with_ids(&mut self, text: &str, ids: &[u32], sink: &mut DeltaSink) {
-        let keeps_tags = text_keeps_special_tokens(text, ids);
-        let has_ordinary = ids.iter().any(|&id| special_token_text(id).is_none());
-        let mut rest = text;
-        let mut run = 0usize;
-        let mut placed = false;
-        for &id in ids {
-            let Some(tag) = special_token_text(id) else {
-                run += 1;
-                continue;
-            };
-            let piece = if keeps_tags {
-                // Present in order: checked by `text_keeps_special_tokens`.
-                let at = rest.find(tag).unwrap_or(rest.len());
-                let piece = &rest[..at];
-                rest = rest.get(at + tag.len()..).unwrap_or("");
-                piece
-            } else if !placed && (run > 0 || !has_ordinary) {
-                // Stripped: the whole text is the first ordinary run's (see the docs).
-                placed = true;
-                std::mem::take(&mut rest)
-            } else {
-                ""
-            };
-            self.count_run(run);
-            self.feed(piece, sink);
-            run = 0;
-            self.feed(tag, sink);
+        for segment in split_chunk(text, ids, special_token_text) {
+            match segment {
+                Segment::Text(piece, run) => {
+                    self.count_run(run);
+                    self.spans.ordinary(piece.len());
+                    self.feed(piece, sink);
+                }
+                Segment::Special(tag) => {
+                    self.spans.special(tag.len());
+                    self.feed(tag, sink);
+                }
+            }
         }
-        self.count_run(run);
-        self.feed(rest, sink);
+    }
+
+    /// The first tag in `text` (which starts at offset `at` of the response) that a
+    /// special token wrote; with token ids, spellings in ordinary tokens are skipped.
+    fn find_tag(&self, text: &str, at: u64) -> Option<TagMatch> {
+        let mut from = 0;
+        while let Some(m) = self.tags.find(&text[from..]) {
+            let (start, end) = (from + m.start, from + m.end);
+            if self.spans.is_marker(at + start as u64, &[(0, end - start)]) {
+                return Some(TagMatch {
+                    tag: m.tag,
+                    start,
+                    end,
+                });
+            }
+            // Every tag starts with `<`, one byte.
+            from = start + 1;
+        }
+        None
     }
 
     fn count_run(&mut self, n: usize) {
@@ -495,9 +509,10 @@ impl HarmonyParser {
     /// Consumes `pending` as far as it is unambiguous.
     fn run(&mut self, sink: &mut DeltaSink) {
         let mut pos = 0;
+        let at = self.spans.fed() - self.pending.len() as u64;
         while pos < self.pending.len() {
             let text = &self.pending[pos..];
-            let found = self.tags.find(text);
+            let found = self.find_tag(text, at + pos as u64);
             match self.state {
                 State::Body { .. } if self.candidate.is_some() => {
                     let (n, wait) = self.run_candidate(pos, found, sink);
@@ -599,6 +614,8 @@ impl HarmonyParser {
             }
         }
         self.pending.drain(..pos);
+        self.spans
+            .forget_before(self.spans.fed() - self.pending.len() as u64);
     }
 
     /// Feeds `pending[pos..]` to the held candidate; `found` is the first tag there.
@@ -801,18 +818,6 @@ fn emit_body(
         }
         Route::Builtin => builtins.push_body(text),
     }
-}
-
-/// Whether `text` contains the tag text of every special id of `ids`, in order.
-fn text_keeps_special_tokens(text: &str, ids: &[u32]) -> bool {
-    let mut rest = text;
-    for tag in ids.iter().filter_map(|&id| special_token_text(id)) {
-        match rest.find(tag) {
-            Some(at) => rest = &rest[at + tag.len()..],
-            None => return false,
-        }
-    }
-    true
 }
 
 /// What routing needs from a header.
@@ -1680,6 +1685,64 @@ mod tests {
         ));
         chunks.extend(toks[m + 3..].iter().map(|(t, id)| (t.clone(), vec![*id])));
         assert_eq!(run_ids(&tools(), &chunks), (expected, Some(reasoning)));
+    }
+
+    /// Tags a model spells with ordinary tokens (quoting its own format) are text when
+    /// token ids are given: `<|call|>` inside an analysis body neither ends the message
+    /// nor invents a call, and a quoted `<|end|>` does not end it either.
+    #[test]
+    fn tags_spelt_in_ordinary_tokens_are_text_with_ids() {
+        let quoted = "I end a call with <|call|> and never write <|end|> early.";
+        let mut toks = toy_tokens("<|channel|>analysis<|message|>");
+        let mut rest = quoted;
+        while !rest.is_empty() {
+            // Two-character ordinary tokens, the quoted tags included.
+            let end = rest.char_indices().nth(2).map_or(rest.len(), |(i, _)| i);
+            toks.push((rest[..end].to_owned(), 1000 + end as u32));
+            rest = &rest[end..];
+        }
+        toks.extend(toy_tokens(
+            "<|end|><|start|>assistant<|channel|>commentary to=functions.get_weather \
+             <|constrain|>json<|message|>{\"city\":\"Paris\"}<|call|>",
+        ));
+        let whole: String = toks.iter().map(|(t, _)| t.as_str()).collect();
+        let one: Vec<_> = toks.iter().map(|(t, id)| (t.clone(), vec![*id])).collect();
+        let (got, reasoning) = run_ids(&tools(), &one);
+        assert_eq!(got.reasoning_content.as_deref(), Some(quoted));
+        assert_eq!(got.content, None);
+        assert_eq!(got.tool_calls.len(), 1);
+        assert_eq!(got.tool_calls[0].function.name, "get_weather");
+        assert_eq!(got.tool_calls[0].function.arguments, r#"{"city":"Paris"}"#);
+        assert_eq!(reasoning, Some(quoted.chars().count().div_ceil(2)));
+        // Every burst size, the whole output included, gives the same.
+        for size in [2, 3, 5, 8, 64, toks.len()] {
+            let bursts: Vec<_> = toks
+                .chunks(size)
+                .map(|c| {
+                    (
+                        c.iter().map(|(t, _)| t.as_str()).collect::<String>(),
+                        c.iter().map(|(_, id)| *id).collect::<Vec<_>>(),
+                    )
+                })
+                .collect();
+            assert_eq!(
+                run_ids(&tools(), &bursts),
+                (got.clone(), reasoning),
+                "burst {size}"
+            );
+        }
+        // Specials stripped from the text (one token per chunk): the same.
+        let stripped: Vec<_> = toks
+            .iter()
+            .map(|(t, id)| {
+                let keep = special_token_text(*id).is_none();
+                (if keep { t.clone() } else { String::new() }, vec![*id])
+            })
+            .collect();
+        assert_eq!(run_ids(&tools(), &stripped), (got.clone(), reasoning));
+        // Without ids the text rule stands: the quoted `<|call|>` ends the analysis.
+        let (text_rule, _) = invariant(&tools(), &whole);
+        assert_ne!(text_rule.reasoning_content.as_deref(), Some(quoted));
     }
 
     #[test]
