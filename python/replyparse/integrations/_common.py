@@ -215,6 +215,18 @@ def with_call_mode(parser: rp.ResponseParser, request: Any) -> rp.ResponseParser
     return parser
 
 
+def with_marker_ids(parser: rp.ResponseParser, tokenizer: Any) -> rp.ResponseParser:
+    """`parser` (fresh) given the ids of its marker tokens from the stack's tokenizer,
+    so a marker the model spells with ordinary tokens is text in the chunks the stack
+    feeds with their token ids (`replyparse.marker_token_ids`; nothing when the
+    tokenizer has no vocabulary to read)."""
+    if tokenizer is not None:
+        ids = rp.marker_token_ids(tokenizer, parser.marker_texts)
+        if ids:
+            parser.set_marker_token_ids(ids)
+    return parser
+
+
 def request_fields(request: Any) -> dict[str, Any]:
     """The parser-relevant fields of a stack's request object (pydantic or dict), as
     the plain dict `ResponseParser.from_request` reads."""

@@ -51,6 +51,7 @@ from ._common import (
     request_fields,
     tool_plugin_names,
     with_call_mode,
+    with_marker_ids,
     with_stack_spellings,
 )
 
@@ -163,11 +164,14 @@ class ReplyparseResponseParser(BaseResponseParser):
         req = normalize_chat_request(dump_tools(request))
         fields = request_fields(req)
         fields["chat_template_kwargs"] = self._kwargs
-        self._make = lambda: with_call_mode(
-            rp.ResponseParser.from_request(
-                fields, tool_parser=tool, reasoning_parser=reasoning, response_parser=response
+        self._make = lambda: with_marker_ids(
+            with_call_mode(
+                rp.ResponseParser.from_request(
+                    fields, tool_parser=tool, reasoning_parser=reasoning, response_parser=response
+                ),
+                request,
             ),
-            request,
+            type(self).tokenizer,
         )
         self._parser = self._make()
         constraint = self._parser.structural_tag
@@ -187,7 +191,9 @@ class ReplyparseResponseParser(BaseResponseParser):
         self, delta_text: str, delta_token_ids: list[int], **kwargs: Any
     ) -> list[tuple[DeltaMessage, bool]]:
         final = bool(kwargs.get("final", False))
-        out = self._parser.stream_chunk(delta_text, final=final)
+        # The step's token ids: a marker spelt in ordinary tokens is text, and markers a
+        # detokenizer skipped are put back.
+        out = self._parser.stream_chunk(delta_text, token_ids=delta_token_ids or None, final=final)
         if final:
             count_dropped(logger, self._model, self._parser)
         deltas = []
@@ -228,7 +234,7 @@ class ReplyparseResponseParser(BaseResponseParser):
         self, text: str, token_ids: list[int] | None = None, **kwargs: Any
     ) -> tuple[str | None, list[ToolCall] | None, str | None]:
         parser = self._make()
-        parsed = parser.parse_complete(text)
+        parsed = parser.parse_complete(text, token_ids=token_ids or None)
         count_dropped(logger, self._model, parser)
         calls = [
             ToolCall(

@@ -75,6 +75,7 @@ from ._common import (
     request_fields,
     tool_plugin_names,
     with_call_mode,
+    with_marker_ids,
     with_stack_spellings,
 )
 
@@ -376,7 +377,7 @@ class ReplyparseToolParser(ToolParser):
         parser = rp.ResponseParser.from_request(
             fields, tool_parser=tool, reasoning_parser=reasoning, response_parser=response
         )
-        return with_call_mode(parser, request)
+        return with_marker_ids(with_call_mode(parser, request), self.model_tokenizer)
 
     def adjust_request(self, request: Any) -> Any:
         if not getattr(request, "tools", None) or request.tool_choice == "none":
@@ -457,7 +458,8 @@ class ReplyparseToolParser(ToolParser):
     ) -> DeltaMessage | None:
         if self._parser is None:
             self._parser = self._new_parser(request)
-        msg = _delta(self._parser.stream_chunk(delta_text))
+        # The step's token ids: a marker spelt in ordinary tokens is text.
+        msg = _delta(self._parser.stream_chunk(delta_text, token_ids=list(delta_token_ids)))
         if msg is not None and msg.reasoning:
             self._reasoning.append(msg.reasoning)
         return msg

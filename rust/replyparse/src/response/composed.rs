@@ -718,11 +718,18 @@ impl Composed {
             }
             Some(ids) => {
                 let marker_ids = &self.rules.marker_ids;
-                let segments = split_chunk(text, ids, |id| marker_ids.text(id));
-                self.state.spans.record(&segments);
-                let len: usize = segments.iter().map(Segment::len).sum();
-                // Longer than the text: the text lost its markers, put back here.
-                (len != text.len()).then(|| segments.iter().map(|s| s.text()).collect::<String>())
+                let split = split_chunk(text, ids, |id| marker_ids.text(id));
+                if split.aligned {
+                    self.state.spans.record(&split.segments);
+                    let len: usize = split.segments.iter().map(Segment::len).sum();
+                    // Longer than the text: the text lost its markers, put back here.
+                    (len != text.len())
+                        .then(|| split.segments.iter().map(Segment::text).collect::<String>())
+                } else {
+                    // The ids cannot place the markers: the text rule, for this chunk.
+                    self.state.spans.without_ids(text.len());
+                    None
+                }
             }
         };
         self.feed(rebuilt.as_deref().unwrap_or(text), sink, final_);

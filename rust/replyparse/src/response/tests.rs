@@ -1182,6 +1182,7 @@ mod marker_ids {
     /// One token per chunk, bursts of several sizes, the whole output, and the
     /// markers stripped from the text: all give the same result, which is returned.
     fn every_feeding(cfg: &ParserConfig, toks: &[(String, u32)]) -> ParsedResponse {
+        let specials: Vec<u32> = cfg.marker_token_ids.iter().map(|(_, i)| *i).collect();
         let one: Vec<_> = toks
             .iter()
             .map(|(t, id)| (t.clone(), Some(vec![*id])))
@@ -1200,7 +1201,7 @@ mod marker_ids {
         let stripped: Vec<_> = toks
             .iter()
             .map(|(t, id)| {
-                let special = QWEN_IDS.iter().any(|(_, i)| i == id);
+                let special = specials.contains(id);
                 (
                     if special { String::new() } else { t.clone() },
                     Some(vec![*id]),
@@ -1260,6 +1261,42 @@ mod marker_ids {
             Some("Sunny. A block opens with <tool_call>.")
         );
         assert!(got.tool_calls.is_empty());
+    }
+
+    /// Kimi K2's section marker quoted in content, then a real section.
+    #[test]
+    fn a_quoted_kimi_section_is_text() {
+        let ids: [(&str, u32); 5] = [
+            ("<|tool_calls_section_begin|>", 163595),
+            ("<|tool_calls_section_end|>", 163596),
+            ("<|tool_call_begin|>", 163597),
+            ("<|tool_call_argument_begin|>", 163598),
+            ("<|tool_call_end|>", 163599),
+        ];
+        let quoted = "Sections open with <|tool_calls_section_begin|> in my format.";
+        let special = |t: &'static str| (t, ids.iter().find(|(x, _)| *x == t).map(|p| p.1));
+        let toks = tokens(&[
+            (quoted, None),
+            special("<|tool_calls_section_begin|>"),
+            special("<|tool_call_begin|>"),
+            ("functions.get_weather:0", None),
+            special("<|tool_call_argument_begin|>"),
+            ("{\"city\": \"Paris\"}", None),
+            special("<|tool_call_end|>"),
+            special("<|tool_calls_section_end|>"),
+        ]);
+        let cfg = ParserConfig {
+            tool_parser: Some("kimi_k2".into()),
+            tools: tools(&["get_weather"]),
+            marker_token_ids: ids.iter().map(|(t, i)| (t.to_string(), *i)).collect(),
+            ..Default::default()
+        };
+        let got = every_feeding(&cfg, &toks);
+        assert_eq!(got.content.as_deref(), Some(quoted));
+        assert_eq!(
+            super::super::testutil::calls(&got),
+            [("get_weather", r#"{"city": "Paris"}"#)]
+        );
     }
 
     #[test]

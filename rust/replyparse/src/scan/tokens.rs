@@ -117,6 +117,17 @@ impl<'a> Segment<'a> {
     }
 }
 
+/// One chunk split at its marker ids ([`split_chunk`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Split<'a> {
+    /// The chunk's text and markers, in order.
+    pub segments: Vec<Segment<'a>>,
+    /// The ids place every marker: the text keeps them all, or lost them all and its
+    /// ordinary tokens form at most one run. Otherwise the segments follow the
+    /// stripped rule of the module docs, which may misplace text.
+    pub aligned: bool,
+}
+
 /// Splits one chunk into the text of its runs of ordinary ids and the texts of its
 /// marker ids, in order (see the module docs for the alignment). `text_of` gives a
 /// marker id's text; ids it does not know are ordinary tokens. The segments' texts
@@ -126,7 +137,7 @@ pub fn split_chunk<'a, 't: 'a>(
     text: &'a str,
     ids: &[u32],
     text_of: impl Fn(u32) -> Option<&'t str>,
-) -> Vec<Segment<'a>> {
+) -> Split<'a> {
     // The chunk as runs of ordinary ids between marker ids: runs[i] before specials[i],
     // the last run after the last marker.
     let mut specials: Vec<&'a str> = Vec::new();
@@ -141,9 +152,12 @@ pub fn split_chunk<'a, 't: 'a>(
         }
     }
     if specials.is_empty() {
-        return vec![Segment::Text(text, ids.len())];
+        return Split {
+            segments: vec![Segment::Text(text, ids.len())],
+            aligned: true,
+        };
     }
-    match kept_positions(text, &specials, &runs) {
+    let segments = match kept_positions(text, &specials, &runs) {
         Some(at) => {
             let mut out = Vec::with_capacity(2 * specials.len() + 1);
             let mut from = 0;
@@ -153,9 +167,19 @@ pub fn split_chunk<'a, 't: 'a>(
                 from = p + tag.len();
             }
             out.push(Segment::Text(&text[from..], runs[specials.len()]));
-            out
+            return Split {
+                segments: out,
+                aligned: true,
+            };
         }
         None => stripped(text, &specials, &runs),
+    };
+    // Lost them all (no marker's text in the chunk) and one run at most: exact.
+    let none_kept = specials.iter().all(|t| !text.contains(t));
+    let one_run = runs.iter().filter(|&&n| n > 0).count() <= 1;
+    Split {
+        segments,
+        aligned: none_kept && (one_run || text.is_empty()),
     }
 }
 
@@ -316,7 +340,7 @@ mod tests {
     #[test]
     fn one_token_chunks_align_exactly() {
         assert_eq!(
-            split_chunk("<c>", &[CALL], text_of),
+            split_chunk("<c>", &[CALL], text_of).segments,
             [
                 Segment::Text("", 0),
                 Segment::Special("<c>"),
@@ -324,19 +348,22 @@ mod tests {
             ]
         );
         // The marker's text from an ordinary token is text.
-        assert_eq!(split_chunk("<c>", &[1], text_of), [Segment::Text("<c>", 1)]);
+        assert_eq!(
+            split_chunk("<c>", &[1], text_of).segments,
+            [Segment::Text("<c>", 1)]
+        );
         // Stripped: put back.
-        assert_eq!(joined(&split_chunk("", &[CALL], text_of)), "<c>");
+        assert_eq!(joined(&split_chunk("", &[CALL], text_of).segments), "<c>");
     }
 
     #[test]
     fn several_spellings_take_the_pinned_or_last_ones() {
         // Quoted, then written: the last spelling is the marker.
-        let segs = split_chunk("say <c> then<c>", &[1, 2, 3, CALL], text_of);
+        let segs = split_chunk("say <c> then<c>", &[1, 2, 3, CALL], text_of).segments;
         assert_eq!(segs[0], Segment::Text("say <c> then", 3));
         assert_eq!(segs[1], Segment::Special("<c>"));
         // Written, then quoted after ordinary text, the call pinned right before <e>.
-        let segs = split_chunk("{}<c><e>x <c> y", &[1, CALL, END, 2, 3], text_of);
+        let segs = split_chunk("{}<c><e>x <c> y", &[1, CALL, END, 2, 3], text_of).segments;
         assert_eq!(segs[0], Segment::Text("{}", 1));
         assert_eq!(segs[1], Segment::Special("<c>"));
         assert_eq!(segs[3], Segment::Special("<e>"));
@@ -346,10 +373,17 @@ mod tests {
 
     #[test]
     fn stripped_text_goes_to_the_first_ordinary_run() {
-        let segs = split_chunk("hi", &[END, 1, CALL], text_of);
-        assert_eq!(joined(&segs), "<e>hi<c>");
-        let segs = split_chunk("late", &[CALL], text_of);
-        assert_eq!(joined(&segs), "late<c>");
+        let split = split_chunk("hi", &[END, 1, CALL], text_of);
+        assert_eq!(joined(&split.segments), "<e>hi<c>");
+        assert!(split.aligned);
+        let split = split_chunk("late", &[CALL], text_of);
+        assert_eq!(joined(&split.segments), "late<c>");
+        assert!(split.aligned);
+        // Two runs of ordinary ids: where the markers were is not known.
+        let split = split_chunk("a b", &[1, CALL, 2], text_of);
+        assert!(!split.aligned);
+        // One marker kept, the other lost: not aligned either.
+        assert!(!split_chunk("x<c>", &[END, 1, CALL], text_of).aligned);
     }
 
     #[test]

@@ -435,7 +435,8 @@ impl HarmonyParser {
     /// [`crate::scan::tokens`]) so each run of ordinary ids is counted in the state it
     /// starts in, and a tag spelt in ordinary tokens stays text.
     fn feed_with_ids(&mut self, text: &str, ids: &[u32], sink: &mut DeltaSink) {
-        for segment in split_chunk(text, ids, special_token_text) {
+        // Unaligned bursts follow the stripped rule, as documented above.
+        for segment in split_chunk(text, ids, special_token_text).segments {
             match segment {
                 Segment::Text(piece, run) => {
                     self.count_run(run);
