@@ -259,3 +259,43 @@ def test_lmdeploy_own_names():
             failures.append(f"{case.id} per_char: {got} != {want} {errors}")
     assert runs > 0
     sc.report("lmdeploy own names", failures, runs)
+
+
+class _QwenVocab(Tokenizer):
+    def get_vocab(self) -> dict[str, int]:
+        return {"<tool_call>": 151657, "</tool_call>": 151658}
+
+
+def test_markers_spelt_in_ordinary_tokens_are_text():
+    """The plug-in reads the marker tokens' ids from the served tokenizer and feeds each
+    step's ids: a `<tool_call>` the model writes with ordinary tokens is content, the
+    one its special token writes opens the call (streaming and complete)."""
+    context = _context("Qwen3ForCausalLM")
+    context.async_engine.tokenizer.model.model = _QwenVocab()
+    api_server.set_parsers(context, None, "replyparse-qwen")
+    cls = context.response_parser_cls
+    quoted = "Calls look like <tool_call>{...}</tool_call>. Calling:"
+    call = '\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n'
+    steps = [(c, [ord(c)]) for c in quoted]
+    steps += [("<tool_call>", [151657])] + [(c, [ord(c)]) for c in call]
+    steps += [("</tool_call>", [151658])]
+    tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {}}}]
+    request = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "tools": tools}
+    parser = cls(ChatCompletionRequest(**request, stream=True))
+    acc = sc.Accumulator()
+    for i, (text, ids) in enumerate(steps):
+        for delta, _ in parser.stream_chunk(text, ids, final=i == len(steps) - 1):
+            calls = [
+                (tc.index, tc.id, tc.function.name, tc.function.arguments)
+                for tc in delta.tool_calls or ()
+            ]
+            acc.add(delta.content, delta.reasoning_content, calls)
+    got = acc.result()
+    assert got.content == quoted and not acc.errors
+    assert [(c[0], json.loads(c[1])) for c in got.calls] == [("get_weather", {"city": "Paris"})]
+    text = "".join(t for t, _ in steps)
+    ids = [i for _, step in steps for i in step]
+    complete = cls(ChatCompletionRequest(**request))
+    content, calls, _ = complete.parse_complete(text, ids)
+    assert content == quoted
+    assert [c.function.name for c in calls or ()] == ["get_weather"]

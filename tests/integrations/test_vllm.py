@@ -13,6 +13,7 @@ vLLM's documented rules (README, "vLLM").
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -442,3 +443,45 @@ def test_dropped_calls_are_counted_per_model_and_logged(caplog):
     assert rp.diagnostic_counts()[model]["unknown_name"] == before + 2
     logged = [r.getMessage() for r in caplog.records if model in r.getMessage()]
     assert logged and "unknown_name" in logged[0] and "diagnostic_counts()" in logged[0]
+
+
+class _QwenVocab(Tokenizer):
+    def get_vocab(self) -> dict[str, int]:
+        return {"<tool_call>": 151657, "</tool_call>": 151658}
+
+
+def test_markers_spelt_in_ordinary_tokens_are_text():
+    """The tool plug-in reads the marker tokens' ids from the served tokenizer and feeds
+    each step's ids: a `<tool_call>` the model writes with ordinary tokens is content,
+    the one its special token writes opens the call."""
+    cls = ParserManager.get_parser(tool_parser_name="replyparse-qwen", enable_auto_tools=True)
+    tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {}}}]
+    request = ChatCompletionRequest(
+        model="m", messages=[{"role": "user", "content": "hi"}], tools=tools, stream=True
+    )
+    tok = _QwenVocab()
+    request = cls(tok, request.tools).adjust_request(request)
+    parser = cls(tok, request.tools)
+    proc = ChatStreamProcessor(request, parser, enable_auto_tools=True, parser_cls=cls)
+    quoted = "Calls look like <tool_call>{...}</tool_call>. Calling:"
+    call = '\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n'
+    steps = [(c, [ord(c)]) for c in quoted]
+    steps += [("<tool_call>", [151657])] + [(c, [ord(c)]) for c in call]
+    steps += [("</tool_call>", [151658])]
+    acc = sc.Accumulator()
+    for i, (text, ids) in enumerate(steps):
+        d = proc.step(text, ids, "stop" if i == len(steps) - 1 else None, PROMPT_IDS).delta
+        if d is not None:
+            calls = [
+                (
+                    tc.index,
+                    tc.id,
+                    tc.function.name if tc.function else None,
+                    tc.function.arguments if tc.function else None,
+                )
+                for tc in d.tool_calls or ()
+            ]
+            acc.add(d.content, d.reasoning, calls)
+    got = acc.result()
+    assert got.content == quoted and not acc.errors
+    assert [(n, json.loads(a)) for n, a in got.calls] == [("get_weather", {"city": "Paris"})]

@@ -109,6 +109,13 @@
 //!   ordinary runs with special tokens cannot be split without a vocabulary, so serve
 //!   such bursts with `skip_special_tokens=False`.
 //!
+//! The ids are taken for o200k_harmony's once a chunk's ids hold one of its special
+//! tokens (a response starts with one); until then they only count tokens and tags are
+//! read from the text, so ids of another vocabulary (a model that speaks Harmony with
+//! its own tokenizer) do not hide the tags. From then on a tag counts only where its
+//! special token wrote it: the same text spelt with ordinary tokens (a model quoting
+//! `<|call|>`) is body text ([`crate::scan::tokens`]).
+//!
 //! When ids are given, `reasoning_tokens` counts the ordinary tokens of `analysis`
 //! message bodies (calls and built-in messages on `analysis` included; headers and tags
 //! are protocol and are not counted). Ids other than the seven structural ones are
@@ -292,6 +299,9 @@ pub struct HarmonyParser {
     /// Where the special tokens wrote their tags (with token ids, a tag spelt in
     /// ordinary tokens is text).
     spans: MarkerSpans,
+    /// The ids fed are o200k_harmony's: a chunk's ids held one of its special tokens.
+    /// Until then ids only count tokens and tags are read by the text rule.
+    harmony_ids: bool,
     reasoning_tokens: Option<usize>,
     ended_in_tool_block: bool,
     finished: bool,
@@ -334,6 +344,7 @@ impl HarmonyParser {
             header_tagged: false,
             candidate: None,
             spans: MarkerSpans::default(),
+            harmony_ids: false,
             reasoning_tokens: None,
             ended_in_tool_block: false,
             finished: false,
@@ -435,6 +446,13 @@ impl HarmonyParser {
     /// [`crate::scan::tokens`]) so each run of ordinary ids is counted in the state it
     /// starts in, and a tag spelt in ordinary tokens stays text.
     fn feed_with_ids(&mut self, text: &str, ids: &[u32], sink: &mut DeltaSink) {
+        self.harmony_ids |= ids.iter().any(|&id| special_token_text(id).is_some());
+        if !self.harmony_ids {
+            // Not (yet) seen to be o200k_harmony ids: they count tokens, no more.
+            self.count_run(ids.len());
+            self.feed_text(text, sink);
+            return;
+        }
         // Unaligned bursts follow the stripped rule, as documented above.
         for segment in split_chunk(text, ids, special_token_text).segments {
             match segment {
