@@ -158,7 +158,9 @@ pub const ALL_DIALECTS: [&str; 47] = [
 ];
 
 /// (reasoning parser, enable_thinking). Index 0 is the common Qwen3 setup.
-pub const REASONING: [(Option<&str>, Option<bool>); 7] = [
+/// `qwen3.5` and `poolside_v1` declare separators (template whitespace that is neither
+/// reasoning nor content).
+pub const REASONING: [(Option<&str>, Option<bool>); 10] = [
     (Some("qwen3"), None),
     (None, None),
     (Some("qwen3"), Some(false)),
@@ -166,6 +168,9 @@ pub const REASONING: [(Option<&str>, Option<bool>); 7] = [
     (Some("deepseek-v3"), Some(true)),
     (Some("qwen3"), Some(true)),
     (Some("deepseek-v3"), Some(false)),
+    (Some("qwen3.5"), None),
+    (Some("poolside_v1"), Some(true)),
+    (Some("poolside_v1"), None),
 ];
 
 /// Tool choices tried with tools. `None` disarms the tool tags (conservation applies).
@@ -471,7 +476,11 @@ enum RefRole {
 /// `tests/support/chunking.py`): `<think>` opens reasoning from plain text, `</think>`
 /// closes it, a leading `<think>` (after nothing but whitespace, which goes with it) is dropped
 /// when the response starts in reasoning, a `<think>` inside reasoning is dropped, and
-/// with `enable_thinking=False` reasoning text is content. A tool dialect's content
+/// with `enable_thinking=False` reasoning text is content. The reasoning dialect's
+/// declared separators go at their positions, the longest declared one that the text
+/// has there: `response_start` at the start of a response outside reasoning,
+/// `after_open` where reasoning begins (after an open tag, or at the start),
+/// `before_close` with the close tag, `after_close` after it. A tool dialect's content
 /// wrappers (dropped; an open one ends reasoning) and dropped markup (a tag, or a prefix
 /// through its end within `DROP_MARKUP_MAX` bytes) apply in both channels. Tags are
 /// found leftmost, then longest.
@@ -503,11 +512,25 @@ pub fn reference_channels(
         push_piece(&mut out, false, text);
         return out;
     }
-    let starts = match reasoning_parser {
-        None => false,
-        Some("deepseek-v3") => thinking == Some(true),
-        Some(_) => thinking != Some(false),
+    let dialect = reasoning_parser.and_then(|r| replyparse::registry::reasoning_dialect(r).ok());
+    let seps = dialect
+        .as_ref()
+        .map(|d| d.separators.clone())
+        .unwrap_or_default();
+    let starts = dialect
+        .as_ref()
+        .is_some_and(|d| d.starts_in_reasoning(thinking));
+    // The longest of `list` that `text` has at `at`.
+    let sep = |list: &[String], at: usize| -> usize {
+        list.iter()
+            .filter(|s| text[at..].starts_with(s.as_str()))
+            .map(String::len)
+            .max()
+            .unwrap_or(0)
     };
+    let closes: Vec<String> = std::iter::once("</think>".to_owned())
+        .chain(seps.before_close.iter().map(|s| format!("{s}</think>")))
+        .collect();
     let as_content = thinking == Some(false);
     let mut reasoning = starts;
     let lead = text.trim_start_matches([' ', '\t', '\n', '\r']);
@@ -516,13 +539,18 @@ pub fn reference_channels(
     } else {
         0
     };
+    pos += if starts {
+        sep(&seps.after_open, pos)
+    } else {
+        sep(&seps.response_start, pos)
+    };
     loop {
         let mut armed: Vec<(&str, RefRole)> =
             markup.iter().map(|(t, r)| (t.as_str(), *r)).collect();
         if reasoning_parser.is_some() {
             armed.push(("<think>", RefRole::Open));
             if reasoning {
-                armed.push(("</think>", RefRole::Close));
+                armed.extend(closes.iter().map(|c| (c.as_str(), RefRole::Close)));
             }
         }
         // Leftmost, then longest.
@@ -537,8 +565,14 @@ pub fn reference_channels(
         };
         pos = i + tag.len();
         match role {
-            RefRole::Close => reasoning = false,
-            RefRole::Open => reasoning = true,
+            RefRole::Close => {
+                reasoning = false;
+                pos += sep(&seps.after_close, pos);
+            }
+            RefRole::Open => {
+                reasoning = true;
+                pos += sep(&seps.after_open, pos);
+            }
             RefRole::Wrapper => reasoning = false,
             RefRole::Drop => {}
             RefRole::Until(e) => {
@@ -1282,5 +1316,59 @@ mod tests {
         assert_eq!(r, vec![(false, "ab".into())]);
         let r = reference_channels("a</think>b", Some("deepseek-v3"), None, None);
         assert_eq!(r, vec![(false, "a</think>b".into())]);
+    }
+
+    /// The declared separators go; other whitespace stays. Each case is checked
+    /// against the engine too, streamed per character and complete.
+    #[test]
+    fn reference_drops_declared_separators() {
+        type Case = (
+            &'static str,
+            Option<bool>,
+            &'static str,
+            Vec<(bool, &'static str)>,
+        );
+        let cases: [Case; 4] = [
+            (
+                "qwen3.5",
+                None,
+                "\nthink\n</think>\n\nanswer\n",
+                vec![(true, "think"), (false, "answer\n")],
+            ),
+            (
+                "qwen3.5",
+                None,
+                "\n\nx\n\n</think>\n\n\n y",
+                vec![(true, "\nx\n"), (false, "\n y")],
+            ),
+            (
+                "poolside_v1",
+                None,
+                "\nhi<think>\nr\n</think>\nok",
+                vec![(false, "hi"), (true, "r"), (false, "ok")],
+            ),
+            (
+                "poolside_v1",
+                Some(true),
+                "<think>\nr</think>\n\nok",
+                vec![(true, "r"), (false, "\nok")],
+            ),
+        ];
+        for (dialect, thinking, text, want) in cases {
+            let want: Vec<(bool, String)> =
+                want.into_iter().map(|(r, t)| (r, t.to_owned())).collect();
+            assert_eq!(
+                reference_channels(text, Some(dialect), thinking, None),
+                want,
+                "{dialect} {text:?}"
+            );
+            let cfg = ParserConfig {
+                reasoning_parser: Some(dialect.into()),
+                enable_thinking: thinking,
+                ..Default::default()
+            };
+            check_conservation(&cfg, text, 1);
+            check_conservation(&cfg, text, 0);
+        }
     }
 }

@@ -1,7 +1,7 @@
 //! Per-chunk work must not grow with the text already seen, counted in instructions.
 //!
-//! A 1 MB argument (a qwen JSON envelope, a string full of quotes, backslashes and
-//! brackets) is streamed; its first 64 KB and its last 64 KB are fed in 1–4 byte chunks,
+//! A 1 MB argument (a string full of quotes, backslashes and brackets, in a qwen JSON
+//! envelope and in a Qwen3-Coder XML parameter) is streamed; its first 64 KB and its last 64 KB are fed in 1–4 byte chunks,
 //! the 896 KB between them in 4 KB chunks (the parse does not depend on the chunking, so
 //! the last window sees the same parser state it would after 1–4 byte chunks: a megabyte
 //! of text behind it). Valgrind's callgrind counts the instructions of each window in one
@@ -24,19 +24,33 @@ const BODY_LEN: usize = 1 << 20;
 const WINDOW: usize = 64 * 1024;
 const MIDDLE_CHUNK: usize = 4096;
 const SMALL_CHUNKS: [usize; 4] = [1, 2, 3, 4];
-const HEAD: &str = "<tool_call>{\"name\": \"write\", \"arguments\": {\"text\": \"";
-const TAIL: &str = "\"}}</tool_call>";
+/// A dialect's call around the body: (tool parser, text before it, text after it).
+const WORKLOADS: [(&str, &str, &str); 2] = [
+    (
+        "qwen",
+        "<tool_call>{\"name\": \"write\", \"arguments\": {\"text\": \"",
+        "\"}}</tool_call>",
+    ),
+    (
+        "qwen3coder",
+        "<tool_call>\n<function=write>\n<parameter=text>\n",
+        "\n</parameter>\n</function>\n</tool_call>",
+    ),
+];
 /// Last window against the first, per chunk. Linear streaming measures about 1.0 here;
 /// the bound leaves room for allocator and hashing noise that instruction counts still
 /// carry (a buffer that doubles inside one window), never for growth with the text.
 const MAX_RATIO: f64 = 1.5;
 
-fn config() -> ParserConfig {
+fn config(tool_parser: &str) -> ParserConfig {
     ParserConfig {
-        tool_parser: Some("qwen".into()),
+        tool_parser: Some(tool_parser.into()),
         tools: Some(vec![ToolSpec {
             name: "write".into(),
-            parameters: None,
+            parameters: Some(serde_json::json!({
+                "type": "object",
+                "properties": {"text": {"type": "string"}},
+            })),
         }]),
         ..Default::default()
     }
@@ -45,6 +59,10 @@ fn config() -> ParserConfig {
 fn body() -> String {
     "a\\\"b{[c]} ".chars().cycle().take(BODY_LEN).collect()
 }
+
+/// The workload the callgrind child runs (its index in [`WORKLOADS`]), from the
+/// environment the parent sets.
+const WORKLOAD_VAR: &str = "REPLYPARSE_LINEAR_WORKLOAD";
 
 /// The chunk ends of `body`: 1–4 bytes in the two windows, `MIDDLE_CHUNK` between.
 fn plan() -> (Vec<usize>, usize, usize) {
@@ -78,9 +96,12 @@ pub extern "C" fn replyparse_linear_mark() {
 #[test]
 #[ignore = "the callgrind child of per_chunk_instructions_are_flat_over_a_1mb_argument"]
 fn callgrind_child() {
+    // Run directly (not by the parent), the first workload.
+    let w: usize = std::env::var(WORKLOAD_VAR).map_or(0, |v| v.parse().unwrap());
+    let (tool_parser, head, tail) = WORKLOADS[w];
     let body = body();
     let (ends, _, _) = plan();
-    let mut p = ResponseParser::new(&config()).unwrap();
+    let mut p = ResponseParser::new(&config(tool_parser)).unwrap();
     let mut arguments = String::with_capacity(BODY_LEN + 64);
     let mut calls = 0;
     let mut take = |items: Vec<replyparse::StreamItem>| {
@@ -93,7 +114,7 @@ fn callgrind_child() {
             }
         }
     };
-    take(p.stream_chunk(HEAD, None, false).unwrap());
+    take(p.stream_chunk(head, None, false).unwrap());
     let mut pos = 0;
     replyparse_linear_mark(); // the first window starts
     for &end in &ends {
@@ -104,10 +125,17 @@ fn callgrind_child() {
         pos = end;
     }
     replyparse_linear_mark(); // the last window ends
-    take(p.stream_chunk(TAIL, None, true).unwrap());
+    take(p.stream_chunk(tail, None, true).unwrap());
     assert_eq!(calls, 1);
+    let value: serde_json::Value = serde_json::from_str(&arguments).expect("one JSON object");
+    let want = if tool_parser == "qwen" {
+        // The JSON envelope's string, decoded.
+        serde_json::from_str::<String>(&format!("\"{body}\"")).unwrap()
+    } else {
+        body.clone()
+    };
     assert!(
-        arguments == format!("{{\"text\": \"{body}\"}}"),
+        value == serde_json::json!({ "text": want }),
         "arguments differ"
     );
     assert_eq!(p.pending_len(), 0);
@@ -146,9 +174,17 @@ fn per_chunk_instructions_are_flat_over_a_1mb_argument() {
         "this test counts instructions with valgrind's callgrind: install valgrind \
          (Debian: apt-get install valgrind)"
     );
-    let dir = std::env::temp_dir().join(format!("replyparse-linear-{}", std::process::id()));
+    for (w, (tool_parser, _, _)) in WORKLOADS.iter().enumerate() {
+        check_workload(w, tool_parser);
+    }
+}
+
+/// Runs workload `w` under callgrind and checks its per-chunk ratio.
+fn check_workload(w: usize, tool_parser: &str) {
+    let dir = std::env::temp_dir().join(format!("replyparse-linear-{}-{w}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let out = Command::new("valgrind")
+        .env(WORKLOAD_VAR, w.to_string())
         .arg("--tool=callgrind")
         .arg("--dump-before=replyparse_linear_mark")
         .arg(format!(
@@ -183,12 +219,12 @@ fn per_chunk_instructions_are_flat_over_a_1mb_argument() {
     let last = totals[3] as f64 / last_chunks as f64;
     let ratio = last / first;
     eprintln!(
-        "instructions per chunk: first 64 KB {first:.0} ({first_chunks} chunks), \
-         last 64 KB {last:.0} ({last_chunks} chunks), ratio {ratio:.3}"
+        "{tool_parser}: instructions per chunk: first 64 KB {first:.0} ({first_chunks} \
+         chunks), last 64 KB {last:.0} ({last_chunks} chunks), ratio {ratio:.3}"
     );
     assert!(
         ratio < MAX_RATIO,
-        "per-chunk instructions grew with the text seen: {last:.0} over the last 64 KB \
-         against {first:.0} over the first (ratio {ratio:.3})"
+        "{tool_parser}: per-chunk instructions grew with the text seen: {last:.0} over the \
+         last 64 KB against {first:.0} over the first (ratio {ratio:.3})"
     );
 }

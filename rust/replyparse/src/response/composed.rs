@@ -657,14 +657,19 @@ impl Composed {
     }
 
     /// The texts that may be marker tokens: every tag armed in plain text or
-    /// reasoning, and each `<|...|>` piece of one, without repeats. A caller looks each
-    /// up in the model's vocabulary and gives the ids of those that are single tokens.
+    /// reasoning, and each special piece of one (a `<|...|>` piece, or one the tool
+    /// dialect lists, such as DSML's `｜DSML｜`), without repeats. A caller looks each up
+    /// in the model's vocabulary and gives the ids of those that are single tokens.
     pub(super) fn marker_texts(&self) -> Vec<String> {
+        let listed = self.tool.as_ref().map(|t| t.dialect().special());
+        let rules: Vec<SpecialTokens<'_>> = std::iter::once(SpecialTokens::Markers)
+            .chain(listed)
+            .collect();
         let mut out: Vec<String> = Vec::new();
         for armed in [&self.rules.plain, &self.rules.in_reasoning] {
             for i in 0..armed.tags.len() {
                 let tag = armed.tags.text(i);
-                let pieces = SpecialTokens::Markers.pieces(tag);
+                let pieces: Vec<(bool, &str)> = rules.iter().flat_map(|r| r.pieces(tag)).collect();
                 let specials = pieces.iter().filter(|(special, _)| *special);
                 for t in std::iter::once(tag).chain(specials.map(|(_, t)| *t)) {
                     let t = t.trim();

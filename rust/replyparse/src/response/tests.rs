@@ -1329,6 +1329,17 @@ mod marker_ids {
             .marker_texts()
             .iter()
             .any(|t| t == "<|tool_calls_section_begin|>"));
+        // A marker of two special tokens: each piece is a text to look up.
+        let internlm = ResponseParser::new(&ParserConfig {
+            tool_parser: Some("internlm".into()),
+            tools: tools(&["f"]),
+            ..Default::default()
+        })
+        .unwrap();
+        let texts = internlm.marker_texts();
+        for t in ["<|action_start|>", "<|plugin|>"] {
+            assert!(texts.iter().any(|x| x == t), "{t} in {texts:?}");
+        }
         p.set_marker_token_ids(&QWEN_IDS).unwrap();
         p.stream_chunk("x", Some(&[5]), false).unwrap();
         assert!(matches!(
