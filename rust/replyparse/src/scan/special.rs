@@ -15,8 +15,9 @@
 //! `<|...|>` pieces (Llama, InternLM, Kimi and Harmony markers are special tokens of
 //! those models' vocabularies); a dialect whose markers use other tokens lists them.
 //! When an engine strips special tokens (`skip_special_tokens=True`) the markers are
-//! gone from the text and only token ids could tell where a call was: that case cannot
-//! be parsed from text, and the README says so.
+//! gone from the text and only token ids tell where a call was: with the marker tokens'
+//! ids, a chunk fed with its ids gets its markers back ([`super::tokens`]); from text
+//! alone that case cannot be parsed.
 
 use std::borrow::Cow;
 
