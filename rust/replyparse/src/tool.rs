@@ -14,7 +14,7 @@
 
 use std::sync::Arc;
 
-use crate::calls::{AllowedNames, CallEmitter, RejectedCall};
+use crate::calls::{AllowedNames, CallEmitter, CallNote, RejectedCall};
 use crate::delta::DeltaSink;
 pub use crate::grammars::{BareCall, PayloadGrammar};
 use crate::registry::ToolDialect;
@@ -328,6 +328,12 @@ impl ToolParser {
     /// Calls and stray block text that were not sent, in order.
     pub fn rejected_calls(&self) -> &[RejectedCall] {
         self.calls.rejected()
+    }
+
+    /// Notes on calls that were sent (arguments that are not one JSON object), in
+    /// order.
+    pub fn call_notes(&self) -> &[CallNote] {
+        self.calls.notes()
     }
 
     /// Consumes a stable prefix of `text` (the block after its open tag, possibly with

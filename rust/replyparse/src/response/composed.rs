@@ -41,7 +41,7 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use crate::calls::RejectedCall;
+use crate::calls::{CallNote, RejectedCall};
 use crate::config::ParserConfig;
 use crate::delta::{Channel, DeltaSink, StreamItem};
 use crate::dialect::{CallsInReasoning, ReasoningSeparators, ToolSeparators};
@@ -1096,6 +1096,11 @@ impl Composed {
     /// Calls and block text that did not reach the client, in order.
     pub fn rejected_calls(&self) -> &[RejectedCall] {
         self.tool.as_ref().map_or(&[], |t| t.rejected_calls())
+    }
+
+    /// Notes on calls that were sent, in order.
+    pub fn call_notes(&self) -> &[CallNote] {
+        self.tool.as_ref().map_or(&[], |t| t.call_notes())
     }
 
     /// Number of tool calls emitted so far.

@@ -1119,3 +1119,81 @@ fn separator_decisions_do_not_depend_on_chunking() {
         assert_chunking_invariant(&cfg, &text);
     }
 }
+
+/// A finished call whose arguments are not one JSON object is sent as written and
+/// noted once, with the same notes however the text is chunked, in either streaming
+/// mode and in the complete parse; arguments past the 64 KiB record limit are checked
+/// too (incrementally once the record is full), and a cut call gets no note.
+#[test]
+fn arguments_that_are_not_one_object_are_noted() {
+    let big = "x".repeat(100 * 1024);
+    let cases: Vec<(String, Vec<usize>)> = vec![
+        (r#"{"city": "A"}"#.to_owned(), vec![]),
+        (r#"["rust", 3]"#.to_owned(), vec![0]),
+        (r#"{"city": truX}"#.to_owned(), vec![0]),
+        (format!(r#"{{"city": "{big}"}}"#), vec![]),
+        (format!(r#"{{"city": "{big}\x"}}"#), vec![0]),
+        (format!(r#"["{big}"]"#), vec![0]),
+    ];
+    for (args, want) in cases {
+        let text = format!(
+            "<tool_call>\n{{\"name\": \"f\", \"arguments\": {args}}}\n</tool_call>\
+             <tool_call>\n{{\"name\": \"f\", \"arguments\": {{}}}}\n</tool_call>\
+             <tool_call>\n{{\"name\": \"f\", \"arguments\": [1"
+        );
+        let n = text.len();
+        // Whole, every 7 bytes, and 4 KiB pieces (the big record fills mid-chunk).
+        let chunkings: Vec<Vec<usize>> = vec![
+            vec![],
+            (7..n)
+                .step_by(7)
+                .filter(|&c| text.is_char_boundary(c))
+                .collect(),
+            (4096..n).step_by(4096).collect(),
+        ];
+        for whole_calls in [false, true] {
+            let cfg = ParserConfig {
+                tool_parser: Some("qwen".into()),
+                tools: tools(&["f"]),
+                whole_calls,
+                ..Default::default()
+            };
+            for cuts in &chunkings {
+                let mut p = ResponseParser::new(&cfg).unwrap();
+                let mut last = 0;
+                let mut sent = String::new();
+                for &c in cuts.iter().chain([&n]) {
+                    let items = p.stream_chunk(&text[last..c], None, c == n).unwrap();
+                    for (d, _) in &items {
+                        for tc in d.tool_calls.iter().filter(|tc| tc.index == 0) {
+                            sent.push_str(tc.function.arguments.as_deref().unwrap_or(""));
+                        }
+                    }
+                    last = c;
+                }
+                assert_eq!(sent, args, "the call is sent as written");
+                let notes = p.call_notes();
+                let got: Vec<usize> = notes.iter().map(|n| n.index).collect();
+                assert_eq!(
+                    got,
+                    want,
+                    "{} whole_calls {whole_calls}",
+                    &args[..20.min(args.len())]
+                );
+                for note in notes {
+                    assert_eq!(note.name, "f");
+                    assert_eq!(note.kind, crate::NoteKind::ArgumentsNotObject);
+                    assert_eq!(note.truncated, args.len() > crate::calls::RAW_RECORD_LIMIT);
+                    assert!(args.starts_with(&note.raw));
+                }
+                // The third call is cut: a rejected record, no note.
+                assert_eq!(p.rejected_calls().len(), 1);
+                assert_eq!(p.rejected_calls()[0].reason, crate::RejectReason::Cut);
+            }
+            let mut p = ResponseParser::new(&cfg).unwrap();
+            p.parse_complete(&text, None).unwrap();
+            let got: Vec<usize> = p.call_notes().iter().map(|n| n.index).collect();
+            assert_eq!(got, want, "complete parse");
+        }
+    }
+}

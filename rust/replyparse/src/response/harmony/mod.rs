@@ -125,7 +125,7 @@ mod shape;
 
 use std::sync::Arc;
 
-use crate::calls::{AllowedNames, BuiltinCall, CallEmitter, RejectedCall};
+use crate::calls::{AllowedNames, BuiltinCall, CallEmitter, CallNote, RejectedCall};
 use crate::delta::{Channel, DeltaSink, StreamItem};
 use crate::error::{Error, Result};
 use crate::request::ToolPolicy;
@@ -367,6 +367,11 @@ impl HarmonyParser {
     /// Calls that did not reach the client and abandoned header text, in order.
     pub fn rejected_calls(&self) -> &[RejectedCall] {
         self.emitter.rejected()
+    }
+
+    /// Notes on calls that were sent, in order.
+    pub fn call_notes(&self) -> &[CallNote] {
+        self.emitter.notes()
     }
 
     /// Messages to built-in recipients, in order (see [`BuiltinCall`]).
