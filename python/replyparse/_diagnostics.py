@@ -36,7 +36,7 @@ _MAX_NAME = 200
 # What each kind means, for log lines; a kind the engine adds later is logged by name.
 KINDS = {
     "unknown_name": "calls of a function not among the request's tools (not sent)",
-    "missing_name": "calls without a function name (not sent)",
+    "missing_name": "calls that ended without a function name (not sent)",
     "stray_text": "pieces of text inside tool blocks that belong to no call (not sent)",
     "cut": "calls the output ended inside (left out of complete responses)",
     "arguments_not_object": "calls sent with arguments that are not one JSON object "

@@ -24,7 +24,8 @@ use crate::scan::json_check::ObjectCheck;
 pub enum RejectReason {
     /// The function name is not among the request's tools.
     UnknownName,
-    /// The call ended before a name was seen.
+    /// The call ended (its own end was reached) before a name was seen. A call the
+    /// output ended inside before its name was read is [`Cut`](Self::Cut).
     MissingName,
     /// Text inside a tool block that is not part of any call.
     StrayText,
@@ -36,8 +37,8 @@ pub enum RejectReason {
 }
 
 impl RejectReason {
-    /// The reason as logs and the Python API spell it: `unknown_name`, `missing_name`
-    /// or `stray_text`.
+    /// The reason as logs and the Python API spell it: `unknown_name`, `missing_name`,
+    /// `stray_text` or `cut`.
     pub fn as_str(self) -> &'static str {
         match self {
             RejectReason::UnknownName => "unknown_name",
@@ -512,12 +513,26 @@ impl CallEmitter {
     /// inside one of its values. Nothing is added to what was sent (no value or object
     /// is closed); an accepted call is recorded as [`RejectReason::Cut`] with its
     /// arguments so far, and in whole-call mode it is never sent and gives its index
-    /// back. A call without a name, or of a name not allowed, is recorded as it would
-    /// be at its end.
+    /// back. A call the output ended inside before its name was read (inside the name,
+    /// or with arguments written first) is cut too, recorded without a name; a call of
+    /// a name not allowed is recorded as it would be at its end (`unknown_name`: it
+    /// would not have been sent either way).
     pub fn cut_call(&mut self, out: &mut DeltaSink<'_>) {
         let Some(call) = self.current.as_mut() else {
             return;
         };
+        if call.status == Status::AwaitingName {
+            let call = self.current.take().expect("an open call");
+            let mut raw = String::new();
+            let truncated = push_capped(&mut raw, &call.held);
+            self.rejected.push(RejectedCall {
+                name: None,
+                raw,
+                reason: RejectReason::Cut,
+                truncated,
+            });
+            return;
+        }
         let Status::Accepted { index } = call.status else {
             self.end_call(out);
             return;
@@ -686,6 +701,26 @@ mod tests {
         });
         assert!(out.is_empty());
         assert_eq!(e.rejected()[0].reason, RejectReason::MissingName);
+    }
+
+    /// A call the output ended inside before its name was read (inside the name, or
+    /// after arguments written first) is cut, not a call without a name.
+    #[test]
+    fn call_cut_before_its_name_is_cut() {
+        for whole in [false, true] {
+            let mut e = CallEmitter::new(AllowedNames::Any);
+            e.set_whole_calls(whole);
+            let out = emitted(|out| {
+                e.begin_call(out);
+                e.push_args("{\"x\": 1}", out);
+                e.cut_call(out);
+            });
+            assert!(out.is_empty());
+            let r = &e.rejected()[0];
+            assert_eq!((r.reason, r.name.as_deref()), (RejectReason::Cut, None));
+            assert_eq!(r.raw, "{\"x\": 1}");
+            assert_eq!(e.cut_index(), None);
+        }
     }
 
     #[test]
