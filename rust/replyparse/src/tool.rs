@@ -330,6 +330,14 @@ impl ToolParser {
         self.calls.rejected()
     }
 
+    /// Ends the open call as cut, when an error ends the response inside it (the buffer
+    /// limit): it is recorded among the [`rejected_calls`](Self::rejected_calls) with
+    /// reason `cut`, never left looking finished. Adds no delta.
+    pub(crate) fn cut_open_call(&mut self) {
+        let mut none = Vec::new();
+        self.calls.cut_call(&mut DeltaSink::new(&mut none));
+    }
+
     /// Notes on calls that were sent (arguments that are not one JSON object), in
     /// order.
     pub fn call_notes(&self) -> &[CallNote] {

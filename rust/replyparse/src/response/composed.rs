@@ -1138,6 +1138,13 @@ impl Composed {
 
     /// Refuses further chunks after an error the caller must see (buffer limit).
     pub(super) fn finish_after_error(&mut self) {
+        if matches!(self.state.mode, Mode::Tool(_)) {
+            // The response ended inside a tool block: its open call is cut.
+            if let Some(t) = self.tool.as_mut() {
+                t.cut_open_call();
+            }
+            self.state.ended_in_tool_block = true;
+        }
         self.state.finished = true;
     }
 

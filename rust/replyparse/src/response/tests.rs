@@ -1197,3 +1197,103 @@ fn arguments_that_are_not_one_object_are_noted() {
         }
     }
 }
+
+/// Harmony: a built-in message body or a whole call's body that outgrows the buffer
+/// limit ends the response with the error, and the open message is recorded as cut —
+/// the built-in message with `cut` set, the call among the rejected calls with reason
+/// `cut` — never as a finished one. A whole call's held body counts toward the limit.
+#[test]
+fn harmony_body_past_the_buffer_limit_is_cut() {
+    let limit = 64 * 1024;
+    let body = format!("{{\"code\": \"{}\"}}", "x".repeat(100 * 1024));
+    let heads = [
+        ("builtin", "<|channel|>analysis to=python code<|message|>"),
+        (
+            "call",
+            "<|channel|>commentary to=functions.f <|constrain|>json<|message|>",
+        ),
+    ];
+    for (kind, head) in heads {
+        for whole_calls in [false, true] {
+            let cfg = ParserConfig {
+                response_parser: Some("gpt-oss".into()),
+                tools: tools(&["f"]),
+                max_buffered_bytes: Some(limit),
+                whole_calls,
+                ..Default::default()
+            };
+            let mut p = ResponseParser::new(&cfg).unwrap();
+            let text = format!("{head}{body}");
+            let mut err = None;
+            for piece in text.as_bytes().chunks(4096) {
+                let piece = std::str::from_utf8(piece).unwrap();
+                if let Err(e) = p.stream_chunk(piece, None, false) {
+                    err = Some(e);
+                    break;
+                }
+            }
+            let what = format!("{kind} whole_calls {whole_calls}");
+            if kind == "call" && !whole_calls {
+                // Incremental arguments are sent, not held: no limit is reached, and the
+                // end of output without `<|call|>` after a body past the record limit
+                // cuts the call.
+                assert!(err.is_none(), "{what}");
+                p.stream_chunk("", None, true).unwrap();
+                assert_eq!(p.cut_call(), Some(0), "{what}");
+            } else {
+                assert!(
+                    matches!(err, Some(Error::BufferLimit { .. })),
+                    "{what}: {err:?}"
+                );
+                assert!(p.is_finished());
+            }
+            assert!(p.ended_in_tool_block(), "{what}");
+            if kind == "builtin" {
+                let b = p.builtin_calls();
+                assert_eq!(b.len(), 1, "{what}");
+                assert!(b[0].cut, "{what}: a built-in message past the limit is cut");
+                assert!(p.rejected_calls().is_empty());
+            } else {
+                let r = p.rejected_calls();
+                assert_eq!(r.len(), 1, "{what}");
+                assert_eq!(r[0].reason, crate::RejectReason::Cut, "{what}");
+                assert_eq!(r[0].name.as_deref(), Some("f"));
+                assert!(p.call_notes().is_empty());
+            }
+        }
+    }
+}
+
+/// A whole call whose held arguments outgrow the buffer limit ends the response with the
+/// error, and the call is recorded as cut, never left looking finished.
+#[test]
+fn whole_call_past_the_buffer_limit_is_cut() {
+    let cfg = ParserConfig {
+        tool_parser: Some("qwen".into()),
+        tools: tools(&["f"]),
+        max_buffered_bytes: Some(64 * 1024),
+        whole_calls: true,
+        ..Default::default()
+    };
+    let mut p = ResponseParser::new(&cfg).unwrap();
+    let text = format!(
+        "<tool_call>\n{{\"name\": \"f\", \"arguments\": {{\"a\": \"{}\"}}}}\n</tool_call>",
+        "x".repeat(100 * 1024)
+    );
+    let mut err = None;
+    for piece in text.as_bytes().chunks(4096) {
+        if let Err(e) = p.stream_chunk(std::str::from_utf8(piece).unwrap(), None, false) {
+            err = Some(e);
+            break;
+        }
+    }
+    assert!(matches!(err, Some(Error::BufferLimit { .. })), "{err:?}");
+    assert!(p.ended_in_tool_block());
+    let r = p.rejected_calls();
+    assert_eq!(r.len(), 1);
+    assert_eq!(
+        (r[0].reason, r[0].name.as_deref()),
+        (crate::RejectReason::Cut, Some("f"))
+    );
+    assert_eq!(p.cut_call(), None);
+}

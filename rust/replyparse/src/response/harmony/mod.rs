@@ -406,17 +406,40 @@ impl HarmonyParser {
     }
 
     /// Everything the parser holds for the response (what the buffer limit bounds):
-    /// here, what it holds back and the bodies of the built-in messages.
+    /// here, what it holds back, the bodies of the built-in messages, and the open
+    /// call's held arguments (a whole call's, or arguments waiting for a name).
     pub(crate) fn buffered_bytes(&self) -> usize {
-        self.pending_len() + self.builtins.bytes
+        self.pending_len() + self.builtins.bytes + self.emitter.held_bytes()
     }
 
     pub fn is_finished(&self) -> bool {
         self.finished
     }
 
-    /// Refuses further chunks after an error the caller must see (buffer limit).
+    /// Refuses further chunks after an error the caller must see (buffer limit). The
+    /// response ended inside whatever message was open, so an open call or built-in
+    /// message is cut (recorded as such, never presented as finished): the call among
+    /// the rejected calls with reason `cut`, the built-in message with `cut` set.
     pub(crate) fn finish_after_error(&mut self) {
+        if let State::Body { route, .. } = self.state {
+            match route {
+                Route::Call => {
+                    // A cut adds no delta (nothing is closed); the chunk's deltas were
+                    // dropped with the error.
+                    let mut none = Vec::new();
+                    self.emitter.cut_call(&mut DeltaSink::new(&mut none));
+                    self.ended_in_tool_block = true;
+                }
+                Route::Builtin => {
+                    if let Some(b) = self.builtins.calls.last_mut() {
+                        b.cut = true;
+                    }
+                    self.ended_in_tool_block = true;
+                }
+                Route::Text(_) => {}
+            }
+            self.state = State::Header;
+        }
         self.finished = true;
     }
 
