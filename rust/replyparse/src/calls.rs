@@ -569,6 +569,25 @@ impl CallEmitter {
         }
     }
 
+    /// Whether a call is open (begun and not yet ended or cut).
+    pub fn has_open_call(&self) -> bool {
+        self.current.is_some()
+    }
+
+    /// Records a call the output ended inside while its header (its name, or the marker
+    /// that opens it) was being written, before the grammar began it: reason
+    /// [`RejectReason::Cut`], no name, the header text as `raw`.
+    pub fn record_cut_header(&mut self, header: &str) {
+        let mut raw = String::new();
+        let truncated = push_capped(&mut raw, header);
+        self.rejected.push(RejectedCall {
+            name: None,
+            raw,
+            reason: RejectReason::Cut,
+            truncated,
+        });
+    }
+
     /// Records text inside a tool block that belongs to no call.
     /// `truncated` says the caller already cut it at the record limit.
     pub fn record_stray(&mut self, text: String, truncated: bool) {

@@ -1,6 +1,6 @@
 //! Tests of the response layer through its facade.
 
-use super::testutil::{chunking_invariant, feed, tool_specs};
+use super::testutil::{chunking_invariant, chunking_invariant_rejected, feed, tool_specs};
 use super::*;
 use crate::delta::{Channel, DeltaMessage, ParsedResponse};
 use crate::error::Error;
@@ -1296,4 +1296,66 @@ fn whole_call_past_the_buffer_limit_is_cut() {
         (crate::RejectReason::Cut, Some("f"))
     );
     assert_eq!(p.cut_call(), None);
+}
+
+/// A call the output ended inside while its name was being written is cut (reason
+/// `cut`, no name), in every family with a name before its arguments, under every
+/// chunking; `missing_name` is only for a call that ended without a name.
+#[test]
+fn call_cut_inside_its_name_is_cut() {
+    let cases = [
+        ("qwen", "<tool_call>\n{\"name\": \"get_wea"),
+        (
+            "qwen",
+            "<tool_call>\n{\"arguments\": {\"a\": 1}, \"name\": \"get_wea",
+        ),
+        ("llama3", "<|python_tag|>{\"name\": \"get_wea"),
+        ("mistral", "[TOOL_CALLS][{\"name\": \"get_wea"),
+        ("mistral", "[TOOL_CALLS]get_wea"),
+        (
+            "kimi_k2",
+            "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_wea",
+        ),
+        (
+            "deepseek_v31",
+            "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_wea",
+        ),
+        ("qwen3coder", "<tool_call>\n<function=get_wea"),
+        ("glm47", "<tool_call>get_wea"),
+        (
+            "deepseek-v32",
+            "\n\n<｜DSML｜function_calls>\n<｜DSML｜invoke name=\"get_wea",
+        ),
+        ("minimax_m2", "<minimax:tool_call>\n<invoke name=\"get_wea"),
+    ];
+    for (parser, text) in cases {
+        let cfg = ParserConfig {
+            tool_parser: Some(parser.into()),
+            tools: tools(&["get_weather"]),
+            ..Default::default()
+        };
+        let (r, rejected) = chunking_invariant_rejected(&cfg, text, false);
+        assert!(
+            r.tool_calls.is_empty() && r.content.is_none(),
+            "{parser} {text:?}: {r:?}"
+        );
+        let reasons: Vec<_> = rejected
+            .iter()
+            .map(|r| (r.reason, r.name.clone()))
+            .collect();
+        assert_eq!(
+            reasons,
+            [(crate::RejectReason::Cut, None)],
+            "{parser} {text:?}"
+        );
+    }
+    // A call that ended without a name is not cut.
+    let cfg = ParserConfig {
+        tool_parser: Some("qwen".into()),
+        tools: tools(&["get_weather"]),
+        ..Default::default()
+    };
+    let text = "<tool_call>\n{\"arguments\": {\"a\": 1}}\n</tool_call>";
+    let (_, rejected) = chunking_invariant_rejected(&cfg, text, false);
+    assert_eq!(rejected[0].reason, crate::RejectReason::MissingName);
 }
