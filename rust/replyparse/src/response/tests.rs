@@ -1327,6 +1327,7 @@ fn call_cut_inside_its_name_is_cut() {
             "\n\n<｜DSML｜function_calls>\n<｜DSML｜invoke name=\"get_wea",
         ),
         ("minimax_m2", "<minimax:tool_call>\n<invoke name=\"get_wea"),
+        ("gemma4", "<|tool_call>call:get_wea"),
     ];
     for (parser, text) in cases {
         let cfg = ParserConfig {
@@ -1348,6 +1349,28 @@ fn call_cut_inside_its_name_is_cut() {
             [(crate::RejectReason::Cut, None)],
             "{parser} {text:?}"
         );
+    }
+    // Harmony: the output ended inside a call's header.
+    for text in [
+        "<|channel|>commentary to=functions.get_wea",
+        "<|channel|>commentary to=functions.get_weather <|constrain|>js",
+    ] {
+        let cfg = ParserConfig {
+            response_parser: Some("gpt-oss".into()),
+            tools: tools(&["get_weather"]),
+            ..Default::default()
+        };
+        let (r, rejected) = chunking_invariant_rejected(&cfg, text, false);
+        assert!(
+            r.tool_calls.is_empty() && r.content.is_none(),
+            "{text:?}: {r:?}"
+        );
+        let reasons: Vec<_> = rejected
+            .iter()
+            .map(|r| (r.reason, r.name.clone()))
+            .collect();
+        assert_eq!(reasons, [(crate::RejectReason::Cut, None)], "{text:?}");
+        assert_eq!(rejected[0].raw, text);
     }
     // A call that ended without a name is not cut.
     let cfg = ParserConfig {

@@ -763,6 +763,17 @@ impl HarmonyParser {
         self.emitter.open_arguments().is_some_and(whole_json_value)
     }
 
+    /// Whether the held header, which the output ended inside, is a call's: tagged, with
+    /// a `functions.` recipient, while calls are armed.
+    fn header_cuts_a_call(&self) -> bool {
+        self.armed
+            && self.header_tagged
+            && matches!(
+                addressee(parse_header(&self.tags, &self.header).recipient),
+                Addressee::Function(_)
+            )
+    }
+
     /// End of input: release the held tag prefix, close an open message.
     fn finish(&mut self, sink: &mut DeltaSink) {
         let mut rest = std::mem::take(&mut self.pending);
@@ -801,6 +812,13 @@ impl HarmonyParser {
                 self.header.push_str(&rest);
                 if self.header.len() > MAX_HEADER_BYTES {
                     self.overflow(sink);
+                } else if self.header_cuts_a_call() {
+                    // The output ended inside the header of a call (its recipient, its
+                    // content type): the call is cut, recorded without a name.
+                    self.emitter.record_cut_header(&self.header);
+                    self.header.clear();
+                    self.header_tagged = false;
+                    self.ended_in_tool_block = true;
                 } else {
                     self.abandon_header(sink);
                 }
