@@ -187,6 +187,16 @@ def test_rejected_calls_are_reported_on_stderr(capsys, tmp_path):
     assert "not sent to the client (unknown_name)" in line and '"nope"' in line
 
 
+def test_call_notes_are_reported_on_stderr(capsys, tmp_path):
+    f = tmp_path / "out.txt"
+    f.write_text('<tool_call>{"name": "get_weather", "arguments": [1]}</tool_call>', "utf-8")
+    args = ("--tool-parser", "qwen", "--tools", str(TOOLS_FILE))
+    code, out, err = run(capsys, "parse", str(f), *args)
+    assert code == 0 and "get_weather" in out
+    line = one_line(err)
+    assert "sent, but noted (arguments_not_object)" in line and '"raw": "[1]"' in line
+
+
 # ---- parse: the two views -------------------------------------------------------------
 
 

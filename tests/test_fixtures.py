@@ -1,8 +1,10 @@
 """Every case of every fixture file (tests/fixtures/*.json, format in
 tests/fixtures/README.md) under every chunking: stream reconstruction == parse_complete
 on a fresh parser == the expected result, the delta-stream invariants, and what the case
-declares (rejected calls, built-in messages, ended_in_tool_block, the model's call ids,
-arguments that are valid JSON objects). A new file needs no test code.
+declares (rejected calls, built-in messages, call notes, ended_in_tool_block, the model's
+call ids, arguments that are valid JSON objects), and for every case that the call notes
+name exactly the calls whose arguments are not one JSON object. A new file needs no test
+code.
 
 Chunkings: the whole text, every character (with and without an empty final chunk),
 fixed sizes, random bursts with fixed seeds; the real token boundaries of each tokenizer
@@ -48,10 +50,43 @@ def parser_of(fx: Fixture, whole_calls: bool = False) -> rp.ResponseParser:
     return rp.ResponseParser(**fx.parser_kwargs(), whole_calls=whole_calls)
 
 
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+class _Members(list[tuple[str, Any]]):
+    """A JSON object's members, in order, duplicates kept (not a JSON array)."""
+
+
+def is_json_object(arguments: str) -> bool:
+    """Arguments are one JSON object by RFC 8259 (duplicate keys allowed; Python's
+    `NaN` / `Infinity` extensions refused)."""
+    try:
+        value = json.loads(arguments, object_pairs_hook=_Members, parse_constant=_no_constant)
+    except ValueError:
+        return False
+    return isinstance(value, _Members)
+
+
+def check_notes(fx: Fixture, parser: rp.ResponseParser, calls: list[tuple[str, str]]) -> None:
+    """Every finished call whose arguments are not one JSON object is noted (with its
+    arguments as sent), and no other; the case's `notes` where it declares them."""
+    notes = parser.call_notes
+    unnoted = [i for i, (_, arguments) in enumerate(calls) if not is_json_object(arguments)]
+    assert [n["index"] for n in notes] == unnoted, "call notes"
+    for n in notes:
+        name, arguments = calls[n["index"]]
+        assert n["name"] == name
+        assert n["truncated"] or n["raw"] == arguments
+    if fx.notes is not None:
+        assert [(n["index"], n["name"], n["kind"]) for n in notes] == fx.notes, "call notes"
+
+
 def json_object(arguments: str) -> list[tuple[str, Any]]:
     """Arguments are one valid JSON object (duplicate keys allowed); its members."""
-    members = json.loads(arguments, object_pairs_hook=list)
-    assert isinstance(members, list), f"arguments are not a JSON object: {arguments!r}"
+    members = json.loads(arguments, object_pairs_hook=_Members)
+    # A JSON array would also be a list: only the hook's type is an object.
+    assert isinstance(members, _Members), f"arguments are not a JSON object: {arguments!r}"
     return members
 
 
@@ -73,6 +108,7 @@ def check_declared(fx: Fixture, parser: rp.ResponseParser, calls: list[tuple[str
         assert rejected_of(parser) == fx.rejected, "rejected calls"
     if fx.builtin is not None:
         assert builtin_of(parser) == fx.builtin, "built-in messages"
+    check_notes(fx, parser, calls)
     if fx.ended_in_tool_block is not None:
         assert parser.ended_in_tool_block is fx.ended_in_tool_block, "ended_in_tool_block"
     assert parser.emitted_tool_calls == len(fx.calls) + (parser.cut_call is not None)
@@ -206,6 +242,18 @@ def _write(tmp_path: Path, doc: dict[str, Any]) -> Path:
                 "expect": {"rejected": [{"name": None, "reason": "x", "raw": ""}]},
             },
             "reason must be",
+        ),
+        (
+            {
+                "id": "x",
+                "text": "",
+                "expect": {"notes": [{"index": 0, "name": "f", "kind": "x"}]},
+            },
+            "kind must be",
+        ),
+        (
+            {"id": "x", "text": "", "expect": {"notes": [{"index": 0, "name": "f"}]}},
+            "missing keys",
         ),
         ({"id": "x", "text": "", "matrix": [19]}, "matrix"),
         ({"id": "x", "text": "", "tool_choice": "sometimes"}, "tool_choice"),

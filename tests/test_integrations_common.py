@@ -60,6 +60,19 @@ def test_dropped_items_are_counted_and_logged_at_powers_of_two(caplog):
     )
 
 
+def test_noted_calls_are_counted(caplog):
+    tools = [{"type": "function", "function": {"name": "f"}}]
+    model = "test/integrations-common-notes"
+    logger = logging.getLogger("replyparse.integrations.test")
+    with caplog.at_level(logging.WARNING, logger=logger.name):
+        p = rp.ResponseParser(tool_parser="qwen", tools=tools)
+        m = p.parse_complete('<tool_call>{"name": "f", "arguments": [1]}</tool_call>')
+        assert m.tool_calls[0].function.arguments == "[1]"  # sent as written
+        _common.count_dropped(logger, model, p)
+    assert rp.diagnostic_counts()[model] == {"arguments_not_object": 1}
+    assert "1 arguments_not_object so far (calls sent with arguments" in caplog.text
+
+
 def test_counting_never_breaks_a_response(caplog):
     class Broken:
         @property

@@ -4,7 +4,9 @@ A parser records what never reaches the client (`ResponseParser.rejected_calls`:
 of functions not among the request's tools, calls without a name, stray text inside
 a tool block, and whatever kinds the engine records later; `builtin_calls`: messages to
 a built-in tool, such as Harmony's `python`) and whether the output
-ended inside a tool call (`ended_in_tool_block`). One response says little; counts per
+ended inside a tool call (`ended_in_tool_block`); it also notes calls it did send whose
+arguments are not one JSON object (`call_notes`, counted by kind:
+`arguments_not_object`). One response says little; counts per
 served model over time say whether a model, a template or a client is going wrong.
 
     rp.record_diagnostics("Qwen/Qwen3-8B", parser)   # once per finished response
@@ -14,7 +16,7 @@ The serving-stack plug-ins record every response they parse and log each count w
 it reaches 1, 2, 4, 8, ... (so a steady trickle is seen, and a flood costs a log line
 per doubling, not one per response).
 
-Cheap: recording reads three parser properties and, only when something was dropped,
+Cheap: recording reads four parser properties and, only when something was dropped,
 takes one lock for a few dict updates; nothing runs per chunk. Thread-safe: one
 `threading.Lock` guards the counts, which is a real lock on free-threaded CPython as
 well. Bounded: at most `max_models` models (the rest are counted under `OTHER`), model
@@ -34,9 +36,11 @@ _MAX_NAME = 200
 # What each kind means, for log lines; a kind the engine adds later is logged by name.
 KINDS = {
     "unknown_name": "calls of a function not among the request's tools (not sent)",
-    "missing_name": "calls without a function name (not sent)",
+    "missing_name": "calls that ended without a function name (not sent)",
     "stray_text": "pieces of text inside tool blocks that belong to no call (not sent)",
     "cut": "calls the output ended inside (left out of complete responses)",
+    "arguments_not_object": "calls sent with arguments that are not one JSON object "
+    "(sent as the model wrote them; on ResponseParser.call_notes)",
     CUT_OUTPUT: "responses that ended inside a tool block",
     BUILTIN_CALL: "messages to a built-in tool such as python or browser.search "
     "(not sent; on ResponseParser.builtin_calls)",
@@ -44,12 +48,15 @@ KINDS = {
 
 
 def dropped(parser: Any) -> dict[str, int]:
-    """What one parser dropped, by kind: its rejected calls' reasons, `builtin_call` per
-    message to a built-in tool (Harmony), and `cut_output` when the output ended inside a
-    tool block."""
+    """What one parser dropped or noted, by kind: its rejected calls' reasons, its call
+    notes' kinds (`arguments_not_object`), `builtin_call` per message to a built-in tool
+    (Harmony), and `cut_output` when the output ended inside a tool block."""
     found: dict[str, int] = {}
     for r in parser.rejected_calls:
         kind = str(r.get("reason") or "unknown")
+        found[kind] = found.get(kind, 0) + 1
+    for n in getattr(parser, "call_notes", ()):
+        kind = str(n.get("kind") or "unknown")
         found[kind] = found.get(kind, 0) + 1
     builtin = len(getattr(parser, "builtin_calls", ()))
     if builtin:
@@ -117,8 +124,8 @@ def record_diagnostics(model: str | None, parser: Any) -> dict[str, int]:
 
 def diagnostic_counts() -> dict[str, dict[str, int]]:
     """The process's counts of dropped items: {model: {kind: n}} (kinds:
-    `unknown_name`, `missing_name`, `stray_text`, `cut`, `builtin_call`, `cut_output`, and
-    any the engine records later)."""
+    `unknown_name`, `missing_name`, `stray_text`, `cut`, `arguments_not_object`,
+    `builtin_call`, `cut_output`, and any the engine records later)."""
     return COUNTS.counts()
 
 

@@ -76,6 +76,13 @@ class _RejectedCall(TypedDict):
     reason: str
     truncated: bool
 
+class _CallNote(TypedDict):
+    index: int
+    name: str
+    kind: str
+    raw: str
+    truncated: bool
+
 class _BuiltinCall(TypedDict):
     recipient: str
     channel: str | None
@@ -221,6 +228,8 @@ class ResponseParser:
     @property
     def rejected_calls(self) -> list[_RejectedCall]: ...
     @property
+    def call_notes(self) -> list[_CallNote]: ...
+    @property
     def builtin_calls(self) -> list[_BuiltinCall]: ...
     @property
     def emitted_tool_calls(self) -> int: ...
@@ -256,6 +265,8 @@ class ToolParser:
     def block_closed(self) -> bool: ...
     @property
     def rejected_calls(self) -> list[_RejectedCall]: ...
+    @property
+    def call_notes(self) -> list[_CallNote]: ...
 
 @disjoint_base
 class ServeStream:

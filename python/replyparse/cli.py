@@ -330,6 +330,8 @@ def _parse(args: argparse.Namespace) -> int:
             out.write(_pretty_complete(msg, style))
     for r in parser.rejected_calls:
         _note(f"not sent to the client ({r['reason']}): {json.dumps(r, ensure_ascii=False)}")
+    for n in parser.call_notes:
+        _note(f"sent, but noted ({n['kind']}): {json.dumps(n, ensure_ascii=False)}")
     for b in parser.builtin_calls:
         _note(f"message to a built-in tool (not sent): {json.dumps(b, ensure_ascii=False)}")
     return 0

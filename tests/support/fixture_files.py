@@ -21,6 +21,8 @@ Call = tuple[str, str]
 Rejected = tuple[str | None, str, str]
 # (recipient, channel, content_type, body, cut) of a record in `parser.builtin_calls`
 Builtin = tuple[str, str | None, str | None, str, bool]
+# (index, name, kind) of a record in `parser.call_notes`
+Note = tuple[int, str, str]
 
 # Parser construction. The first five are always passed to the parser (None / "auto"
 # when unset); the others only when a case (or its file's defaults) sets them.
@@ -49,12 +51,14 @@ CASE_KEYS = frozenset(
 )
 DEFAULT_KEYS = CASE_KEYS - {"id", "note", "text", "token_ids"}
 EXPECT_KEYS = frozenset(
-    {"content", "reasoning", "calls", "rejected", "builtin", "ended_in_tool_block"}
+    {"content", "reasoning", "calls", "rejected", "builtin", "notes", "ended_in_tool_block"}
 )
 FILE_KEYS = frozenset({"description", "matrix_not_applicable", "tool_sets", "defaults", "cases"})
 CALL_KEYS = frozenset({"name", "arguments", "id"})
 REJECTED_KEYS = frozenset({"name", "reason", "raw"})
 BUILTIN_KEYS = frozenset({"recipient", "channel", "content_type", "body", "cut"})
+NOTE_KEYS = frozenset({"index", "name", "kind"})
+NOTE_KINDS = frozenset({"arguments_not_object"})
 REJECT_REASONS = frozenset({"unknown_name", "missing_name", "stray_text", "cut"})
 CALL_ID_MODES = frozenset({"generated", "model"})
 MATRIX_ITEMS = range(1, 19)
@@ -84,6 +88,8 @@ class Fixture:
     # Expected `parser.builtin_calls` as (recipient, channel, content_type, body, cut);
     # None: not checked.
     builtin: list[Builtin] | None = None
+    # Expected `parser.call_notes` as (index, name, kind); None: not checked.
+    notes: list[Note] | None = None
     # response_parser, chat_template_kwargs, reasoning_effort, parallel_tool_calls: only
     # the ones the case sets, passed to the parser as they are.
     options: dict[str, Any] = field(default_factory=dict)
@@ -232,6 +238,20 @@ def _expect(where: str, e: Any, call_ids: str) -> dict[str, Any]:
                 _fail(bw, "channel and content_type must be strings or null")
             if not isinstance(b["cut"], bool):
                 _fail(bw, "cut must be true or false")
+    notes = e.get("notes")
+    if notes is not None:
+        if not isinstance(notes, list):
+            _fail(where, "expect.notes must be a list")
+        for n, note in enumerate(notes):
+            nw = f"{where}.expect.notes[{n}]"
+            _keys(nw, note, NOTE_KEYS, ("index", "name", "kind"))
+            i = note["index"]
+            if not (isinstance(i, int) and not isinstance(i, bool) and i >= 0):
+                _fail(nw, "index must be a non-negative integer")
+            if not isinstance(note["name"], str):
+                _fail(nw, "name must be a string")
+            if note["kind"] not in NOTE_KINDS:
+                _fail(nw, f"kind must be one of {sorted(NOTE_KINDS)}")
     eitb = e.get("ended_in_tool_block")
     if not (eitb is None or isinstance(eitb, bool)):
         _fail(where, "expect.ended_in_tool_block must be true, false or null")
@@ -294,6 +314,7 @@ def read_file(path: Path, cls: type[Fixture] = Fixture) -> FixtureFile:
         calls = e.get("calls", [])
         rejected = e.get("rejected")
         builtin = e.get("builtin")
+        notes = e.get("notes")
         out.append(
             cls(
                 id=c["id"],
@@ -315,6 +336,9 @@ def read_file(path: Path, cls: type[Fixture] = Fixture) -> FixtureFile:
                     (b["recipient"], b.get("channel"), b.get("content_type"), b["body"], b["cut"])
                     for b in builtin
                 ],
+                notes=None
+                if notes is None
+                else [(n["index"], n["name"], n["kind"]) for n in notes],
                 options={k: c[k] for k in PASS_THROUGH_KEYS if k in c},
                 ids=[call["id"] for call in calls] if call_ids == "model" else None,
                 ended_in_tool_block=e.get("ended_in_tool_block"),

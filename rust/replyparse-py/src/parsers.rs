@@ -237,6 +237,15 @@ impl NativeResponseParser {
         rejected_to_py(py, p.rejected_calls())
     }
 
+    /// Notes on calls that did reach the client: `[{"index": int, "name": str,
+    /// "kind": "arguments_not_object", "raw": str, "truncated": bool}, ...]` (a finished
+    /// call whose arguments are not one JSON object, sent as the model wrote them).
+    #[getter]
+    fn call_notes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let p = lock(&self.inner)?;
+        notes_to_py(py, p.call_notes())
+    }
+
     /// Messages to a tool the request did not declare (Harmony's built-in recipients:
     /// `python`, `browser.*`, `container.*`), neither calls nor content:
     /// `[{"recipient": str, "channel": str | None, "content_type": str | None,
@@ -341,6 +350,20 @@ fn rejected_to_py<'py>(
     Ok(out)
 }
 
+fn notes_to_py<'py>(py: Python<'py>, notes: &[engine::CallNote]) -> PyResult<Bound<'py, PyList>> {
+    let out = PyList::empty(py);
+    for n in notes {
+        let d = PyDict::new(py);
+        d.set_item("index", n.index)?;
+        d.set_item("name", &n.name)?;
+        d.set_item("kind", n.kind.as_str())?;
+        d.set_item("raw", &n.raw)?;
+        d.set_item("truncated", n.truncated)?;
+        out.append(d)?;
+    }
+    Ok(out)
+}
+
 /// The lower-level outer-block parser, for integrators with their own response state
 /// machine. Feed it the text after a tool open tag.
 #[pyclass(module = "replyparse._native", subclass, frozen, name = "ToolParser")]
@@ -424,5 +447,11 @@ impl NativeToolParser {
     fn rejected_calls<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let p = lock(&self.inner)?;
         rejected_to_py(py, p.rejected_calls())
+    }
+
+    #[getter]
+    fn call_notes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let p = lock(&self.inner)?;
+        notes_to_py(py, p.call_notes())
     }
 }

@@ -9,8 +9,9 @@
 //! expected result; the delta-stream invariants (one channel per delta, no empty text,
 //! the tool flag exactly on tool deltas, contiguous indices, identity first); the call
 //! ids (generated, or the model's where the dialect keeps them); and, where the case
-//! declares them, the rejected calls, the built-in messages, `ended_in_tool_block` and
-//! arguments that are JSON objects.
+//! declares them, the rejected calls, the built-in messages, the call notes,
+//! `ended_in_tool_block` and arguments that are JSON objects. For every case, the call
+//! notes name exactly the calls whose arguments are not one JSON object.
 //!
 //! Cut output: the expected calls are the complete parse's, where a call the output
 //! ended inside is absent (recorded with reason `cut`). Every chunking runs twice: in
@@ -62,11 +63,14 @@ const EXPECT_KEYS: &[&str] = &[
     "calls",
     "rejected",
     "builtin",
+    "notes",
     "ended_in_tool_block",
 ];
 const CALL_KEYS: &[&str] = &["name", "arguments", "id"];
 const REJECTED_KEYS: &[&str] = &["name", "reason", "raw"];
 const BUILTIN_KEYS: &[&str] = &["recipient", "channel", "content_type", "body", "cut"];
+const NOTE_KEYS: &[&str] = &["index", "name", "kind"];
+const NOTE_KINDS: &[&str] = &["arguments_not_object"];
 /// Request fields a case may carry that `ParserConfig` does not take yet.
 const NOT_YET_IN_CONFIG: &[&str] = &["parallel_tool_calls"];
 
@@ -83,6 +87,9 @@ type Rejected = (Option<String>, String, String);
 /// An expected built-in message: recipient, channel, content type, body, cut.
 type Builtin = (String, Option<String>, Option<String>, String, bool);
 
+/// An expected call note: the call's index, its name, the note's kind.
+type Note = (usize, String, String);
+
 /// A case with its file's defaults merged in.
 #[derive(Debug)]
 struct Case {
@@ -97,6 +104,7 @@ struct Case {
     model_ids: bool,
     rejected: Option<Vec<Rejected>>,
     builtin: Option<Vec<Builtin>>,
+    notes: Option<Vec<Note>>,
     ended_in_tool_block: Option<bool>,
     arguments_json: bool,
 }
@@ -340,6 +348,7 @@ fn read_case(
         Some(other) => return Err(format!("{w}: expect.rejected must be a list: {other}")),
     };
     let builtin = builtin_list(&w, e.get("builtin"))?;
+    let notes = note_list(&w, e.get("notes"))?;
     let ended_in_tool_block = opt_bool(&w, e.get("ended_in_tool_block"), "ended_in_tool_block")?;
 
     Ok(Case {
@@ -354,9 +363,40 @@ fn read_case(
         model_ids,
         rejected,
         builtin,
+        notes,
         ended_in_tool_block,
         arguments_json,
     })
+}
+
+/// `expect.notes`: the parser's call notes, in order; None: not checked.
+fn note_list(w: &str, v: Option<&Value>) -> Result<Option<Vec<Note>>, String> {
+    let list = match v {
+        None | Some(Value::Null) => return Ok(None),
+        Some(Value::Array(list)) => list,
+        Some(other) => return Err(format!("{w}: expect.notes must be a list: {other}")),
+    };
+    let mut out = Vec::new();
+    for (n, note) in list.iter().enumerate() {
+        let nw = format!("{w}: expect.notes[{n}]");
+        let o = object(&nw, note, NOTE_KEYS)?;
+        let index = o
+            .get("index")
+            .and_then(Value::as_u64)
+            .ok_or_else(|| format!("{nw}: index must be a non-negative integer"))?;
+        let text = |key: &str| {
+            o.get(key)
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+                .ok_or_else(|| format!("{nw}: {key} must be a string"))
+        };
+        let kind = text("kind")?;
+        if !NOTE_KINDS.contains(&kind.as_str()) {
+            return Err(format!("{nw}: kind {kind:?} is not one of {NOTE_KINDS:?}"));
+        }
+        out.push((index as usize, text("name")?, kind));
+    }
+    Ok(Some(out))
 }
 
 /// `expect.builtin`: the parser's built-in messages, in order; None: not checked.
@@ -698,6 +738,31 @@ fn check_declared(
             .collect();
         ensure!(&got == want, "built-in messages {got:?}, expected {want:?}");
     }
+    // Every finished call whose arguments are not one JSON object is noted, with its
+    // arguments as sent, and no other call.
+    let notes = parser.call_notes();
+    let unnoted: Vec<usize> = (0..calls.len())
+        .filter(|&i| !is_json_object(&calls[i].1))
+        .collect();
+    let noted: Vec<usize> = notes.iter().map(|n| n.index).collect();
+    ensure!(
+        noted == unnoted,
+        "call notes for calls {noted:?}; the calls whose arguments are not one JSON object: {unnoted:?}"
+    );
+    for n in notes {
+        let (name, arguments) = &calls[n.index];
+        ensure!(
+            &n.name == name && (n.truncated || &n.raw == arguments),
+            "the note {n:?} does not match its call {name} {arguments:?}"
+        );
+    }
+    if let Some(want) = &case.notes {
+        let got: Vec<Note> = notes
+            .iter()
+            .map(|n| (n.index, n.name.clone(), n.kind.as_str().to_owned()))
+            .collect();
+        ensure!(&got == want, "call notes {got:?}, expected {want:?}");
+    }
     if let Some(want) = case.ended_in_tool_block {
         let got = parser.ended_in_tool_block();
         ensure!(got == want, "ended_in_tool_block {got}, expected {want}");
@@ -927,6 +992,16 @@ fn the_reader_refuses_malformed_cases_and_merges_defaults() {
             "reject reason",
         ),
         (
+            r#"{"cases": [{"id": "x", "text": "",
+                "expect": {"notes": [{"index": 0, "name": "f", "kind": "x"}]}}]}"#,
+            "is not one of",
+        ),
+        (
+            r#"{"cases": [{"id": "x", "text": "",
+                "expect": {"notes": [{"index": -1, "name": "f", "kind": "arguments_not_object"}]}}]}"#,
+            "non-negative integer",
+        ),
+        (
             r#"{"cases": [{"id": "x", "text": "", "parallel_tool_calls": false}]}"#,
             "does not take yet",
         ),
@@ -1096,6 +1171,7 @@ fn clone_case(case: &Case) -> Case {
         model_ids: case.model_ids,
         rejected: None,
         builtin: None,
+        notes: None,
         ended_in_tool_block: None,
         arguments_json: false,
     }

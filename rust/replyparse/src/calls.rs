@@ -16,6 +16,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use crate::delta::{DeltaFunctionCall, DeltaSink, DeltaToolCall};
+use crate::scan::json_check::ObjectCheck;
 
 /// Why a call or a piece of a tool block did not reach the client (the
 /// [`reason`](RejectedCall::reason) of a [`RejectedCall`]).
@@ -23,7 +24,8 @@ use crate::delta::{DeltaFunctionCall, DeltaSink, DeltaToolCall};
 pub enum RejectReason {
     /// The function name is not among the request's tools.
     UnknownName,
-    /// The call ended before a name was seen.
+    /// The call ended (its own end was reached) before a name was seen. A call the
+    /// output ended inside before its name was read is [`Cut`](Self::Cut).
     MissingName,
     /// Text inside a tool block that is not part of any call.
     StrayText,
@@ -35,8 +37,8 @@ pub enum RejectReason {
 }
 
 impl RejectReason {
-    /// The reason as logs and the Python API spell it: `unknown_name`, `missing_name`
-    /// or `stray_text`.
+    /// The reason as logs and the Python API spell it: `unknown_name`, `missing_name`,
+    /// `stray_text` or `cut`.
     pub fn as_str(self) -> &'static str {
         match self {
             RejectReason::UnknownName => "unknown_name",
@@ -98,6 +100,46 @@ pub struct BuiltinCall {
     /// ended without its `<|call|>` (or `<|end|>`, `<|return|>`) and its body is not one
     /// whole JSON value. A cut message must not be run as if it were finished.
     pub cut: bool,
+}
+
+/// What a [`CallNote`] says about a call that reached the client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum NoteKind {
+    /// The call ended but its arguments are not one JSON object (RFC 8259; duplicate
+    /// keys allowed): an array, a string, a number, malformed JSON, or an object with
+    /// text after it. The call was sent as the model wrote it; the wire encoders wrap
+    /// such arguments into an object.
+    ArgumentsNotObject,
+}
+
+impl NoteKind {
+    /// The kind as logs and the Python API spell it: `arguments_not_object`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NoteKind::ArgumentsNotObject => "arguments_not_object",
+        }
+    }
+}
+
+/// Something worth logging about a call that did reach the client (unlike a
+/// [`RejectedCall`]): see [`ResponseParser::call_notes`](crate::ResponseParser::call_notes).
+///
+/// Only finished calls get notes (a cut call is a [`RejectedCall`] with reason
+/// [`Cut`](RejectReason::Cut)); the note is made once, when the call ends, so it is the
+/// same however the output was chunked, streamed or parsed whole.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallNote {
+    /// The call's index among the calls sent (its `tool_calls` index).
+    pub index: usize,
+    /// The call's function name.
+    pub name: String,
+    /// What is noted.
+    pub kind: NoteKind,
+    /// The call's arguments as sent, up to 64 KiB.
+    pub raw: String,
+    /// `raw` was cut at its 64 KiB limit.
+    pub truncated: bool,
 }
 
 /// How much of a rejected call's text is recorded. The record is a diagnostic for logs;
@@ -165,6 +207,35 @@ struct OpenCall {
     /// The raw text of a rejected call was cut at the record limit.
     truncated: bool,
     args_emitted: bool,
+    /// Whether an incremental call's arguments are one JSON object, fed as they are
+    /// sent once its record was cut at the record limit (before that, the record is
+    /// checked once when the call ends).
+    check: Option<ObjectCheck>,
+}
+
+/// Adds what an incremental call sent to its record (capped); once the record is cut,
+/// the text goes to the call's object check instead, so every byte sent is checked
+/// once.
+fn record_sent(
+    held: &mut String,
+    truncated: &mut bool,
+    check: &mut Option<ObjectCheck>,
+    sent: &str,
+) {
+    if *truncated {
+        if let Some(c) = check {
+            c.feed(sent);
+        }
+        return;
+    }
+    let before = held.len();
+    *truncated = push_capped(held, sent);
+    if *truncated {
+        let mut c = ObjectCheck::new();
+        c.feed(&held[..before]);
+        c.feed(sent);
+        *check = Some(c);
+    }
 }
 
 const ID_ALPHABET: &[u8] = b"23456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
@@ -187,6 +258,7 @@ pub struct CallEmitter {
     next_index: usize,
     current: Option<OpenCall>,
     rejected: Vec<RejectedCall>,
+    notes: Vec<CallNote>,
     rng: fastrand::Rng,
     /// The model's own ids given out so far (Kimi's `functions.f:0`, Mistral's
     /// `[CALL_ID]`, Cohere's `tool_call_id`): a response's calls are few, so a list.
@@ -208,6 +280,7 @@ impl CallEmitter {
             next_index: 0,
             current: None,
             rejected: Vec::new(),
+            notes: Vec::new(),
             rng: fastrand::Rng::new(),
             model_ids: Vec::new(),
             whole_calls: false,
@@ -258,6 +331,11 @@ impl CallEmitter {
         &self.rejected
     }
 
+    /// Notes on calls that were sent, in order (see [`CallNote`]).
+    pub fn notes(&self) -> &[CallNote] {
+        &self.notes
+    }
+
     /// Starts a call. A call still open is ended first, so grammars cannot interleave.
     pub fn begin_call(&mut self, out: &mut DeltaSink<'_>) {
         self.end_call(out);
@@ -268,6 +346,7 @@ impl CallEmitter {
             id: None,
             truncated: false,
             args_emitted: false,
+            check: None,
         });
     }
 
@@ -310,7 +389,7 @@ impl CallEmitter {
         if !call.held.is_empty() {
             // What is sent is kept (capped) as the record of a call that may be cut.
             let held = std::mem::take(&mut call.held);
-            call.truncated = push_capped(&mut call.held, &held);
+            record_sent(&mut call.held, &mut call.truncated, &mut call.check, &held);
             call.args_emitted = true;
             out.call(args_delta(index, held));
         }
@@ -340,11 +419,10 @@ impl CallEmitter {
         match call.status {
             Status::Accepted { .. } if self.whole_calls => write(&mut call.held),
             Status::Accepted { index } => {
-                let (held, truncated) = (&mut call.held, &mut call.truncated);
+                let (held, truncated, check) =
+                    (&mut call.held, &mut call.truncated, &mut call.check);
                 call.args_emitted |= out.args_recorded(index, size_hint, write, |sent| {
-                    if !*truncated {
-                        *truncated = push_capped(held, sent);
-                    }
+                    record_sent(held, truncated, check, sent);
                 });
             }
             // Held arguments are released after the name, so all of them are kept (they
@@ -372,6 +450,17 @@ impl CallEmitter {
                 } else {
                     call.held
                 };
+                if !ObjectCheck::is_object(&arguments) {
+                    let mut raw = String::new();
+                    let truncated = push_capped(&mut raw, &arguments);
+                    self.notes.push(CallNote {
+                        index,
+                        name: call.name.clone().unwrap_or_default(),
+                        kind: NoteKind::ArgumentsNotObject,
+                        raw,
+                        truncated,
+                    });
+                }
                 out.call(DeltaToolCall {
                     index,
                     id: call.id,
@@ -385,6 +474,20 @@ impl CallEmitter {
             Status::Accepted { index } => {
                 if !call.args_emitted {
                     out.call(args_delta(index, "{}".to_owned()));
+                    return;
+                }
+                let object = match &call.check {
+                    Some(check) => check.finish(),
+                    None => ObjectCheck::is_object(&call.held),
+                };
+                if !object {
+                    self.notes.push(CallNote {
+                        index,
+                        name: call.name.unwrap_or_default(),
+                        kind: NoteKind::ArgumentsNotObject,
+                        raw: call.held,
+                        truncated: call.truncated,
+                    });
                 }
             }
             Status::Rejected => self.rejected.push(RejectedCall {
@@ -410,12 +513,26 @@ impl CallEmitter {
     /// inside one of its values. Nothing is added to what was sent (no value or object
     /// is closed); an accepted call is recorded as [`RejectReason::Cut`] with its
     /// arguments so far, and in whole-call mode it is never sent and gives its index
-    /// back. A call without a name, or of a name not allowed, is recorded as it would
-    /// be at its end.
+    /// back. A call the output ended inside before its name was read (inside the name,
+    /// or with arguments written first) is cut too, recorded without a name; a call of
+    /// a name not allowed is recorded as it would be at its end (`unknown_name`: it
+    /// would not have been sent either way).
     pub fn cut_call(&mut self, out: &mut DeltaSink<'_>) {
         let Some(call) = self.current.as_mut() else {
             return;
         };
+        if call.status == Status::AwaitingName {
+            let call = self.current.take().expect("an open call");
+            let mut raw = String::new();
+            let truncated = push_capped(&mut raw, &call.held);
+            self.rejected.push(RejectedCall {
+                name: None,
+                raw,
+                reason: RejectReason::Cut,
+                truncated,
+            });
+            return;
+        }
         let Status::Accepted { index } = call.status else {
             self.end_call(out);
             return;
@@ -450,6 +567,25 @@ impl CallEmitter {
             Status::Accepted { .. } if !call.truncated => Some(&call.held),
             _ => None,
         }
+    }
+
+    /// Whether a call is open (begun and not yet ended or cut).
+    pub fn has_open_call(&self) -> bool {
+        self.current.is_some()
+    }
+
+    /// Records a call the output ended inside while its header (its name, or the marker
+    /// that opens it) was being written, before the grammar began it: reason
+    /// [`RejectReason::Cut`], no name, the header text as `raw`.
+    pub fn record_cut_header(&mut self, header: &str) {
+        let mut raw = String::new();
+        let truncated = push_capped(&mut raw, header);
+        self.rejected.push(RejectedCall {
+            name: None,
+            raw,
+            reason: RejectReason::Cut,
+            truncated,
+        });
     }
 
     /// Records text inside a tool block that belongs to no call.
@@ -584,6 +720,26 @@ mod tests {
         });
         assert!(out.is_empty());
         assert_eq!(e.rejected()[0].reason, RejectReason::MissingName);
+    }
+
+    /// A call the output ended inside before its name was read (inside the name, or
+    /// after arguments written first) is cut, not a call without a name.
+    #[test]
+    fn call_cut_before_its_name_is_cut() {
+        for whole in [false, true] {
+            let mut e = CallEmitter::new(AllowedNames::Any);
+            e.set_whole_calls(whole);
+            let out = emitted(|out| {
+                e.begin_call(out);
+                e.push_args("{\"x\": 1}", out);
+                e.cut_call(out);
+            });
+            assert!(out.is_empty());
+            let r = &e.rejected()[0];
+            assert_eq!((r.reason, r.name.as_deref()), (RejectReason::Cut, None));
+            assert_eq!(r.raw, "{\"x\": 1}");
+            assert_eq!(e.cut_index(), None);
+        }
     }
 
     #[test]

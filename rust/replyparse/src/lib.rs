@@ -42,7 +42,7 @@ pub use thinking::{FlagRule, ThinkingFlags};
 pub use tool::ToolParser;
 
 // Deltas, complete messages and what a parser reports beside them.
-pub use calls::{AllowedNames, BuiltinCall, RejectReason, RejectedCall};
+pub use calls::{AllowedNames, BuiltinCall, CallNote, NoteKind, RejectReason, RejectedCall};
 pub use delta::{
     Channel, DeltaFunctionCall, DeltaMessage, DeltaSink, DeltaToolCall, DeltaToolCalls,
     FunctionCall, ParsedResponse, ResponseAccumulator, Role, StreamItem, ToolCall,

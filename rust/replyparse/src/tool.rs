@@ -14,7 +14,7 @@
 
 use std::sync::Arc;
 
-use crate::calls::{AllowedNames, CallEmitter, RejectedCall};
+use crate::calls::{AllowedNames, CallEmitter, CallNote, RejectedCall};
 use crate::delta::DeltaSink;
 pub use crate::grammars::{BareCall, PayloadGrammar};
 use crate::registry::ToolDialect;
@@ -330,6 +330,20 @@ impl ToolParser {
         self.calls.rejected()
     }
 
+    /// Ends the open call as cut, when an error ends the response inside it (the buffer
+    /// limit): it is recorded among the [`rejected_calls`](Self::rejected_calls) with
+    /// reason `cut`, never left looking finished. Adds no delta.
+    pub(crate) fn cut_open_call(&mut self) {
+        let mut none = Vec::new();
+        self.calls.cut_call(&mut DeltaSink::new(&mut none));
+    }
+
+    /// Notes on calls that were sent (arguments that are not one JSON object), in
+    /// order.
+    pub fn call_notes(&self) -> &[CallNote] {
+        self.calls.notes()
+    }
+
     /// Consumes a stable prefix of `text` (the block after its open tag, possibly with
     /// the close tag and text after it), appends call deltas to `out`, and returns the
     /// number of bytes consumed. `final_` means no more text follows: the block is then
@@ -378,14 +392,23 @@ impl ToolParser {
                     // Input ended before the payload began (only whitespace after the
                     // tag), or inside a call the grammar left open: the call is cut.
                     // Held markup at the end of output is markup (a cut record where a
-                    // call was begun, stray text otherwise), never content.
+                    // call was begun or its header held, stray text otherwise), never
+                    // content.
+                    let rest = &text[pos..];
+                    let begun = self.calls.has_open_call();
                     self.calls.cut_call(out);
-                    if self.close.is_empty() && !self.held_is_markup(&text[pos..]) {
+                    if self.close.is_empty() && !self.held_is_markup(rest) {
                         self.abandoned = true;
+                        self.stray(rest);
                     } else {
                         self.truncated = true;
+                        if !begun && self.held_call_header(rest) {
+                            self.flush_stray();
+                            self.calls.record_cut_header(rest);
+                        } else {
+                            self.stray(rest);
+                        }
                     }
-                    self.stray(&text[pos..]);
                     self.close_block();
                     return text.len();
                 }
@@ -398,9 +421,16 @@ impl ToolParser {
                         && self.grammar.cut_by_end_of_input()
                         && self.held_is_markup(&text[pos..])
                     {
-                        // The grammar held this text undecided when the input ended.
+                        // The grammar held this text undecided when the input ended: a
+                        // call header cut short is a cut call, anything else stray text.
                         self.truncated = true;
-                        self.stray(&text[pos..]);
+                        let rest = &text[pos..];
+                        if self.held_call_header(rest) {
+                            self.flush_stray();
+                            self.calls.record_cut_header(rest);
+                        } else {
+                            self.stray(rest);
+                        }
                         self.close_block();
                         return text.len();
                     }
@@ -483,6 +513,23 @@ impl ToolParser {
         }
         let held = held.trim_end_matches([' ', '\t', '\n', '\r']);
         held.is_empty() || self.calls.may_be_name(held)
+    }
+
+    /// Whether `held`, held undecided when the output ended before any call of the
+    /// block began, is a call's header cut short: a name that may still be a request
+    /// tool's (`[TOOL_CALLS]get_wea`), or text the grammar's payload marker begins or
+    /// may still become (`call:get_wea`, `<func`). The call was being written: it is
+    /// cut, not stray text.
+    fn held_call_header(&self, held: &str) -> bool {
+        let held = trim_ws(held).trim_end_matches([' ', '\t', '\n', '\r']);
+        if held.is_empty() || self.tentative {
+            return false;
+        }
+        self.calls.may_be_name(held)
+            || self
+                .grammar
+                .payload_marker()
+                .is_some_and(|m| held.starts_with(m) || m.starts_with(held))
     }
 
     /// Text inside the block that belongs to no call: kept until the block closes, then

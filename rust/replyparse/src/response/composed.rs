@@ -41,7 +41,7 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use crate::calls::RejectedCall;
+use crate::calls::{CallNote, RejectedCall};
 use crate::config::ParserConfig;
 use crate::delta::{Channel, DeltaSink, StreamItem};
 use crate::dialect::{CallsInReasoning, ReasoningSeparators, ToolSeparators};
@@ -1217,6 +1217,11 @@ impl Composed {
         self.tool.as_ref().map_or(&[], |t| t.rejected_calls())
     }
 
+    /// Notes on calls that were sent, in order.
+    pub fn call_notes(&self) -> &[CallNote] {
+        self.tool.as_ref().map_or(&[], |t| t.call_notes())
+    }
+
     /// Number of tool calls emitted so far.
     pub fn emitted_tool_calls(&self) -> usize {
         self.tool.as_ref().map_or(0, |t| t.emitted_calls())
@@ -1252,6 +1257,13 @@ impl Composed {
 
     /// Refuses further chunks after an error the caller must see (buffer limit).
     pub(super) fn finish_after_error(&mut self) {
+        if matches!(self.state.mode, Mode::Tool(_)) {
+            // The response ended inside a tool block: its open call is cut.
+            if let Some(t) = self.tool.as_mut() {
+                t.cut_open_call();
+            }
+            self.state.ended_in_tool_block = true;
+        }
         self.state.finished = true;
     }
 

@@ -15,7 +15,7 @@ pub(crate) mod testutil;
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use crate::calls::{BuiltinCall, RejectedCall};
+use crate::calls::{BuiltinCall, CallNote, RejectedCall};
 pub use crate::config::{ParserConfig, DEFAULT_MAX_BUFFERED_BYTES};
 use crate::delta::{ParsedResponse, StreamItem};
 use crate::error::{Error, Result};
@@ -305,6 +305,16 @@ impl ResponseParser {
     /// Calls and block text that did not reach the client, in order.
     pub fn rejected_calls(&self) -> &[RejectedCall] {
         each!(&self.inner, p => p.rejected_calls())
+    }
+
+    /// Notes on calls that did reach the client, in order: today, a finished call whose
+    /// arguments are not one JSON object ([`NoteKind::ArgumentsNotObject`](crate::NoteKind::ArgumentsNotObject)).
+    /// Such a call is sent as the model wrote it (the parser does not validate
+    /// arguments); the note lets a server log it. Made once per call, when it ends, so
+    /// it is the same under any chunking, streamed (either mode) or parsed whole; a cut
+    /// call gets none (it is among the [`rejected_calls`](Self::rejected_calls)).
+    pub fn call_notes(&self) -> &[CallNote] {
+        each!(&self.inner, p => p.call_notes())
     }
 
     /// Messages addressed to a tool the request did not declare (Harmony's built-in

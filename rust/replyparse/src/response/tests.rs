@@ -1,6 +1,6 @@
 //! Tests of the response layer through its facade.
 
-use super::testutil::{chunking_invariant, feed, tool_specs};
+use super::testutil::{chunking_invariant, chunking_invariant_rejected, feed, tool_specs};
 use super::*;
 use crate::delta::{Channel, DeltaMessage, ParsedResponse};
 use crate::error::Error;
@@ -1347,4 +1347,267 @@ mod marker_ids {
             Err(Error::AlreadyStreamed)
         ));
     }
+}
+
+/// A finished call whose arguments are not one JSON object is sent as written and
+/// noted once, with the same notes however the text is chunked, in either streaming
+/// mode and in the complete parse; arguments past the 64 KiB record limit are checked
+/// too (incrementally once the record is full), and a cut call gets no note.
+#[test]
+fn arguments_that_are_not_one_object_are_noted() {
+    let big = "x".repeat(100 * 1024);
+    let cases: Vec<(String, Vec<usize>)> = vec![
+        (r#"{"city": "A"}"#.to_owned(), vec![]),
+        (r#"["rust", 3]"#.to_owned(), vec![0]),
+        (r#"{"city": truX}"#.to_owned(), vec![0]),
+        (format!(r#"{{"city": "{big}"}}"#), vec![]),
+        (format!(r#"{{"city": "{big}\x"}}"#), vec![0]),
+        (format!(r#"["{big}"]"#), vec![0]),
+    ];
+    for (args, want) in cases {
+        let text = format!(
+            "<tool_call>\n{{\"name\": \"f\", \"arguments\": {args}}}\n</tool_call>\
+             <tool_call>\n{{\"name\": \"f\", \"arguments\": {{}}}}\n</tool_call>\
+             <tool_call>\n{{\"name\": \"f\", \"arguments\": [1"
+        );
+        let n = text.len();
+        // Whole, every 7 bytes, and 4 KiB pieces (the big record fills mid-chunk).
+        let chunkings: Vec<Vec<usize>> = vec![
+            vec![],
+            (7..n)
+                .step_by(7)
+                .filter(|&c| text.is_char_boundary(c))
+                .collect(),
+            (4096..n).step_by(4096).collect(),
+        ];
+        for whole_calls in [false, true] {
+            let cfg = ParserConfig {
+                tool_parser: Some("qwen".into()),
+                tools: tools(&["f"]),
+                whole_calls,
+                ..Default::default()
+            };
+            for cuts in &chunkings {
+                let mut p = ResponseParser::new(&cfg).unwrap();
+                let mut last = 0;
+                let mut sent = String::new();
+                for &c in cuts.iter().chain([&n]) {
+                    let items = p.stream_chunk(&text[last..c], None, c == n).unwrap();
+                    for (d, _) in &items {
+                        for tc in d.tool_calls.iter().filter(|tc| tc.index == 0) {
+                            sent.push_str(tc.function.arguments.as_deref().unwrap_or(""));
+                        }
+                    }
+                    last = c;
+                }
+                assert_eq!(sent, args, "the call is sent as written");
+                let notes = p.call_notes();
+                let got: Vec<usize> = notes.iter().map(|n| n.index).collect();
+                assert_eq!(
+                    got,
+                    want,
+                    "{} whole_calls {whole_calls}",
+                    &args[..20.min(args.len())]
+                );
+                for note in notes {
+                    assert_eq!(note.name, "f");
+                    assert_eq!(note.kind, crate::NoteKind::ArgumentsNotObject);
+                    assert_eq!(note.truncated, args.len() > crate::calls::RAW_RECORD_LIMIT);
+                    assert!(args.starts_with(&note.raw));
+                }
+                // The third call is cut: a rejected record, no note.
+                assert_eq!(p.rejected_calls().len(), 1);
+                assert_eq!(p.rejected_calls()[0].reason, crate::RejectReason::Cut);
+            }
+            let mut p = ResponseParser::new(&cfg).unwrap();
+            p.parse_complete(&text, None).unwrap();
+            let got: Vec<usize> = p.call_notes().iter().map(|n| n.index).collect();
+            assert_eq!(got, want, "complete parse");
+        }
+    }
+}
+
+/// Harmony: a built-in message body or a whole call's body that outgrows the buffer
+/// limit ends the response with the error, and the open message is recorded as cut —
+/// the built-in message with `cut` set, the call among the rejected calls with reason
+/// `cut` — never as a finished one. A whole call's held body counts toward the limit.
+#[test]
+fn harmony_body_past_the_buffer_limit_is_cut() {
+    let limit = 64 * 1024;
+    let body = format!("{{\"code\": \"{}\"}}", "x".repeat(100 * 1024));
+    let heads = [
+        ("builtin", "<|channel|>analysis to=python code<|message|>"),
+        (
+            "call",
+            "<|channel|>commentary to=functions.f <|constrain|>json<|message|>",
+        ),
+    ];
+    for (kind, head) in heads {
+        for whole_calls in [false, true] {
+            let cfg = ParserConfig {
+                response_parser: Some("gpt-oss".into()),
+                tools: tools(&["f"]),
+                max_buffered_bytes: Some(limit),
+                whole_calls,
+                ..Default::default()
+            };
+            let mut p = ResponseParser::new(&cfg).unwrap();
+            let text = format!("{head}{body}");
+            let mut err = None;
+            for piece in text.as_bytes().chunks(4096) {
+                let piece = std::str::from_utf8(piece).unwrap();
+                if let Err(e) = p.stream_chunk(piece, None, false) {
+                    err = Some(e);
+                    break;
+                }
+            }
+            let what = format!("{kind} whole_calls {whole_calls}");
+            if kind == "call" && !whole_calls {
+                // Incremental arguments are sent, not held: no limit is reached, and the
+                // end of output without `<|call|>` after a body past the record limit
+                // cuts the call.
+                assert!(err.is_none(), "{what}");
+                p.stream_chunk("", None, true).unwrap();
+                assert_eq!(p.cut_call(), Some(0), "{what}");
+            } else {
+                assert!(
+                    matches!(err, Some(Error::BufferLimit { .. })),
+                    "{what}: {err:?}"
+                );
+                assert!(p.is_finished());
+            }
+            assert!(p.ended_in_tool_block(), "{what}");
+            if kind == "builtin" {
+                let b = p.builtin_calls();
+                assert_eq!(b.len(), 1, "{what}");
+                assert!(b[0].cut, "{what}: a built-in message past the limit is cut");
+                assert!(p.rejected_calls().is_empty());
+            } else {
+                let r = p.rejected_calls();
+                assert_eq!(r.len(), 1, "{what}");
+                assert_eq!(r[0].reason, crate::RejectReason::Cut, "{what}");
+                assert_eq!(r[0].name.as_deref(), Some("f"));
+                assert!(p.call_notes().is_empty());
+            }
+        }
+    }
+}
+
+/// A whole call whose held arguments outgrow the buffer limit ends the response with the
+/// error, and the call is recorded as cut, never left looking finished.
+#[test]
+fn whole_call_past_the_buffer_limit_is_cut() {
+    let cfg = ParserConfig {
+        tool_parser: Some("qwen".into()),
+        tools: tools(&["f"]),
+        max_buffered_bytes: Some(64 * 1024),
+        whole_calls: true,
+        ..Default::default()
+    };
+    let mut p = ResponseParser::new(&cfg).unwrap();
+    let text = format!(
+        "<tool_call>\n{{\"name\": \"f\", \"arguments\": {{\"a\": \"{}\"}}}}\n</tool_call>",
+        "x".repeat(100 * 1024)
+    );
+    let mut err = None;
+    for piece in text.as_bytes().chunks(4096) {
+        if let Err(e) = p.stream_chunk(std::str::from_utf8(piece).unwrap(), None, false) {
+            err = Some(e);
+            break;
+        }
+    }
+    assert!(matches!(err, Some(Error::BufferLimit { .. })), "{err:?}");
+    assert!(p.ended_in_tool_block());
+    let r = p.rejected_calls();
+    assert_eq!(r.len(), 1);
+    assert_eq!(
+        (r[0].reason, r[0].name.as_deref()),
+        (crate::RejectReason::Cut, Some("f"))
+    );
+    assert_eq!(p.cut_call(), None);
+}
+
+/// A call the output ended inside while its name was being written is cut (reason
+/// `cut`, no name), in every family with a name before its arguments, under every
+/// chunking; `missing_name` is only for a call that ended without a name.
+#[test]
+fn call_cut_inside_its_name_is_cut() {
+    let cases = [
+        ("qwen", "<tool_call>\n{\"name\": \"get_wea"),
+        (
+            "qwen",
+            "<tool_call>\n{\"arguments\": {\"a\": 1}, \"name\": \"get_wea",
+        ),
+        ("llama3", "<|python_tag|>{\"name\": \"get_wea"),
+        ("mistral", "[TOOL_CALLS][{\"name\": \"get_wea"),
+        ("mistral", "[TOOL_CALLS]get_wea"),
+        (
+            "kimi_k2",
+            "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_wea",
+        ),
+        (
+            "deepseek_v31",
+            "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_wea",
+        ),
+        ("qwen3coder", "<tool_call>\n<function=get_wea"),
+        ("glm47", "<tool_call>get_wea"),
+        (
+            "deepseek-v32",
+            "\n\n<｜DSML｜function_calls>\n<｜DSML｜invoke name=\"get_wea",
+        ),
+        ("minimax_m2", "<minimax:tool_call>\n<invoke name=\"get_wea"),
+        ("gemma4", "<|tool_call>call:get_wea"),
+    ];
+    for (parser, text) in cases {
+        let cfg = ParserConfig {
+            tool_parser: Some(parser.into()),
+            tools: tools(&["get_weather"]),
+            ..Default::default()
+        };
+        let (r, rejected) = chunking_invariant_rejected(&cfg, text, false);
+        assert!(
+            r.tool_calls.is_empty() && r.content.is_none(),
+            "{parser} {text:?}: {r:?}"
+        );
+        let reasons: Vec<_> = rejected
+            .iter()
+            .map(|r| (r.reason, r.name.clone()))
+            .collect();
+        assert_eq!(
+            reasons,
+            [(crate::RejectReason::Cut, None)],
+            "{parser} {text:?}"
+        );
+    }
+    // Harmony: the output ended inside a call's header.
+    for text in [
+        "<|channel|>commentary to=functions.get_wea",
+        "<|channel|>commentary to=functions.get_weather <|constrain|>js",
+    ] {
+        let cfg = ParserConfig {
+            response_parser: Some("gpt-oss".into()),
+            tools: tools(&["get_weather"]),
+            ..Default::default()
+        };
+        let (r, rejected) = chunking_invariant_rejected(&cfg, text, false);
+        assert!(
+            r.tool_calls.is_empty() && r.content.is_none(),
+            "{text:?}: {r:?}"
+        );
+        let reasons: Vec<_> = rejected
+            .iter()
+            .map(|r| (r.reason, r.name.clone()))
+            .collect();
+        assert_eq!(reasons, [(crate::RejectReason::Cut, None)], "{text:?}");
+        assert_eq!(rejected[0].raw, text);
+    }
+    // A call that ended without a name is not cut.
+    let cfg = ParserConfig {
+        tool_parser: Some("qwen".into()),
+        tools: tools(&["get_weather"]),
+        ..Default::default()
+    };
+    let text = "<tool_call>\n{\"arguments\": {\"a\": 1}}\n</tool_call>";
+    let (_, rejected) = chunking_invariant_rejected(&cfg, text, false);
+    assert_eq!(rejected[0].reason, crate::RejectReason::MissingName);
 }

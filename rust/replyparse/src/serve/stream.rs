@@ -410,6 +410,13 @@ impl ServeStream {
     /// runner's (`stop` before the last step). Needs
     /// [`keeps_complete`](Self::keeps_complete): a stream that did not keep its text
     /// gives a response without it.
+    ///
+    /// For a non-streaming response, put the parser in whole-call mode before the first
+    /// step ([`ParserConfig::whole_calls`](crate::ParserConfig::whole_calls) or
+    /// [`ResponseParser::set_whole_calls`]), as the Python `complete` helpers do: a call
+    /// the output ended inside is then left out, as the complete parse leaves it out.
+    /// With an incremental parser the response is what a client accumulated from the
+    /// stream, the cut call included and marked `"_cut": true`.
     pub fn complete(&self, parser: &ResponseParser) -> Value {
         let usage = self.usage(parser);
         let reason = self.runner.finish_reason().unwrap_or("stop");
@@ -781,5 +788,92 @@ mod tests {
             s.last_sse().len()
         );
         assert!(s.sse.capacity() <= SSE_KEEP_BYTES, "{}", s.sse.capacity());
+    }
+
+    /// The calls of a complete response, as (name, arguments text), in every protocol.
+    fn complete_calls(protocol: Protocol, v: &Value) -> Vec<(String, String)> {
+        let text = |a: &Value| a.as_str().map_or_else(|| a.to_string(), str::to_owned);
+        match protocol {
+            Protocol::ChatCompletions => v["choices"][0]["message"]["tool_calls"]
+                .as_array()
+                .map_or_else(Vec::new, |calls| {
+                    calls
+                        .iter()
+                        .map(|c| {
+                            (
+                                text(&c["function"]["name"]),
+                                text(&c["function"]["arguments"]),
+                            )
+                        })
+                        .collect()
+                }),
+            Protocol::Responses => v["output"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|i| i["type"] == "function_call")
+                .map(|i| (text(&i["name"]), text(&i["arguments"])))
+                .collect(),
+            Protocol::Anthropic => v["content"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|b| b["type"] == "tool_use")
+                .map(|b| (text(&b["name"]), b["input"].to_string()))
+                .collect(),
+        }
+    }
+
+    /// A non-streaming response built through a stream honours whole-call mode as the
+    /// Python `complete` helpers do: with the parser in whole-call mode a call the output
+    /// ended inside is left out (as the complete parse leaves it out) and nothing is
+    /// marked cut; an incremental parser's complete response is what a client
+    /// accumulated from the stream, the cut call included and marked `_cut`.
+    #[test]
+    fn complete_honours_whole_call_mode() {
+        let text = "<tool_call>{\"name\": \"f\", \"arguments\": {\"a\": 1}}</tool_call>\
+            <tool_call>{\"name\": \"f\", \"arguments\": {\"cmd\": \"rm -rf /";
+        for protocol in PROTOCOLS {
+            for whole in [true, false] {
+                for size in [1, 5, text.len()] {
+                    let mut p = parser();
+                    p.set_whole_calls(whole).unwrap();
+                    let options = ServeOptions {
+                        raise_errors: true,
+                        ..ServeOptions::default()
+                    };
+                    let mut s = ServeStream::new(protocol, meta(), options);
+                    let cuts: Vec<usize> = (0..text.len())
+                        .step_by(size)
+                        .filter(|&i| text.is_char_boundary(i))
+                        .chain([text.len()])
+                        .collect();
+                    for w in cuts.windows(2) {
+                        s.feed(&mut p, EngineStep::new(&text[w[0]..w[1]])).unwrap();
+                    }
+                    let end = StreamEnd {
+                        reason: Some("length"),
+                        ..StreamEnd::default()
+                    };
+                    s.finish(&mut p, end).unwrap();
+                    let v = s.complete(&p);
+                    let calls = complete_calls(protocol, &v);
+                    let what = format!("{protocol:?} whole {whole} size {size}: {v}");
+                    assert_eq!(p.rejected_calls()[0].reason, crate::RejectReason::Cut);
+                    if whole {
+                        assert_eq!(calls.len(), 1, "{what}");
+                        assert_eq!(calls[0].0, "f");
+                        let args: Value = serde_json::from_str(&calls[0].1).unwrap();
+                        assert_eq!(args, serde_json::json!({"a": 1}), "{what}");
+                        assert!(!v.to_string().contains("_cut"), "{what}");
+                        assert_eq!(p.cut_call(), None);
+                    } else {
+                        assert_eq!(calls.len(), 2, "{what}");
+                        assert!(calls[1].1.contains("_cut"), "{what}");
+                        assert_eq!(p.cut_call(), Some(1));
+                    }
+                }
+            }
+        }
     }
 }

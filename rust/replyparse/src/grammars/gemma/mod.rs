@@ -161,6 +161,15 @@ impl GemmaGrammar {
         let name = &r[..n];
         match b.get(n) {
             None if !final_ => Step::Wait(at),
+            None => {
+                // The output ended inside the call's name: a call was being written,
+                // and it is cut (recorded without a name).
+                self.began = true;
+                calls.begin_call(out);
+                calls.cut_call(out);
+                self.state = State::Done;
+                Step::Next(text.len())
+            }
             Some(&c @ (b'{' | b'(')) if n > 0 => {
                 self.open_call(name, c, calls, out);
                 Step::Next(at + pre + n + 1)

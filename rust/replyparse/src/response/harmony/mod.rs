@@ -132,7 +132,7 @@ mod shape;
 
 use std::sync::Arc;
 
-use crate::calls::{AllowedNames, BuiltinCall, CallEmitter, RejectedCall};
+use crate::calls::{AllowedNames, BuiltinCall, CallEmitter, CallNote, RejectedCall};
 use crate::delta::{Channel, DeltaSink, StreamItem};
 use crate::error::{Error, Result};
 use crate::request::ToolPolicy;
@@ -385,6 +385,11 @@ impl HarmonyParser {
         self.emitter.rejected()
     }
 
+    /// Notes on calls that were sent, in order.
+    pub fn call_notes(&self) -> &[CallNote] {
+        self.emitter.notes()
+    }
+
     /// Messages to built-in recipients, in order (see [`BuiltinCall`]).
     pub fn builtin_calls(&self) -> &[BuiltinCall] {
         &self.builtins.calls
@@ -417,17 +422,40 @@ impl HarmonyParser {
     }
 
     /// Everything the parser holds for the response (what the buffer limit bounds):
-    /// here, what it holds back and the bodies of the built-in messages.
+    /// here, what it holds back, the bodies of the built-in messages, and the open
+    /// call's held arguments (a whole call's, or arguments waiting for a name).
     pub(crate) fn buffered_bytes(&self) -> usize {
-        self.pending_len() + self.builtins.bytes
+        self.pending_len() + self.builtins.bytes + self.emitter.held_bytes()
     }
 
     pub fn is_finished(&self) -> bool {
         self.finished
     }
 
-    /// Refuses further chunks after an error the caller must see (buffer limit).
+    /// Refuses further chunks after an error the caller must see (buffer limit). The
+    /// response ended inside whatever message was open, so an open call or built-in
+    /// message is cut (recorded as such, never presented as finished): the call among
+    /// the rejected calls with reason `cut`, the built-in message with `cut` set.
     pub(crate) fn finish_after_error(&mut self) {
+        if let State::Body { route, .. } = self.state {
+            match route {
+                Route::Call => {
+                    // A cut adds no delta (nothing is closed); the chunk's deltas were
+                    // dropped with the error.
+                    let mut none = Vec::new();
+                    self.emitter.cut_call(&mut DeltaSink::new(&mut none));
+                    self.ended_in_tool_block = true;
+                }
+                Route::Builtin => {
+                    if let Some(b) = self.builtins.calls.last_mut() {
+                        b.cut = true;
+                    }
+                    self.ended_in_tool_block = true;
+                }
+                Route::Text(_) => {}
+            }
+            self.state = State::Header;
+        }
         self.finished = true;
     }
 
@@ -771,6 +799,17 @@ impl HarmonyParser {
         self.emitter.open_arguments().is_some_and(whole_json_value)
     }
 
+    /// Whether the held header, which the output ended inside, is a call's: tagged, with
+    /// a `functions.` recipient, while calls are armed.
+    fn header_cuts_a_call(&self) -> bool {
+        self.armed
+            && self.header_tagged
+            && matches!(
+                addressee(parse_header(&self.tags, &self.header).recipient),
+                Addressee::Function(_)
+            )
+    }
+
     /// End of input: release the held tag prefix, close an open message.
     fn finish(&mut self, sink: &mut DeltaSink) {
         let mut rest = std::mem::take(&mut self.pending);
@@ -809,6 +848,13 @@ impl HarmonyParser {
                 self.header.push_str(&rest);
                 if self.header.len() > MAX_HEADER_BYTES {
                     self.overflow(sink);
+                } else if self.header_cuts_a_call() {
+                    // The output ended inside the header of a call (its recipient, its
+                    // content type): the call is cut, recorded without a name.
+                    self.emitter.record_cut_header(&self.header);
+                    self.header.clear();
+                    self.header_tagged = false;
+                    self.ended_in_tool_block = true;
                 } else {
                     self.abandon_header(sink);
                 }
