@@ -510,6 +510,10 @@ impl ToolParser {
         let mut items = Vec::new();
         let used = self.feed(held, &mut DeltaSink::new(&mut items), !closed);
         self.calls.set_whole_calls(whole);
+        // Nothing of the block stays held (the grammar's last name, say): the held text
+        // was all there was, and what a response holds stays within its limit.
+        self.grammar.reset();
+        self.leading_ws.clear();
         let calls: Vec<DeltaToolCall> = items.into_iter().flat_map(|(d, _)| d.tool_calls).collect();
         let records = &self.calls.rejected()[self.rejected_before..];
         if closed {
