@@ -19,6 +19,7 @@
 //!            Sep(AfterClose) -> Start { fresh: false }  a reasoning close enters it
 //!            BareNext -> AfterBlock                  or the next bare line: tool
 //!            AfterBlock -> Sep(AfterBlocks) -> Text  entered when a block closes
+//!            Unopened -> AfterBlock | Text         a payload without its open tag
 //! reasoning  LeadingOpen -> AfterOpen -> Text        reasoning began implicitly
 //!            AfterOpen -> Text                       entered at an open tag
 //!            AfterBlock -> Text                      entered when a block closes
@@ -34,7 +35,9 @@
 //! `pending` is the only buffer: in plain and reasoning modes it holds at most a proper
 //! prefix of an armed tag, or what one of the waits above holds (a proper prefix of a
 //! declared separator, with the next open tag after a block; undeclared separator
-//! newlines after a block, bounded by [`MAX_SEPARATOR_NEWLINES`]); in tool mode it
+//! newlines after a block, bounded by [`MAX_SEPARATOR_NEWLINES`]; a payload written
+//! without its block's open tag, bounded by [`UnopenedRule::bound`], searched once and
+//! read whole once its end arrives); in tool mode it
 //! holds what the tool parser has not consumed yet. Every byte is therefore searched once, and the
 //! per-chunk work is proportional to the new text plus one tag length.
 
