@@ -887,6 +887,10 @@ impl Composed {
         while !text.is_char_boundary(limit) {
             limit -= 1;
         }
+        if limit == 0 {
+            // A bound below one character (a tiny buffer limit): the search still moves.
+            limit = text.chars().next().map_or(0, char::len_utf8);
+        }
         let window = &text[..limit];
         // The window grows no more: the input ended, or it reached the bound.
         let shut = final_ || text.len() >= rule.bound;

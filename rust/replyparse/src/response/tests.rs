@@ -1153,6 +1153,13 @@ fn unopened_block_ends_within_the_bound() {
     assert_eq!(r.tool_calls, []);
     assert_eq!(r.content.as_deref(), Some(text.as_str()));
     assert_eq!(rejected, []);
+    // A bound below the open text (a buffer limit too small to stream with): content,
+    // and the search goes on.
+    for max in [0, 1, 4] {
+        let mut p = ResponseParser::new(&unopened_config(None, Some(max))).unwrap();
+        let r = p.parse_complete(UNOPENED, None).unwrap();
+        assert_eq!(r.content.as_deref(), Some(UNOPENED), "{max}");
+    }
     // The default bound is 64 KiB.
     let long = UNOPENED.replace("Paris", &"p".repeat(crate::UNOPENED_MAX));
     let p = |t: &str| {
