@@ -555,6 +555,41 @@ def test_register_tool_parser_without_close_tag():
     assert (msg.content, complete_result(msg)["calls"]) == ("x y", [("noop", '{"a": 1}')])
 
 
+def test_register_tool_parser_with_an_unopened_block():
+    """A block written without its open tag is data: any dialect may declare it."""
+    name = unique("test-unopened")
+    syntax = rp.XmlSyntax(
+        function_open="<call:",
+        function_name_end=">",
+        function_close="</call>",
+        param_open="<arg:",
+        param_name_end=">",
+        value_close="</arg>",
+    )
+    unopened = {"payload_open": "<call:", "payload_close": "</call>", "close": "</calls>"}
+    d = rp.register_tool_parser(
+        name=name, syntax=syntax, open="<calls>", close="</calls>", unopened_block=unopened
+    )
+    assert d.unopened_block is not None and d.unopened_block.close == "</calls>"
+    text = "Hi <call:search><arg:query>x</arg></call></calls> bye <call:nope></call></calls>"
+    for chunking in (lambda t: [t], list, fixed(3)):
+        s = stream_text(make_parser(name, None, TOOLS), text, chunking)
+        assert s.result() == {
+            "content": "Hi  bye <call:nope></call></calls>",
+            "reasoning": None,
+            "calls": [("search", '{"query": "x"}')],
+        }
+    unopened["payload_open"] = "<invoke:"
+    with pytest.raises(rp.InvalidDialectError, match=r"unopened_block\.payload_open"):
+        rp.register_tool_parser(
+            name=unique("test-unopened"),
+            syntax=syntax,
+            open="<calls>",
+            close="</calls>",
+            unopened_block=unopened,
+        )
+
+
 @pytest.mark.parametrize("clash", ["qwen", "HERMES", "llama3-json", "interns1"])
 def test_register_clashing_name_raises(clash):
     with pytest.raises(rp.InvalidDialectError) as e:

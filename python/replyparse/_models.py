@@ -394,6 +394,19 @@ class FormDecl(_Declaration):
         return wrapped["forms"][0]
 
 
+class UnopenedBlock(_Declaration):
+    """A block the model writes without its open tag (Qwen3-Coder's
+    `<function=f>...</function>` closed by an orphan `</tool_call>`): what its payload
+    begins with (the syntax's payload marker), what ends the payload, and the close tag
+    (one of the dialect's) that must follow. Armed in plain text only, when the request
+    has tools; the held text is a call only if it is calls of request tools and nothing
+    else, else content as written."""
+
+    payload_open: str = Field(min_length=1)
+    payload_close: str = Field(min_length=1)
+    close: str = Field(min_length=1)
+
+
 class BlockTags(_Declaration):
     """One more kind of tool block: its open tag, its close tag (None: the block ends
     with its payload), and whether it is a call only if it emits one (`tentative`)."""
@@ -456,6 +469,8 @@ class ToolDialect(_Declaration):
     # The marker pieces that are single special tokens (None: every `<|...|>` piece);
     # markers are also accepted with one space beside them, as engines decode them.
     special_tokens: list[str] | None = None
+    # A block written without its open tag (a payload closed by an orphan close tag).
+    unopened_block: UnopenedBlock | None = None
 
     @model_validator(mode="before")
     @classmethod

@@ -251,6 +251,16 @@ pub fn new_call_id(rng: &mut fastrand::Rng) -> String {
     id
 }
 
+/// Where a [`CallEmitter`] stood ([`CallEmitter::mark`]): what
+/// [`rollback`](CallEmitter::rollback) returns it to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EmitterMark {
+    next_index: usize,
+    accepted: usize,
+    rejected: usize,
+    model_ids: usize,
+}
+
 /// See the module docs.
 #[derive(Debug)]
 pub struct CallEmitter {
@@ -293,6 +303,67 @@ impl CallEmitter {
     /// Set before the first call.
     pub fn set_whole_calls(&mut self, whole: bool) {
         self.whole_calls = whole;
+    }
+
+    /// Whether calls are sent whole ([`set_whole_calls`](Self::set_whole_calls)).
+    pub fn whole_calls(&self) -> bool {
+        self.whole_calls
+    }
+
+    /// Where the emitter stands now, between calls: a later
+    /// [`rollback`](Self::rollback) forgets every call and record made after it.
+    pub fn mark(&self) -> EmitterMark {
+        EmitterMark {
+            next_index: self.next_index,
+            accepted: self.accepted,
+            rejected: self.rejected.len(),
+            model_ids: self.model_ids.len(),
+        }
+    }
+
+    /// Forgets every call and record since `mark` (and an open call): text read as
+    /// calls turned out not to be any. Nothing of them may have been sent.
+    pub fn rollback(&mut self, mark: EmitterMark) {
+        self.current = None;
+        self.next_index = mark.next_index;
+        self.accepted = mark.accepted;
+        self.rejected.truncate(mark.rejected);
+        self.model_ids.truncate(mark.model_ids);
+    }
+
+    /// The calls since `mark` are cut, none of them sent: `finished` (name and
+    /// arguments of each call that ended, in order, held whole) are recorded as
+    /// [`RejectReason::Cut`] before the records made since `mark` (the open call's cut,
+    /// if any), and their indices are given back.
+    pub fn cut_since(
+        &mut self,
+        mark: EmitterMark,
+        finished: impl IntoIterator<Item = (Option<String>, String)>,
+    ) {
+        self.end_call_as_cut();
+        let later = self.rejected.split_off(mark.rejected);
+        for (name, arguments) in finished {
+            let mut raw = String::new();
+            let truncated = push_capped(&mut raw, &arguments);
+            self.rejected.push(RejectedCall {
+                name,
+                raw,
+                reason: RejectReason::Cut,
+                truncated,
+            });
+        }
+        self.rejected.extend(later);
+        self.next_index = mark.next_index;
+    }
+
+    /// An open call is cut here, not sent (as [`cut_call`](Self::cut_call) in
+    /// whole-call mode).
+    fn end_call_as_cut(&mut self) {
+        if self.current.is_some() {
+            let whole = std::mem::replace(&mut self.whole_calls, true);
+            self.cut_call(&mut DeltaSink::new(&mut Vec::new()));
+            self.whole_calls = whole;
+        }
     }
 
     /// The index of the call the output ended inside, when its beginning was sent

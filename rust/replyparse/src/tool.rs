@@ -14,8 +14,8 @@
 
 use std::sync::Arc;
 
-use crate::calls::{AllowedNames, CallEmitter, CallNote, RejectedCall};
-use crate::delta::DeltaSink;
+use crate::calls::{AllowedNames, CallEmitter, CallNote, RejectReason, RejectedCall};
+use crate::delta::{DeltaSink, DeltaToolCall};
 pub use crate::grammars::{BareCall, PayloadGrammar};
 use crate::registry::ToolDialect;
 use crate::request::{schemas_of, Schemas, ToolPolicy, ToolSpec};
@@ -45,6 +45,19 @@ impl Kind {
             tentative,
         }
     }
+}
+
+/// What a block written without its open tag was
+/// ([`ToolParser::read_unopened`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Unopened {
+    /// Calls of request tools, sent whole.
+    Calls,
+    /// The output ended inside well-formed calls of request tools: each is recorded as
+    /// cut, none sent.
+    Cut,
+    /// Not calls: the text is content, and nothing of it was recorded.
+    Text,
 }
 
 /// The parser of tool blocks, for a server that routes plain text and reasoning itself
@@ -498,6 +511,64 @@ impl ToolParser {
                 text.len() - keep
             }
         }
+    }
+
+    /// Reads `held` as one whole block of the dialect written without its open tag (see
+    /// [`UnopenedBlock`](crate::UnopenedBlock)): the payload, then the close tag when
+    /// `closed`, or the text the output ended with. Nothing is sent unless all of it is
+    /// calls of request tools: those are then sent whole (identity and arguments in one
+    /// fragment each, in either streaming mode). When the output ended inside
+    /// (`!closed`), a well-formed beginning of such calls (every name read is a request
+    /// tool's, nothing else is in it) is recorded as cut; anything else is text, and
+    /// the emitter forgets what it read.
+    pub(crate) fn read_unopened(
+        &mut self,
+        held: &str,
+        closed: bool,
+        out: &mut DeltaSink<'_>,
+    ) -> Unopened {
+        let mark = self.calls.mark();
+        let whole = self.calls.whole_calls();
+        self.calls.set_whole_calls(true);
+        self.start_block();
+        // A close tag cut short at the end of output is markup, as in any block.
+        let held = if closed {
+            held
+        } else {
+            &held[..held.len() - self.close.held_suffix(held)]
+        };
+        let mut items = Vec::new();
+        let used = self.feed(held, &mut DeltaSink::new(&mut items), !closed);
+        self.calls.set_whole_calls(whole);
+        // Nothing of the block stays held (the grammar's last name, say): the held text
+        // was all there was, and what a response holds stays within its limit.
+        self.grammar.reset();
+        self.leading_ws.clear();
+        let calls: Vec<DeltaToolCall> = items.into_iter().flat_map(|(d, _)| d.tool_calls).collect();
+        let records = &self.calls.rejected()[self.rejected_before..];
+        if closed {
+            let whole_block = self.block_closed && !self.truncated && used == held.len();
+            if whole_block && records.is_empty() && !calls.is_empty() {
+                out.tool_calls(calls);
+                return Unopened::Calls;
+            }
+        } else {
+            // Cut calls whose names were read (a name cut short names no tool yet: text).
+            let cut_only = records
+                .iter()
+                .all(|r| r.reason == RejectReason::Cut && r.name.is_some());
+            if cut_only && (!records.is_empty() || !calls.is_empty()) {
+                let finished = calls
+                    .into_iter()
+                    .map(|c| (c.function.name, c.function.arguments.unwrap_or_default()));
+                self.calls.cut_since(mark, finished);
+                self.truncated = true;
+                return Unopened::Cut;
+            }
+        }
+        self.calls.rollback(mark);
+        self.block_closed = true;
+        Unopened::Text
     }
 
     /// Held markup at the end of output is markup: after an open tag that has no close

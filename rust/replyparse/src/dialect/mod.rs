@@ -113,6 +113,10 @@ pub struct ToolDialect {
     /// open and close blocks too.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub special_tokens: Option<Vec<String>>,
+    /// A block the model writes without its open tag (see [`UnopenedBlock`]):
+    /// Qwen3-Coder's `<function=NAME>...</function>` closed by an orphan `</tool_call>`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unopened_block: Option<UnopenedBlock>,
 }
 
 impl ToolDialect {
@@ -159,6 +163,7 @@ impl ToolDialect {
             forms: Vec::new(),
             separators: ToolSeparators::default(),
             special_tokens: None,
+            unopened_block: None,
         }
     }
 
@@ -229,6 +234,35 @@ impl ToolDialect {
         self.special().spellings_of(tags)
     }
 }
+
+/// A block written without its open tag ([`ToolDialect::unopened_block`]): some models
+/// skip the open tag and write the payload straight into the content, closed by the
+/// block's close tag (Qwen3-Coder: `<function=f>...</function>\n</tool_call>`).
+///
+/// Armed in plain text only, and only when the request arms tool calls. From
+/// `payload_open` on, the text is held until `payload_close`, optional whitespace (at
+/// most 64 bytes) and `close` follow, within the first [`UNOPENED_MAX`] bytes (and the
+/// parser's buffer limit); the held text is then read as one block of the dialect. It
+/// is a call only if every call in it names a request tool and nothing else is in it;
+/// otherwise, or if the bound passes first, or another block's open tag comes first,
+/// the held text is content, exactly as written. If the output ends while holding,
+/// the calls read so far are cut (left out of the complete parse, recorded with reason
+/// `cut`) when the held text is a well-formed beginning of calls of request tools, and
+/// content otherwise. Such calls are sent whole once read, never argument by argument.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UnopenedBlock {
+    /// What the payload begins with: the grammar's payload marker (`<function=`).
+    pub payload_open: String,
+    /// What ends the payload's last call (`</function>`).
+    pub payload_close: String,
+    /// The block's close tag that closes it (`</tool_call>`): one of the dialect's close
+    /// tags.
+    pub close: String,
+}
+
+/// Longest text held for an [`UnopenedBlock`], in bytes: 64 KiB.
+pub const UNOPENED_MAX: usize = 64 * 1024;
 
 /// The tags of one more kind of block ([`ToolDialect::blocks`]): a dialect whose
 /// models write the same payload behind different markers.

@@ -31,6 +31,7 @@ fn check_tool(d: &ToolDialect) -> std::result::Result<(), FieldError> {
         check_separators("separators.between_blocks", between)?;
     }
     check_separators("separators.after_blocks", &seps.after_blocks)?;
+    check_unopened(d)?;
     for (k, f) in d.forms.iter().enumerate() {
         let at = format!("forms[{k}]");
         if f.when.is_empty() {
@@ -41,6 +42,38 @@ fn check_tool(d: &ToolDialect) -> std::result::Result<(), FieldError> {
             .map_err(|e| e.within(&format!("{at}.syntax")))?;
     }
     check_prefixes(d)
+}
+
+/// A block written without its open tag: its strings are non-empty, its payload open
+/// is what the grammar's payloads begin with and no open tag, and its close is one of
+/// the dialect's close tags.
+fn check_unopened(d: &ToolDialect) -> std::result::Result<(), FieldError> {
+    let Some(u) = &d.unopened_block else {
+        return Ok(());
+    };
+    non_empty("unopened_block.payload_open", &u.payload_open)?;
+    non_empty("unopened_block.payload_close", &u.payload_close)?;
+    non_empty("unopened_block.close", &u.close)?;
+    let grammar = d.grammar(crate::request::Schemas::default());
+    if grammar.payload_marker() != Some(u.payload_open.as_str()) {
+        return Err(FieldError::new(
+            "unopened_block.payload_open",
+            "is not what the syntax's payloads begin with (its function open)",
+        ));
+    }
+    if d.open_tags().any(|o| o == u.payload_open) {
+        return Err(FieldError::new(
+            "unopened_block.payload_open",
+            "is an open tag of the dialect",
+        ));
+    }
+    if !d.close_tags().any(|c| c == u.close) {
+        return Err(FieldError::new(
+            "unopened_block.close",
+            "is not one of the dialect's close tags",
+        ));
+    }
+    Ok(())
 }
 
 fn non_empty(field: &str, v: &str) -> std::result::Result<(), FieldError> {

@@ -19,6 +19,7 @@
 //!            Sep(AfterClose) -> Start { fresh: false }  a reasoning close enters it
 //!            BareNext -> AfterBlock                  or the next bare line: tool
 //!            AfterBlock -> Sep(AfterBlocks) -> Text  entered when a block closes
+//!            Unopened -> AfterBlock | Text         a payload without its open tag
 //! reasoning  LeadingOpen -> AfterOpen -> Text        reasoning began implicitly
 //!            AfterOpen -> Text                       entered at an open tag
 //!            AfterBlock -> Text                      entered when a block closes
@@ -34,7 +35,9 @@
 //! `pending` is the only buffer: in plain and reasoning modes it holds at most a proper
 //! prefix of an armed tag, or what one of the waits above holds (a proper prefix of a
 //! declared separator, with the next open tag after a block; undeclared separator
-//! newlines after a block, bounded by [`MAX_SEPARATOR_NEWLINES`]); in tool mode it
+//! newlines after a block, bounded by [`MAX_SEPARATOR_NEWLINES`]; a payload written
+//! without its block's open tag, bounded by [`UnopenedRule::bound`], searched once and
+//! read whole once its end arrives); in tool mode it
 //! holds what the tool parser has not consumed yet. Every byte is therefore searched once, and the
 //! per-chunk work is proportional to the new text plus one tag length.
 
@@ -44,7 +47,7 @@ use std::sync::Arc;
 use crate::calls::{CallNote, RejectedCall};
 use crate::config::ParserConfig;
 use crate::delta::{Channel, DeltaSink, StreamItem};
-use crate::dialect::{CallsInReasoning, ReasoningSeparators, ToolSeparators};
+use crate::dialect::{CallsInReasoning, ReasoningSeparators, ToolSeparators, UNOPENED_MAX};
 use crate::error::{Error, Result};
 use crate::registry::{self, ReasoningDialect, ToolDialect};
 use crate::request::{ToolPolicy, ToolSpec};
@@ -52,7 +55,7 @@ use crate::scan::lex::{trim_ws, ws_len};
 use crate::scan::prefix::{TagMatch, TagSet};
 use crate::scan::special::SpecialTokens;
 use crate::scan::tokens::{split_chunk, MarkerIds, MarkerSpans, Segment};
-use crate::tool::ToolParser;
+use crate::tool::{ToolParser, Unopened};
 
 /// Plain, reasoning or tool: the three modes of the module diagram, each with the state
 /// only it needs, so that a combination no response reaches cannot be written down.
@@ -89,6 +92,14 @@ enum PlainAt {
     AfterBlock,
     /// Nothing to decide: the tag search.
     Text,
+    /// A payload written without its block's open tag began (the dialect's
+    /// [`unopened_block`](ToolDialect::unopened_block)): the text from its first byte is
+    /// held until its end shows whether it is a block ([`Composed::on_unopened`]). No
+    /// end starts in the first `searched` bytes.
+    Unopened {
+        /// Held bytes already searched.
+        searched: usize,
+    },
 }
 
 /// Where reasoning text is: a wait that must be decided before the tag search, or none.
@@ -161,6 +172,9 @@ enum Role {
     /// A prefix dropped with the text up to and including its end (a citation's
     /// `</co: 0:[1,2]>`): the index of its rule in `drop_ends`.
     DropUntil(usize),
+    /// A payload's open text written without the block's open tag: the held text
+    /// starts there ([`PlainAt::Unopened`]).
+    Unopened,
 }
 
 /// Which armed set a tag was found in.
@@ -257,6 +271,20 @@ fn start_ws_keep(tags: &TagSet) -> Option<usize> {
         let ws = ws_len(tag);
         (ws < tag.len()).then_some(keep.max(ws))
     })
+}
+
+/// The open tags with a separator in front (`sep_opens`, each with its kind of block),
+/// then the open text of a payload written without its open tag, if armed: the open
+/// tags armed in plain text only.
+fn sep_open_roles<'a>(
+    sep_opens: &'a [(String, usize)],
+    unopened: Option<&'a UnopenedRule>,
+) -> Vec<(Option<&'a str>, Role)> {
+    sep_opens
+        .iter()
+        .map(|(o, k)| (Some(o.as_str()), Role::ToolOpen(*k)))
+        .chain(unopened.map(|u| (Some(u.open.as_str()), Role::Unopened)))
+        .collect()
 }
 
 /// The tool open tags armed inside reasoning: none where the reasoning dialect says
@@ -384,6 +412,78 @@ struct Rules {
     /// The token ids of the markers, when the caller gave them: with ids fed, a tag
     /// spelt in ordinary tokens is text.
     marker_ids: MarkerIds,
+    /// A block the model writes without its open tag, when the dialect declares one and
+    /// the request arms tool calls.
+    unopened: Option<UnopenedRule>,
+}
+
+/// How a block written without its open tag ends ([`Rules::unopened`]).
+#[derive(Debug)]
+struct UnopenedRule {
+    /// The payload's open text, armed in plain text.
+    open: String,
+    /// The payload's close (tag 0), then every spelling of the block open tags (with
+    /// their `before_blocks` separators): a real block opening ends the hold.
+    stops: Arc<TagSet>,
+    /// The close tag that must follow the payload's close.
+    close: String,
+    /// The held text's end lies within this many bytes.
+    bound: usize,
+}
+
+/// Whether a held payload's close that ends at `after` in `window` ends the block: up
+/// to [`MAX_HELD_WHITESPACE`] bytes of whitespace, then the close tag.
+enum CloseAt {
+    /// It does: the block ends here.
+    End(usize),
+    /// Not known yet: more text may complete the close tag.
+    Hold,
+    /// It does not.
+    No,
+}
+
+impl UnopenedRule {
+    /// The rule of the tool parser's dialect, if it declares one, searching for the
+    /// open tags `opens` and `sep_opens` (with their separators) as well.
+    fn new(
+        tool: Option<&ToolParser>,
+        opens: &[(Cow<str>, usize)],
+        sep_opens: &[(String, usize)],
+    ) -> Option<Self> {
+        let u = tool?.dialect().unopened_block.as_ref()?;
+        let stops: Vec<&str> = std::iter::once(u.payload_close.as_str())
+            .chain(opens.iter().map(|(o, _)| o.as_ref()))
+            .chain(sep_opens.iter().map(|(o, _)| o.as_str()))
+            .filter(|t| !t.is_empty())
+            .collect();
+        Some(UnopenedRule {
+            open: u.payload_open.clone(),
+            stops: TagSet::shared(&stops),
+            close: u.close.clone(),
+            bound: UNOPENED_MAX,
+        })
+    }
+
+    /// See [`CloseAt`]; `shut`: the window will not grow.
+    fn close_at(&self, window: &str, after: usize, shut: bool) -> CloseAt {
+        let rest = &window[after..];
+        let ws = rest
+            .bytes()
+            .take(MAX_HELD_WHITESPACE + 1)
+            .take_while(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
+            .count();
+        if ws > MAX_HELD_WHITESPACE {
+            return CloseAt::No;
+        }
+        let r = &rest[ws..];
+        if r.starts_with(self.close.as_str()) {
+            CloseAt::End(after + ws + self.close.len())
+        } else if !shut && self.close.starts_with(r) {
+            CloseAt::Hold
+        } else {
+            CloseAt::No
+        }
+    }
 }
 
 impl Rules {
@@ -442,14 +542,19 @@ impl Composed {
         let thinking = reasoning
             .as_ref()
             .and_then(|r| r.thinking(&config.thinking_flags()));
-        Ok(Self::build(
+        let mut parser = Self::build(
             tool,
             reasoning,
             &policy,
             config.tools.as_deref().unwrap_or_default(),
             thinking,
             config.reasoning_tag_ids,
-        ))
+        );
+        // What is held for a block without its open tag stays within the buffer limit.
+        if let (Some(u), Some(max)) = (parser.rules.unopened.as_mut(), config.max_buffered_bytes) {
+            u.bound = u.bound.min(max);
+        }
+        Ok(parser)
     }
 
     /// Builds a parser from resolved dialects.
@@ -558,10 +663,9 @@ impl Composed {
                     .map(move |s| (format!("{s}{o}"), *k))
             })
             .collect();
-        let sep_opens: Vec<(Option<&str>, Role)> = sep_opens
-            .iter()
-            .map(|(o, k)| (Some(o.as_str()), Role::ToolOpen(*k)))
-            .collect();
+        // A payload written without its open tag is armed in plain text only, with them.
+        let unopened = UnopenedRule::new(tool_parser.as_ref(), &opens, &sep_opens);
+        let sep_opens = sep_open_roles(&sep_opens, unopened.as_ref());
         let plain = Armed::new(
             &[
                 &r_opens[..],
@@ -637,6 +741,7 @@ impl Composed {
                 reasoning_as_content: enable_thinking == Some(false),
                 reasoning,
                 marker_ids: MarkerIds::default(),
+                unopened,
             },
             tool,
             state,
@@ -795,6 +900,7 @@ impl Composed {
             PlainAt::Sep(at) => self.on_sep(at, text, final_),
             PlainAt::BareNext => self.on_bare_next(text, final_),
             PlainAt::AfterBlock => self.on_after_block(false, text, final_),
+            PlainAt::Unopened { searched } => self.on_unopened(searched, text, sink, final_),
         }
     }
 
@@ -865,6 +971,82 @@ impl Composed {
             (false, false) => Mode::Plain(PlainAt::AfterBlock),
         };
         Step::Next(used)
+    }
+
+    /// A payload written without its block's open tag ([`PlainAt::Unopened`]): `text`
+    /// starts at its open text and is held, searched once from `searched`, until the
+    /// payload's close, whitespace and the block's close tag end it within the bound
+    /// ([`UnopenedRule`]). The held text is then read as one block: calls of request
+    /// tools, sent whole, or content as written. A block open tag before that end, the
+    /// bound reached first, or the end of output (unless the text is a well-formed
+    /// beginning of calls, which are then cut) make it content too; the search goes on
+    /// after it, so every byte is searched once.
+    fn on_unopened(
+        &mut self,
+        searched: usize,
+        text: &str,
+        sink: &mut DeltaSink,
+        final_: bool,
+    ) -> Step {
+        let rule = self.rules.unopened.as_ref().expect("armed");
+        let mut limit = rule.bound.min(text.len());
+        while !text.is_char_boundary(limit) {
+            limit -= 1;
+        }
+        if limit == 0 {
+            // A bound below one character (a tiny buffer limit): the search still moves.
+            limit = text.chars().next().map_or(0, char::len_utf8);
+        }
+        let window = &text[..limit];
+        // The window grows no more: the input ended, or it reached the bound.
+        let shut = final_ || text.len() >= rule.bound;
+        let mut from = searched;
+        let held = loop {
+            match rule.stops.find_or_held(&window[from..], shut) {
+                // A block's open tag: the held text before it is content.
+                Ok(m) if m.tag > 0 => return self.unopened_text(&text[..from + m.start], sink),
+                Ok(m) => match rule.close_at(window, from + m.end, shut) {
+                    CloseAt::End(end) => {
+                        let tool = self.tool.as_mut().expect("armed with tools");
+                        return match tool.read_unopened(&text[..end], true, sink) {
+                            Unopened::Calls => {
+                                self.state.mode = Mode::Plain(PlainAt::AfterBlock);
+                                Step::Next(end)
+                            }
+                            _ => self.unopened_text(&text[..end], sink),
+                        };
+                    }
+                    CloseAt::Hold => break from + m.start,
+                    CloseAt::No => {
+                        let at = from + m.start;
+                        from = at + window[at..].chars().next().map_or(1, char::len_utf8);
+                    }
+                },
+                Err(keep) => break limit - keep,
+            }
+        };
+        if !shut {
+            self.state.mode = Mode::Plain(PlainAt::Unopened { searched: held });
+            return Step::Wait(0);
+        }
+        if text.len() >= rule.bound {
+            return self.unopened_text(window, sink);
+        }
+        // The output ended while holding.
+        let tool = self.tool.as_mut().expect("armed with tools");
+        if tool.read_unopened(text, false, sink) == Unopened::Cut {
+            self.state.ended_in_tool_block = true;
+            self.state.mode = Mode::Plain(PlainAt::Text);
+            return Step::Next(text.len());
+        }
+        self.unopened_text(text, sink)
+    }
+
+    /// Held text that was no block: content, as written; the tag search goes on after it.
+    fn unopened_text(&mut self, held: &str, sink: &mut DeltaSink) -> Step {
+        sink.text(Channel::Content, held);
+        self.state.mode = Mode::Plain(PlainAt::Text);
+        Step::Next(held.len())
     }
 
     /// The start of the content channel ([`PlainAt::Start`]). Whitespace here is content
@@ -1105,6 +1287,10 @@ impl Composed {
                 self.state.mode = Mode::Tool(Opened::Tag { set, tag: m.tag });
             }
             Role::WrapperOpen => self.state.mode = Mode::Plain(PlainAt::Text),
+            Role::Unopened => {
+                self.state.mode = Mode::Plain(PlainAt::Unopened { searched: 0 });
+                return Step::Next(m.start);
+            }
             Role::Drop => {}
             Role::DropUntil(rule) => {
                 match drop_until(&text[m.end..], &self.rules.drop_ends[rule], final_) {

@@ -1611,3 +1611,132 @@ fn call_cut_inside_its_name_is_cut() {
     let (_, rejected) = chunking_invariant_rejected(&cfg, text, false);
     assert_eq!(rejected[0].reason, crate::RejectReason::MissingName);
 }
+
+/// Qwen3-Coder with `get_weather` and `noop`, reasoning `qwen3` or none, and the given
+/// buffer limit.
+fn unopened_config(reasoning: Option<&str>, max: Option<usize>) -> ParserConfig {
+    ParserConfig {
+        tool_parser: Some("qwen3coder".into()),
+        reasoning_parser: reasoning.map(Into::into),
+        tools: tools(&["get_weather", "noop"]),
+        max_buffered_bytes: max,
+        ..Default::default()
+    }
+}
+
+const UNOPENED: &str =
+    "<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>";
+
+/// A block written without its open tag ends within its bound, never above the buffer
+/// limit: held text exactly as long as the bound is a call; one byte longer, content as
+/// written (nothing recorded), whatever the chunking. The search goes on after the
+/// released text.
+#[test]
+fn unopened_block_ends_within_the_bound() {
+    let text = format!("Hi.\n{UNOPENED}\nBye {UNOPENED}");
+    let cfg = unopened_config(None, Some(UNOPENED.len()));
+    let (r, rejected) = crate::response::testutil::chunking_invariant_rejected(&cfg, &text, false);
+    let call = ("get_weather", r#"{"city": "Paris"}"#);
+    assert_eq!(crate::response::testutil::calls(&r), [call, call]);
+    assert_eq!(r.content.as_deref(), Some("Hi.\nBye "));
+    assert_eq!(rejected, []);
+    let cfg = unopened_config(None, Some(UNOPENED.len() - 1));
+    let (r, rejected) = crate::response::testutil::chunking_invariant_rejected(&cfg, &text, false);
+    assert_eq!(r.tool_calls, []);
+    assert_eq!(r.content.as_deref(), Some(text.as_str()));
+    assert_eq!(rejected, []);
+    // A bound below the open text (a buffer limit too small to stream with): content,
+    // and the search goes on.
+    for max in [0, 1, 4] {
+        let mut p = ResponseParser::new(&unopened_config(None, Some(max))).unwrap();
+        let r = p.parse_complete(UNOPENED, None).unwrap();
+        assert_eq!(r.content.as_deref(), Some(UNOPENED), "{max}");
+    }
+    // The default bound is 64 KiB.
+    let long = UNOPENED.replace("Paris", &"p".repeat(crate::UNOPENED_MAX));
+    let p = |t: &str| {
+        let mut p = ResponseParser::new(&unopened_config(None, None)).unwrap();
+        p.parse_complete(t, None).unwrap()
+    };
+    assert_eq!(p(&long).content.as_deref(), Some(long.as_str()));
+    let fits = UNOPENED.replace("Paris", &"p".repeat(crate::UNOPENED_MAX - UNOPENED.len()));
+    assert_eq!(p(&fits).tool_calls.len(), 1);
+}
+
+/// The unopened block is armed in plain text only, and only when the request arms
+/// tool calls; a real block's open tag ends the held text (content), and opens the
+/// block.
+#[test]
+fn unopened_block_is_armed_in_plain_text_with_tools_only() {
+    let text = format!("<think>\n{UNOPENED}\n</think>\n\nok");
+    let r = chunking_invariant(&unopened_config(Some("qwen3"), None), &text, false);
+    assert_eq!(r.tool_calls, []);
+    let reasoning = format!("\n{UNOPENED}\n");
+    assert_eq!(r.reasoning_content.as_deref(), Some(reasoning.as_str()));
+    let mut none = unopened_config(None, None);
+    none.tool_choice = ToolChoice::None;
+    let r = chunking_invariant(&none, UNOPENED, false);
+    assert_eq!(
+        (r.content.as_deref(), r.tool_calls.len()),
+        (Some(UNOPENED), 0)
+    );
+    let text = "a <function=x> b\n\n<tool_call>\n<function=noop>\n</function>\n</tool_call>";
+    let r = chunking_invariant(&unopened_config(None, None), text, false);
+    assert_eq!(r.content.as_deref(), Some("a <function=x> b"));
+    assert_eq!(crate::response::testutil::calls(&r), [("noop", "{}")]);
+}
+
+/// The output ends inside held text: a well-formed beginning of calls of request tools
+/// is cut, each call recorded, none sent (in either streaming mode: `cut_call` names
+/// none); anything else is content, nothing recorded.
+#[test]
+fn unopened_block_cut_by_the_end_of_output() {
+    let text = "<function=noop>\n</function>\n<function=get_weather>\n<parameter=city>\nPa";
+    let cfg = unopened_config(None, None);
+    let (r, rejected) = crate::response::testutil::chunking_invariant_rejected(&cfg, text, false);
+    assert_eq!((r.content, r.tool_calls.len()), (None, 0));
+    let got: Vec<_> = rejected
+        .iter()
+        .map(|c| (c.name.as_deref(), c.raw.as_str(), c.reason))
+        .collect();
+    let cut = crate::RejectReason::Cut;
+    assert_eq!(
+        got,
+        [
+            (Some("noop"), "{}", cut),
+            (Some("get_weather"), r#"{"city": "Pa"#, cut)
+        ]
+    );
+    let mut p = ResponseParser::new(&cfg).unwrap();
+    let items = feed(&cfg, text, &[20, 40]);
+    assert!(items.iter().all(|(d, _)| d.tool_calls.is_empty()));
+    p.stream_chunk(text, None, true).unwrap();
+    assert_eq!((p.cut_call(), p.ended_in_tool_block()), (None, true));
+    for prose in [
+        "<function=get_wea",
+        "<function=delete>\n<parameter=a>\n1",
+        "<function=noop> is how",
+        "<function=noop>\n</function>\nand then",
+    ] {
+        let (r, rejected) =
+            crate::response::testutil::chunking_invariant_rejected(&cfg, prose, false);
+        assert_eq!((r.content.as_deref(), rejected.len()), (Some(prose), 0));
+    }
+}
+
+/// A declaration's unopened block must fit its markup.
+#[test]
+fn unopened_block_declarations_are_checked() {
+    let base = crate::registry::tool_dialect("qwen3coder").unwrap();
+    let bad = |f: &dyn Fn(&mut crate::UnopenedBlock)| {
+        let mut d = (*base).clone();
+        d.name = "unopened-problem-test".into();
+        d.aliases.clear();
+        f(d.unopened_block.as_mut().unwrap());
+        let e = crate::registry::register_tool_dialect(d, true).unwrap_err();
+        e.to_string()
+    };
+    assert!(bad(&|u| u.payload_open = "<invoke=".into()).contains("unopened_block.payload_open"));
+    assert!(bad(&|u| u.payload_close.clear()).contains("unopened_block.payload_close"));
+    assert!(bad(&|u| u.close = "</call>".into()).contains("unopened_block.close"));
+}

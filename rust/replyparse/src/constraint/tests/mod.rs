@@ -846,6 +846,8 @@ fn the_parser_config_refuses_what_it_cannot_parse() {
     let mut d = (*registry::tool_dialect("qwen3coder").unwrap()).clone();
     d.name = "constraint-test-xml".into();
     d.aliases.clear();
+    // Other markup: Qwen3-Coder's block without an open tag does not apply.
+    d.unopened_block = None;
     let crate::grammars::Syntax::Xml(x) = &mut d.syntax else {
         panic!("qwen3coder is an XML dialect")
     };

@@ -109,6 +109,8 @@ fn declared_markup() {
     let mut d = (*crate::registry::tool_dialect("qwen3coder").unwrap()).clone();
     d.name = "xml-constraint-test".into();
     d.aliases.clear();
+    // Other markup: Qwen3-Coder's block without an open tag does not apply.
+    d.unopened_block = None;
     d.open = "<|calls|>".into();
     d.close = Some("<|/calls|>".into());
     let x = xml_of(&mut d);
