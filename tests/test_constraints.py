@@ -594,3 +594,55 @@ def test_real_tokenizer_special_tokens() -> None:
     assert run(fdk.REASONING + "</think>" + block)
     assert not run(fdk.REASONING + "</think>" + PROSE)
     assert not run(fdk.REASONING + "</think>" + block.replace('false">3', 'false">x'))
+
+
+# ---------------------------------------------------------------------------------------
+# A model row's constraint in its template's own spellings
+# ---------------------------------------------------------------------------------------
+
+
+def test_hy3_constraint_writes_the_templates_suffixed_tags() -> None:
+    """Hy3's template writes every tag with the `:opensource` suffix
+    (tests/templates/hy3.jinja): the tool_choice constraint of the Hy3 row writes those
+    spellings (tool block, calls, arguments, reasoning), never the unsuffixed ones, and
+    accepts the template's own rendering of an assistant turn."""
+    from pathlib import Path
+
+    from support.template_roundtrip import render
+
+    template = (Path(__file__).parent / "templates" / "hy3.jinja").read_text(encoding="utf-8")
+    tools = [fx.TOOLS[0]]
+    call = {"type": "function", "function": {"name": "get_weather", "arguments": {"city": "Paris"}}}
+    messages = [{"role": "user", "content": "Weather in Paris?"}]
+    turn = {
+        "role": "assistant",
+        "content": "",
+        "reasoning_content": "Need it.",
+        "tool_calls": [call],
+    }
+    flags = {"reasoning_effort": "high"}
+    prompt = render(template, messages, True, tools, **flags)
+    whole = render(template, [*messages, turn], False, tools, **flags)
+    assert whole.startswith(prompt), "the history turn extends the generation prompt"
+    generated = whole[len(prompt) :].removesuffix("<｜hy_eos:opensource｜>")
+    assert "<tool_calls:opensource>" in generated and "</think:opensource>" in generated
+    for choice in ("required", named("get_weather")):
+        p = rp.ResponseParser.for_model(
+            "tencent/Hy3",
+            request={"messages": messages, "tools": tools, "tool_choice": choice, **flags},
+        )
+        grammar = p.lark_grammar
+        assert grammar is not None
+        for tag in ("tool_calls", "tool_call", "tool_sep", "arg_key", "arg_value", "think"):
+            assert f"<{tag}:opensource>" in grammar, (tag, grammar)
+            assert f"<{tag}>" not in grammar and f"</{tag}>" not in grammar, (tag, grammar)
+        assert json.dumps(p.structural_tag).count("<tool_calls:opensource>") >= 1
+        assert "<tool_calls>" not in json.dumps(p.structural_tag)
+        assert matches(grammar, generated), f"rejected the template's turn:\n{generated!r}"
+        r = rp.ResponseParser.for_model(
+            "tencent/Hy3", request={"messages": messages, "tools": tools, **flags}
+        ).parse_complete(generated)
+        assert r.reasoning_content == "Need it."
+        assert [(c.function.name, json.loads(c.function.arguments)) for c in r.tool_calls] == [
+            ("get_weather", {"city": "Paris"})
+        ]

@@ -68,7 +68,13 @@ def test_dialects_are_registered() -> None:
     assert by_name["deepseek-v4"].close == "</\uff5cDSML\uff5ctool_calls>"
     # Kimi K2 is a declaration of the header + JSON family (`kimi` is an alias of it).
     assert by_name["kimi_k2"].family == "header"
-    assert by_name["kimi_k2"].open_aliases == ["<|tool_call_section_begin|>"]
+    # The singular spelling, and the spaced decode's (the decoder's space before the
+    # single-token marker is not content).
+    assert by_name["kimi_k2"].open_aliases == [
+        "<|tool_call_section_begin|>",
+        " <|tool_calls_section_begin|>",
+        " <|tool_call_section_begin|>",
+    ]
 
 
 def test_declared_dsml_dialect_of_the_family() -> None:

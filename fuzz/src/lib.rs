@@ -534,7 +534,11 @@ pub fn reference_channels(
     let as_content = thinking == Some(false);
     let mut reasoning = starts;
     let lead = text.trim_start_matches([' ', '\t', '\n', '\r']);
-    let mut pos = if starts && lead.starts_with("<think>") {
+    // The parser drops at most 64 bytes of whitespace before a leading open tag (the
+    // streaming bound on a held whitespace run): a longer run is text, and the open tag
+    // after it is a repeated one, dropped inside reasoning.
+    let held = text.len() - lead.len() <= 64;
+    let mut pos = if starts && held && lead.starts_with("<think>") {
         text.len() - lead.len() + "<think>".len()
     } else {
         0

@@ -278,6 +278,12 @@ impl ToolParser {
         self.grammar.payload_marker()
     }
 
+    /// Every text a payload may begin with: the payload marker and each other form's
+    /// start. A bare payload at the start of the content begins with one of them.
+    pub fn payload_starts(&self) -> Vec<&str> {
+        self.grammar.payload_starts()
+    }
+
     /// For a grammar with no payload marker whose payloads may stand bare (pythonic
     /// lines, with [`bare_start`](ToolDialect::bare_start)): whether `rest` begins a
     /// call (`NAME(`) of an allowed name; `None` while more text is needed to say.

@@ -143,4 +143,15 @@ impl PayloadGrammar for Forms {
     fn payload_marker(&self) -> Option<&str> {
         self.default.payload_marker()
     }
+
+    fn payload_starts(&self) -> Vec<&str> {
+        let mut out = self.default.payload_starts();
+        for (when, _) in &self.others {
+            let when = trim_ws(when);
+            if !when.is_empty() && !out.contains(&when) {
+                out.push(when);
+            }
+        }
+        out
+    }
 }

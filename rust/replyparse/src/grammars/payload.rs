@@ -51,6 +51,16 @@ pub trait PayloadGrammar: Send + std::fmt::Debug {
     fn payload_marker(&self) -> Option<&str> {
         None
     }
+    /// Every text a payload of this grammar may begin with: its
+    /// [`payload_marker`](Self::payload_marker), and for a dialect with other forms
+    /// each form's start (Llama 4's pythonic `[` and its JSON form's `{`). A bare
+    /// payload at the start of the content begins with one of them.
+    fn payload_starts(&self) -> Vec<&str> {
+        self.payload_marker()
+            .into_iter()
+            .filter(|m| !m.is_empty())
+            .collect()
+    }
     /// For a grammar with no payload marker whose payloads may stand bare (pythonic
     /// lines): whether `rest` begins a call (`NAME(`), and its name.
     fn bare_call_name<'a>(&self, rest: &'a str, final_: bool) -> BareCall<'a> {

@@ -1315,18 +1315,17 @@ impl Composed {
     }
 
     /// Whether a bare payload starts here, at the start of the content: after
-    /// whitespace, the grammar's payload marker (`{`, `[`). Whitespace alone is held
+    /// whitespace, a payload's start (`{`, `[`, or another form's). Whitespace alone is held
     /// until what follows it is known ([`on_content_start`](Self::on_content_start)
     /// shows all but the last [`Rules::start_ws_keep`] bytes of it first).
     fn bare_payload(&self, text: &str, final_: bool) -> Bare {
         if !self.rules.bare_start {
             return Bare::No;
         }
-        let marker = self
+        let starts = self
             .tool
             .as_ref()
-            .and_then(|t| t.payload_marker())
-            .unwrap_or("");
+            .map_or(Vec::new(), |t| t.payload_starts());
         let lead = text.trim_start_matches([' ', '\t', '\n', '\r']);
         // An armed tag here (xLAM's `[TOOL_CALLS]` starts like its array) is the tag's.
         match self.rules.plain.tags.find_or_held(lead, final_) {
@@ -1334,7 +1333,7 @@ impl Composed {
             Err(keep) if keep == lead.len() && keep > 0 && !final_ => return Bare::Hold,
             _ => {}
         }
-        if marker.is_empty() {
+        if starts.is_empty() {
             if !self.rules.bare_lines {
                 return Bare::No;
             }
@@ -1348,9 +1347,9 @@ impl Composed {
                     Some(false) => Bare::No,
                 },
             }
-        } else if lead.starts_with(marker) {
+        } else if starts.iter().any(|m| lead.starts_with(m)) {
             Bare::Start
-        } else if !final_ && marker.starts_with(lead) {
+        } else if !final_ && starts.iter().any(|m| m.starts_with(lead)) {
             Bare::Hold
         } else {
             Bare::No

@@ -11,6 +11,13 @@
 //! A parser must accept both, and nothing more: the spaced form is exactly one space at
 //! a piece boundary, never other whitespace, so prose is not taken for a marker.
 //!
+//! The spaced decode also puts one space where a special token meets text, on both
+//! sides; that space is the decoder's, not the model's. A marker spelt with the spaces
+//! between its pieces shows that the text is a spaced decode, so its spellings take one
+//! space on each outer side too ([`SpecialTokens::spellings`]). A single special token
+//! cannot show how it was decoded (models write a space before one in joined decodes),
+//! so a space beside it is text unless its dialect declares the spaced spellings.
+//!
 //! Which pieces are special tokens is dialect data ([`SpecialTokens`]): by default the
 //! `<|...|>` pieces (Llama, InternLM, Kimi and Harmony markers are special tokens of
 //! those models' vocabularies); a dialect whose markers use other tokens lists them.
@@ -93,7 +100,14 @@ impl SpecialTokens<'_> {
 
     /// Every spelling of `tag` an engine may decode it to, the tag itself first: with
     /// or without one space at each boundary between two pieces of which at least one
-    /// is special. A tag without such a boundary has one spelling, borrowed.
+    /// is special; then the spaced decode (one space at every such boundary) with the
+    /// decoder's space on each outer side where the tag starts or ends with a special
+    /// piece (` <|a|> <|b|>`, `<|a|> <|b|> `, ` <|a|> <|b|> `): the spaces inside show
+    /// that the text is a spaced decode, which puts one space wherever the marker meets
+    /// text, so that space is the marker's, not text. A single special token shows no
+    /// such sign (a space beside it may be the model's), so it gets no outer spelling
+    /// here: a dialect whose models are served with spaced decodes declares those as
+    /// aliases. A tag without such a boundary has one spelling, borrowed.
     pub fn spellings<'t>(&self, tag: &'t str) -> Vec<Cow<'t, str>> {
         let pieces = self.pieces(tag);
         // Boundaries where the decoder may put a space; a piece that already ends or
@@ -106,25 +120,42 @@ impl SpecialTokens<'_> {
         if spaced.is_empty() {
             return vec![Cow::Borrowed(tag)];
         }
+        let lead = pieces.first().is_some_and(|&(special, _)| special);
+        let trail = pieces.last().is_some_and(|&(special, _)| special);
         // Few boundaries in real markers (at most a handful), so all subsets are few.
         let n = spaced.len().min(8);
-        (0u32..1 << n)
-            .map(|mask| {
-                if mask == 0 {
-                    return Cow::Borrowed(tag);
-                }
-                let mut s = String::with_capacity(tag.len() + n);
-                for (i, (_, text)) in pieces.iter().enumerate() {
-                    if let Some(b) = spaced[..n].iter().position(|&j| j == i) {
-                        if mask & (1 << b) != 0 {
-                            s.push(' ');
-                        }
+        let spell = |mask: u32| {
+            let mut s = String::with_capacity(tag.len() + n + 2);
+            for (i, (_, text)) in pieces.iter().enumerate() {
+                if let Some(b) = spaced[..n].iter().position(|&j| j == i) {
+                    if mask & (1 << b) != 0 {
+                        s.push(' ');
                     }
-                    s.push_str(text);
                 }
-                Cow::Owned(s)
+                s.push_str(text);
+            }
+            s
+        };
+        let mut out: Vec<Cow<'t, str>> = (0u32..1 << n)
+            .map(|mask| match mask {
+                0 => Cow::Borrowed(tag),
+                _ => Cow::Owned(spell(mask)),
             })
-            .collect()
+            .collect();
+        // The spaced decode with the decoder's outer spaces.
+        let full = spell((1u32 << n) - 1);
+        let outer = [(lead, false), (false, trail), (lead, trail)];
+        for (before, after) in outer.into_iter().filter(|&(b, a)| b || a) {
+            let s = format!(
+                "{}{full}{}",
+                if before { " " } else { "" },
+                if after { " " } else { "" }
+            );
+            if !out.iter().any(|o| *o == s) {
+                out.push(Cow::Owned(s));
+            }
+        }
+        out
     }
 }
 
@@ -156,7 +187,13 @@ mod tests {
     fn spellings_space_each_special_boundary_once() {
         assert_eq!(
             all(SpecialTokens::Markers, "<|action_start|><|plugin|>"),
-            ["<|action_start|><|plugin|>", "<|action_start|> <|plugin|>"]
+            [
+                "<|action_start|><|plugin|>",
+                "<|action_start|> <|plugin|>",
+                " <|action_start|> <|plugin|>",
+                "<|action_start|> <|plugin|> ",
+                " <|action_start|> <|plugin|> "
+            ]
         );
         // A single special token, or plain text: one spelling, borrowed.
         let one = SpecialTokens::Markers.spellings("<|python_tag|>");
@@ -165,6 +202,7 @@ mod tests {
         let dsml = ["｜DSML｜".to_string()];
         let mut got = all(SpecialTokens::Listed(&dsml), "</｜DSML｜invoke>");
         got.sort();
+        // Text on both outer sides: no outer space.
         assert_eq!(
             got,
             [
@@ -173,6 +211,11 @@ mod tests {
                 "</｜DSML｜ invoke>",
                 "</｜DSML｜invoke>"
             ]
+        );
+        // A special piece at one end only: the decoder's space on that side.
+        assert_eq!(
+            all(SpecialTokens::Markers, "<|a|>b"),
+            ["<|a|>b", "<|a|> b", " <|a|> b"]
         );
         // An existing space at a boundary gets no second one.
         assert_eq!(
