@@ -792,6 +792,15 @@ fn read_further(last: &str, later: &str, prefix: &str) -> bool {
 /// value's end, which the whole text's continuation read otherwise), or on the text
 /// `later` goes on with. A cut value completed adds a closing quote where the model
 /// wrote more value: not after a tag, and before text the prefix does not end on.
+/// Whether `s` ends with the start of a close tag (`</inv`): `</` and at most 64 bytes
+/// with no `>` or whitespace.
+fn ends_in_close_tag_start(s: &str) -> bool {
+    s.rfind("</").is_some_and(|i| {
+        let rest = &s[i + 2..];
+        rest.len() <= 64 && !rest.contains(|c: char| c == '>' || c.is_whitespace())
+    })
+}
+
 fn read_as_text(sent: &str, later: &str, prefix: &str) -> bool {
     let common = sent
         .char_indices()
@@ -812,11 +821,13 @@ fn read_as_text(sent: &str, later: &str, prefix: &str) -> bool {
     }
     let ext = &later[common..];
     let end = prefix.trim_end();
-    if end.ends_with('>') {
+    if end.ends_with('>') || ends_in_close_tag_start(end) {
         // The prefix ends on a tag, which the end of output made the value's end (a
         // value close tag that only the end of output follows): the model closed the
         // value, nothing was completed for it; the whole text, seeing what follows the
-        // tag, read it (and maybe earlier close tags) otherwise.
+        // tag, read it (and maybe earlier close tags) otherwise. The same when the prefix
+        // ends inside the close tag after it (`</days></inv`: held markup at the end of
+        // output is markup).
         return true;
     }
     (2..=ext.len().min(64))
