@@ -112,9 +112,15 @@ def test_only_efforts_outside_lmdeploys_set_are_left_out():
 
 def _stream(cls, case, chunks: list[str]) -> tuple[sc.Result, list[str]]:
     parser = cls(ChatCompletionRequest(**sc.request_dict(case), stream=True))
+    return _steps(parser, [(chunk, [ord(c) for c in chunk]) for chunk in chunks])
+
+
+def _steps(parser, steps: list[tuple[str, list[int]]]) -> tuple[sc.Result, list[str]]:
+    """Feeds `(text, token ids)` steps to a response parser, the last final, and
+    accumulates its deltas."""
     acc = sc.Accumulator()
-    for i, chunk in enumerate(chunks):
-        deltas = parser.stream_chunk(chunk, [ord(c) for c in chunk], final=i == len(chunks) - 1)
+    for i, (chunk, ids) in enumerate(steps):
+        deltas = parser.stream_chunk(chunk, ids, final=i == len(steps) - 1)
         for delta, tool_emitted in deltas:
             calls = [
                 (tc.index, tc.id, tc.function.name, tc.function.arguments)
@@ -282,16 +288,8 @@ def test_markers_spelt_in_ordinary_tokens_are_text():
     tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {}}}]
     request = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "tools": tools}
     parser = cls(ChatCompletionRequest(**request, stream=True))
-    acc = sc.Accumulator()
-    for i, (text, ids) in enumerate(steps):
-        for delta, _ in parser.stream_chunk(text, ids, final=i == len(steps) - 1):
-            calls = [
-                (tc.index, tc.id, tc.function.name, tc.function.arguments)
-                for tc in delta.tool_calls or ()
-            ]
-            acc.add(delta.content, delta.reasoning_content, calls)
-    got = acc.result()
-    assert got.content == quoted and not acc.errors
+    got, errors = _steps(parser, steps)
+    assert got.content == quoted and not errors
     assert [(c[0], json.loads(c[1])) for c in got.calls] == [("get_weather", {"city": "Paris"})]
     text = "".join(t for t, _ in steps)
     ids = [i for _, step in steps for i in step]

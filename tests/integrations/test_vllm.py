@@ -130,12 +130,17 @@ def _run(cls, case, chunks: list[str], tokenizer: Tokenizer) -> tuple[sc.Result,
     request = cls(tokenizer, request.tools, chat_template_kwargs=ctk).adjust_request(request)
     parser = cls(tokenizer, request.tools, chat_template_kwargs=ctk, model_config=None)
     proc = ChatStreamProcessor(request, parser, enable_auto_tools=True, parser_cls=cls)
+    steps = [(chunk, [ord(c) for c in chunk] or [0]) for chunk in chunks]
+    return _steps(proc, steps)
+
+
+def _steps(proc, steps: list[tuple[str, list[int]]]) -> tuple[sc.Result, list[str]]:
+    """Feeds `(text, token ids)` steps to a `ChatStreamProcessor`, the last with
+    finish reason `stop`, and accumulates its deltas."""
     acc = sc.Accumulator()
-    for i, chunk in enumerate(chunks):
-        last = i == len(chunks) - 1
-        ids = [ord(c) for c in chunk] or [0]
-        step = proc.step(chunk, ids, "stop" if last else None, PROMPT_IDS)
-        d = step.delta
+    for i, (text, ids) in enumerate(steps):
+        last = i == len(steps) - 1
+        d = proc.step(text, ids, "stop" if last else None, PROMPT_IDS).delta
         if d is not None:
             calls = [
                 (
@@ -468,20 +473,6 @@ def test_markers_spelt_in_ordinary_tokens_are_text():
     steps = [(c, [ord(c)]) for c in quoted]
     steps += [("<tool_call>", [151657])] + [(c, [ord(c)]) for c in call]
     steps += [("</tool_call>", [151658])]
-    acc = sc.Accumulator()
-    for i, (text, ids) in enumerate(steps):
-        d = proc.step(text, ids, "stop" if i == len(steps) - 1 else None, PROMPT_IDS).delta
-        if d is not None:
-            calls = [
-                (
-                    tc.index,
-                    tc.id,
-                    tc.function.name if tc.function else None,
-                    tc.function.arguments if tc.function else None,
-                )
-                for tc in d.tool_calls or ()
-            ]
-            acc.add(d.content, d.reasoning, calls)
-    got = acc.result()
-    assert got.content == quoted and not acc.errors
+    got, errors = _steps(proc, steps)
+    assert got.content == quoted and not errors
     assert [(n, json.loads(a)) for n, a in got.calls] == [("get_weather", {"city": "Paris"})]

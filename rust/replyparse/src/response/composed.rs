@@ -826,6 +826,15 @@ impl Composed {
                 self.state.spans.without_ids(text.len());
                 None
             }
+            // No marker token in the chunk (the usual case): its text is ordinary.
+            Some(ids)
+                if !ids
+                    .iter()
+                    .any(|&id| self.rules.marker_ids.text(id).is_some()) =>
+            {
+                self.state.spans.ordinary(text.len());
+                None
+            }
             Some(ids) => {
                 let marker_ids = &self.rules.marker_ids;
                 let split = split_chunk(text, ids, |id| marker_ids.text(id));

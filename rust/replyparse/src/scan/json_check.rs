@@ -12,9 +12,10 @@
 //! feeds it once. Container nesting is a bit stack (one bit per level), so any depth is
 //! checked in constant stack and `depth / 8` bytes of heap.
 
-/// Where a number is (the JSON number grammar, one state per position).
+/// Where a number is (the JSON number grammar, one state per position). The wire's
+/// arguments checker reads numbers by the same grammar.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Num {
+pub(crate) enum Num {
     Minus,
     Zero,
     Int,
@@ -26,7 +27,32 @@ enum Num {
 }
 
 impl Num {
-    fn complete(self) -> bool {
+    /// The state after a number's first byte, if `b` can begin one.
+    pub(crate) fn start(b: u8) -> Option<Num> {
+        match b {
+            b'-' => Some(Num::Minus),
+            b'0' => Some(Num::Zero),
+            b'1'..=b'9' => Some(Num::Int),
+            _ => None,
+        }
+    }
+
+    /// The state after `b`, if the number goes on with it.
+    pub(crate) fn next(self, b: u8) -> Option<Num> {
+        match (self, b) {
+            (Num::Minus, b'0') => Some(Num::Zero),
+            (Num::Minus | Num::Int, b'0'..=b'9') => Some(Num::Int),
+            (Num::Zero | Num::Int, b'.') => Some(Num::Dot),
+            (Num::Dot | Num::Frac, b'0'..=b'9') => Some(Num::Frac),
+            (Num::Zero | Num::Int | Num::Frac, b'e' | b'E') => Some(Num::Exp),
+            (Num::Exp, b'+' | b'-') => Some(Num::ExpSign),
+            (Num::Exp | Num::ExpSign | Num::ExpDigits, b'0'..=b'9') => Some(Num::ExpDigits),
+            _ => None,
+        }
+    }
+
+    /// The number so far is a complete JSON number.
+    pub(crate) fn complete(self) -> bool {
         matches!(self, Num::Zero | Num::Int | Num::Frac | Num::ExpDigits)
     }
 }
@@ -160,13 +186,10 @@ impl ObjectCheck {
                 key: false,
                 esc: Esc::No,
             },
-            b'-' => St::Num(Num::Minus),
-            b'0' => St::Num(Num::Zero),
-            b'1'..=b'9' => St::Num(Num::Int),
             b't' => St::Lit { rest: b"rue" },
             b'f' => St::Lit { rest: b"alse" },
             b'n' => St::Lit { rest: b"ull" },
-            _ => St::No,
+            _ => Num::start(b).map_or(St::No, St::Num),
         }
     }
 
@@ -258,18 +281,7 @@ impl ObjectCheck {
                 _ => St::No,
             },
             St::Num(n) => {
-                let next = match (n, b) {
-                    (Num::Minus, b'0') => Some(Num::Zero),
-                    (Num::Minus, b'1'..=b'9') => Some(Num::Int),
-                    (Num::Int, b'0'..=b'9') => Some(Num::Int),
-                    (Num::Zero | Num::Int, b'.') => Some(Num::Dot),
-                    (Num::Dot | Num::Frac, b'0'..=b'9') => Some(Num::Frac),
-                    (Num::Zero | Num::Int | Num::Frac, b'e' | b'E') => Some(Num::Exp),
-                    (Num::Exp, b'+' | b'-') => Some(Num::ExpSign),
-                    (Num::Exp | Num::ExpSign | Num::ExpDigits, b'0'..=b'9') => Some(Num::ExpDigits),
-                    _ => None,
-                };
-                return match next {
+                return match n.next(b) {
                     Some(n) => (St::Num(n), true),
                     // The number ended before this byte (or was malformed).
                     None if n.complete() => (St::After, false),

@@ -474,11 +474,19 @@ impl HarmonyParser {
     /// [`crate::scan::tokens`]) so each run of ordinary ids is counted in the state it
     /// starts in, and a tag spelt in ordinary tokens stays text.
     fn feed_with_ids(&mut self, text: &str, ids: &[u32], sink: &mut DeltaSink) {
-        self.harmony_ids |= ids.iter().any(|&id| special_token_text(id).is_some());
+        let holds_special = ids.iter().any(|&id| special_token_text(id).is_some());
+        self.harmony_ids |= holds_special;
         if !self.harmony_ids {
             // Not (yet) seen to be o200k_harmony ids: they count tokens, no more.
             self.count_run(ids.len());
             self.feed_text(text, sink);
+            return;
+        }
+        if !holds_special {
+            // Ordinary tokens only (the usual chunk): one run, its text as given.
+            self.count_run(ids.len());
+            self.spans.ordinary(text.len());
+            self.feed(text, sink);
             return;
         }
         // Unaligned bursts follow the stripped rule, as documented above.
@@ -1678,6 +1686,28 @@ mod tests {
         out
     }
 
+    /// `toks` in chunks of `size` tokens, each with its ids.
+    fn bursts(toks: &[(String, u32)], size: usize) -> Vec<(String, Vec<u32>)> {
+        toks.chunks(size)
+            .map(|c| {
+                (
+                    c.iter().map(|(t, _)| t.as_str()).collect::<String>(),
+                    c.iter().map(|(_, id)| *id).collect::<Vec<_>>(),
+                )
+            })
+            .collect()
+    }
+
+    /// One token per chunk, the special tokens' text stripped (`skip_special_tokens`).
+    fn stripped(toks: &[(String, u32)]) -> Vec<(String, Vec<u32>)> {
+        toks.iter()
+            .map(|(t, id)| {
+                let keep = special_token_text(*id).is_none();
+                (if keep { t.clone() } else { String::new() }, vec![*id])
+            })
+            .collect()
+    }
+
     #[test]
     fn token_ids_with_and_without_special_text() {
         let toks = toy_tokens(REASON_THEN_CALL);
@@ -1691,34 +1721,14 @@ mod tests {
             (expected.clone(), Some(reasoning))
         );
         // One token per chunk, specials stripped (skip_special_tokens).
-        let stripped: Vec<_> = toks
-            .iter()
-            .map(|(t, id)| {
-                let text = if special_token_text(*id).is_some() {
-                    String::new()
-                } else {
-                    t.clone()
-                };
-                (text, vec![*id])
-            })
-            .collect();
         assert_eq!(
-            run_ids(&tools(), &stripped),
+            run_ids(&tools(), &stripped(&toks)),
             (expected.clone(), Some(reasoning))
         );
         // Multi-token bursts with specials kept: exact at any burst size.
         for size in [2, 3, 5, 8, 64] {
-            let bursts: Vec<_> = toks
-                .chunks(size)
-                .map(|c| {
-                    (
-                        c.iter().map(|(t, _)| t.as_str()).collect::<String>(),
-                        c.iter().map(|(_, id)| *id).collect::<Vec<_>>(),
-                    )
-                })
-                .collect();
             assert_eq!(
-                run_ids(&tools(), &bursts),
+                run_ids(&tools(), &bursts(&toks, size)),
                 (expected.clone(), Some(reasoning)),
                 "burst {size}"
             );
@@ -1781,30 +1791,17 @@ mod tests {
         assert_eq!(reasoning, Some(quoted.chars().count().div_ceil(2)));
         // Every burst size, the whole output included, gives the same.
         for size in [2, 3, 5, 8, 64, toks.len()] {
-            let bursts: Vec<_> = toks
-                .chunks(size)
-                .map(|c| {
-                    (
-                        c.iter().map(|(t, _)| t.as_str()).collect::<String>(),
-                        c.iter().map(|(_, id)| *id).collect::<Vec<_>>(),
-                    )
-                })
-                .collect();
             assert_eq!(
-                run_ids(&tools(), &bursts),
+                run_ids(&tools(), &bursts(&toks, size)),
                 (got.clone(), reasoning),
                 "burst {size}"
             );
         }
         // Specials stripped from the text (one token per chunk): the same.
-        let stripped: Vec<_> = toks
-            .iter()
-            .map(|(t, id)| {
-                let keep = special_token_text(*id).is_none();
-                (if keep { t.clone() } else { String::new() }, vec![*id])
-            })
-            .collect();
-        assert_eq!(run_ids(&tools(), &stripped), (got.clone(), reasoning));
+        assert_eq!(
+            run_ids(&tools(), &stripped(&toks)),
+            (got.clone(), reasoning)
+        );
         // Without ids the text rule stands: the quoted `<|call|>` ends the analysis.
         let (text_rule, _) = invariant(&tools(), &whole);
         assert_ne!(text_rule.reasoning_content.as_deref(), Some(quoted));

@@ -48,6 +48,7 @@
 use std::ops::Range;
 
 use crate::scan::escape::json_string_into;
+use crate::scan::json_check::Num;
 use crate::scan::swar;
 
 use super::{CUT_KEY, RAW_ARGUMENTS_KEY};
@@ -71,25 +72,6 @@ pub enum Numbers {
     /// holds exactly, within `i64::MIN..=u64::MAX`; a larger one would be a float in the
     /// complete message but an exact integer in the client's accumulated stream.
     Value,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Num {
-    Minus,
-    Zero,
-    Int,
-    Dot,
-    Frac,
-    Exp,
-    ExpSign,
-    ExpDigits,
-}
-
-impl Num {
-    /// The number so far is a complete JSON number.
-    fn complete(self) -> bool {
-        matches!(self, Num::Zero | Num::Int | Num::Frac | Num::ExpDigits)
-    }
 }
 
 /// Where a string is in an escape.
@@ -398,13 +380,10 @@ impl ArgsGuard {
                 key: false,
                 esc: Esc::No,
             },
-            b'-' => St::Num(Num::Minus),
-            b'0' => St::Num(Num::Zero),
-            b'1'..=b'9' => St::Num(Num::Int),
             b't' => St::Lit { rest: b"rue" },
             b'f' => St::Lit { rest: b"alse" },
             b'n' => St::Lit { rest: b"ull" },
-            _ => St::Invalid,
+            _ => Num::start(b).map_or(St::Invalid, St::Num),
         };
         self.num_start = at;
     }
@@ -481,17 +460,7 @@ impl ArgsGuard {
     /// reads, once the number's range is checked).
     #[inline]
     fn number(&mut self, raw: &str, i: usize, n: Num) -> Option<usize> {
-        let next = match (n, raw.as_bytes()[i]) {
-            (Num::Minus, b'0') => Some(Num::Zero),
-            (Num::Minus | Num::Int, b'0'..=b'9') => Some(Num::Int),
-            (Num::Zero | Num::Int, b'.') => Some(Num::Dot),
-            (Num::Dot | Num::Frac, b'0'..=b'9') => Some(Num::Frac),
-            (Num::Zero | Num::Int | Num::Frac, b'e' | b'E') => Some(Num::Exp),
-            (Num::Exp, b'+' | b'-') => Some(Num::ExpSign),
-            (Num::Exp | Num::ExpSign | Num::ExpDigits, b'0'..=b'9') => Some(Num::ExpDigits),
-            _ => None,
-        };
-        if let Some(next) = next {
+        if let Some(next) = n.next(raw.as_bytes()[i]) {
             self.st = St::Num(next);
             Some(i + 1)
         } else if n.complete() && in_range(&raw[self.num_start..i], self.numbers) {
