@@ -195,6 +195,24 @@ def _check_types(where: str, c: dict[str, Any]) -> None:
         _fail(where, "matrix must be a list of behaviour-matrix items 1..18")
 
 
+def _records(
+    where: str, e: dict[str, Any], field: str, keys: Any, required: tuple[str, ...]
+) -> list[tuple[str, dict[str, Any]]]:
+    """The records of the optional list `expect.<field>`, each with where it is, its keys
+    checked (`keys` allowed, `required` present)."""
+    records = e.get(field)
+    if records is None:
+        return []
+    if not isinstance(records, list):
+        _fail(where, f"expect.{field} must be a list")
+    out = []
+    for n, r in enumerate(records):
+        rw = f"{where}.expect.{field}[{n}]"
+        _keys(rw, r, keys, required)
+        out.append((rw, r))
+    return out
+
+
 def _expect(where: str, e: Any, call_ids: str) -> dict[str, Any]:
     _keys(where + ".expect", e, EXPECT_KEYS)
     for k in ("content", "reasoning"):
@@ -214,44 +232,26 @@ def _expect(where: str, e: Any, call_ids: str) -> dict[str, Any]:
             _fail(cw, 'call_ids is "model": every expected call gives the model\'s id')
         if call_ids == "generated" and "id" in call:
             _fail(cw, 'an id is only expected with call_ids "model"')
-    rejected = e.get("rejected")
-    if rejected is not None:
-        if not isinstance(rejected, list):
-            _fail(where, "expect.rejected must be a list")
-        for n, r in enumerate(rejected):
-            rw = f"{where}.expect.rejected[{n}]"
-            _keys(rw, r, REJECTED_KEYS, ("name", "reason", "raw"))
-            if r["reason"] not in REJECT_REASONS:
-                _fail(rw, f"reason must be one of {sorted(REJECT_REASONS)}")
-            if not (_is_str_or_none(r["name"]) and isinstance(r["raw"], str)):
-                _fail(rw, "name must be a string or null, raw a string")
-    builtin = e.get("builtin")
-    if builtin is not None:
-        if not isinstance(builtin, list):
-            _fail(where, "expect.builtin must be a list")
-        for n, b in enumerate(builtin):
-            bw = f"{where}.expect.builtin[{n}]"
-            _keys(bw, b, BUILTIN_KEYS, ("recipient", "body", "cut"))
-            if not (isinstance(b["recipient"], str) and isinstance(b["body"], str)):
-                _fail(bw, "recipient and body must be strings")
-            if not (_is_str_or_none(b.get("channel")) and _is_str_or_none(b.get("content_type"))):
-                _fail(bw, "channel and content_type must be strings or null")
-            if not isinstance(b["cut"], bool):
-                _fail(bw, "cut must be true or false")
-    notes = e.get("notes")
-    if notes is not None:
-        if not isinstance(notes, list):
-            _fail(where, "expect.notes must be a list")
-        for n, note in enumerate(notes):
-            nw = f"{where}.expect.notes[{n}]"
-            _keys(nw, note, NOTE_KEYS, ("index", "name", "kind"))
-            i = note["index"]
-            if not (isinstance(i, int) and not isinstance(i, bool) and i >= 0):
-                _fail(nw, "index must be a non-negative integer")
-            if not isinstance(note["name"], str):
-                _fail(nw, "name must be a string")
-            if note["kind"] not in NOTE_KINDS:
-                _fail(nw, f"kind must be one of {sorted(NOTE_KINDS)}")
+    for rw, r in _records(where, e, "rejected", REJECTED_KEYS, ("name", "reason", "raw")):
+        if r["reason"] not in REJECT_REASONS:
+            _fail(rw, f"reason must be one of {sorted(REJECT_REASONS)}")
+        if not (_is_str_or_none(r["name"]) and isinstance(r["raw"], str)):
+            _fail(rw, "name must be a string or null, raw a string")
+    for bw, b in _records(where, e, "builtin", BUILTIN_KEYS, ("recipient", "body", "cut")):
+        if not (isinstance(b["recipient"], str) and isinstance(b["body"], str)):
+            _fail(bw, "recipient and body must be strings")
+        if not (_is_str_or_none(b.get("channel")) and _is_str_or_none(b.get("content_type"))):
+            _fail(bw, "channel and content_type must be strings or null")
+        if not isinstance(b["cut"], bool):
+            _fail(bw, "cut must be true or false")
+    for nw, note in _records(where, e, "notes", NOTE_KEYS, ("index", "name", "kind")):
+        i = note["index"]
+        if not (isinstance(i, int) and not isinstance(i, bool) and i >= 0):
+            _fail(nw, "index must be a non-negative integer")
+        if not isinstance(note["name"], str):
+            _fail(nw, "name must be a string")
+        if note["kind"] not in NOTE_KINDS:
+            _fail(nw, f"kind must be one of {sorted(NOTE_KINDS)}")
     eitb = e.get("ended_in_tool_block")
     if not (eitb is None or isinstance(eitb, bool)):
         _fail(where, "expect.ended_in_tool_block must be true, false or null")
