@@ -429,6 +429,12 @@ struct UnopenedRule {
     close: String,
     /// The held text's end lies within this many bytes.
     bound: usize,
+    /// Where each of `stops`' marker-token pieces are, by its index; empty when no
+    /// marker token ids are known. A stop spelt in ordinary tokens (a quoted open tag)
+    /// neither ends the hold nor closes the block.
+    stop_pieces: Vec<Vec<(usize, usize)>>,
+    /// The close tag's marker-token pieces (see `stop_pieces`).
+    close_pieces: Vec<(usize, usize)>,
 }
 
 /// Whether a held payload's close that ends at `after` in `window` ends the block: up
@@ -461,11 +467,36 @@ impl UnopenedRule {
             stops: TagSet::shared(&stops),
             close: u.close.clone(),
             bound: UNOPENED_MAX,
+            stop_pieces: Vec::new(),
+            close_pieces: Vec::new(),
         })
     }
 
-    /// See [`CloseAt`]; `shut`: the window will not grow.
-    fn close_at(&self, window: &str, after: usize, shut: bool) -> CloseAt {
+    /// Finds the marker-token pieces of the stops and the close tag among `ids`.
+    fn set_pieces(&mut self, ids: &MarkerIds) {
+        self.stop_pieces = (0..self.stops.len())
+            .map(|i| ids.pieces(self.stops.text(i)))
+            .collect();
+        self.close_pieces = ids.pieces(&self.close);
+    }
+
+    /// Whether stop `tag`, found at offset `at` of the response, is the marker.
+    fn stop_is_marker(&self, tag: usize, at: u64, spans: &MarkerSpans) -> bool {
+        self.stop_pieces
+            .get(tag)
+            .is_none_or(|p| spans.is_marker(at, p))
+    }
+
+    /// See [`CloseAt`]; `shut`: the window will not grow; `base`: the window's offset in
+    /// the response, where `spans` tell a close tag spelt in ordinary tokens (not one).
+    fn close_at(
+        &self,
+        window: &str,
+        after: usize,
+        shut: bool,
+        base: u64,
+        spans: &MarkerSpans,
+    ) -> CloseAt {
         let rest = &window[after..];
         let ws = rest
             .bytes()
@@ -477,6 +508,9 @@ impl UnopenedRule {
         }
         let r = &rest[ws..];
         if r.starts_with(self.close.as_str()) {
+            if !spans.is_marker(base + (after + ws) as u64, &self.close_pieces) {
+                return CloseAt::No;
+            }
             CloseAt::End(after + ws + self.close.len())
         } else if !shut && self.close.starts_with(r) {
             CloseAt::Hold
@@ -758,6 +792,9 @@ impl Composed {
         ] {
             armed.set_pieces(&ids);
         }
+        if let Some(u) = self.rules.unopened.as_mut() {
+            u.set_pieces(&ids);
+        }
         self.rules.marker_ids = ids;
     }
 
@@ -998,6 +1035,7 @@ impl Composed {
         final_: bool,
     ) -> Step {
         let rule = self.rules.unopened.as_ref().expect("armed");
+        let (at, spans) = (self.state.at, &self.state.spans);
         let mut limit = rule.bound.min(text.len());
         while !text.is_char_boundary(limit) {
             limit -= 1;
@@ -1012,9 +1050,13 @@ impl Composed {
         let mut from = searched;
         let held = loop {
             match rule.stops.find_or_held(&window[from..], shut) {
+                // A block's open tag spelt in ordinary tokens (quoted): text of the hold.
+                Ok(m) if !rule.stop_is_marker(m.tag, at + (from + m.start) as u64, spans) => {
+                    from += m.end;
+                }
                 // A block's open tag: the held text before it is content.
                 Ok(m) if m.tag > 0 => return self.unopened_text(&text[..from + m.start], sink),
-                Ok(m) => match rule.close_at(window, from + m.end, shut) {
+                Ok(m) => match rule.close_at(window, from + m.end, shut, at, spans) {
                     CloseAt::End(end) => {
                         let tool = self.tool.as_mut().expect("armed with tools");
                         return match tool.read_unopened(&text[..end], true, sink) {

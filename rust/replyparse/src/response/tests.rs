@@ -1246,6 +1246,47 @@ mod marker_ids {
         assert_eq!(run(&no_marker_ids, &[(whole, Some(all))]), text_rule);
     }
 
+    /// Qwen3-Coder's block written without its open tag: a quoted `<tool_call>` in a
+    /// value neither ends the hold nor opens a block, and a quoted `</tool_call>`
+    /// does not close one.
+    #[test]
+    fn quoted_tags_inside_a_block_without_its_open_tag() {
+        let cfg = ParserConfig {
+            tool_parser: Some("qwen3coder".into()),
+            ..config(None)
+        };
+        let value = "wrap it in <tool_call> tags";
+        let toks = tokens(&[
+            ("<function=get_weather>\n<parameter=city>\n", None),
+            (value, None),
+            ("\n</parameter>\n</function>\n", None),
+            ("</tool_call>", Some(151658)),
+        ]);
+        let got = every_feeding(&cfg, &toks);
+        assert_eq!(
+            super::super::testutil::calls(&got),
+            [("get_weather", r#"{"city": "wrap it in <tool_call> tags"}"#)]
+        );
+        assert_eq!(got.content, None);
+        // The text rule reads the quoted tag as a block opening: the held text before
+        // it is content.
+        let whole: String = toks.iter().map(|(t, _)| t.as_str()).collect();
+        assert_eq!(run(&cfg, &[(whole.clone(), None)]).tool_calls, []);
+        // A close tag spelt in ordinary tokens closes nothing: only the end of output
+        // ended the block, so its call is cut (neither sent nor shown as content).
+        let quoted_close = tokens(&[(whole.as_str(), None)]);
+        let got = every_feeding(&cfg, &quoted_close);
+        assert_eq!((got.tool_calls.len(), got.content), (0, None));
+        let mut p = ResponseParser::new(&cfg).unwrap();
+        for (t, id) in &quoted_close {
+            p.stream_chunk(t, Some(&[*id]), false).unwrap();
+        }
+        p.stream_chunk("", Some(&[]), true).unwrap();
+        let cut = p.rejected_calls();
+        assert_eq!(cut.len(), 1);
+        assert_eq!(cut[0].reason, crate::RejectReason::Cut);
+    }
+
     #[test]
     fn a_quoted_close_tag_in_reasoning_is_reasoning() {
         let thought = "I must end with </think> and then answer.";
