@@ -36,6 +36,11 @@ def dialect_markers(d: rp.ToolDialect) -> list[str]:
     if d.gemma is not None:
         # Gemma 4's string quote `<|"|>`.
         tags.append(d.gemma.quote)
+    if d.header is not None:
+        # The markers of a header call (Solar Open's <|tool_call:name|>, Kimi K2's).
+        h = d.header
+        tags += [h.call_begin or "", h.type_sep or "", h.id_sep or "", h.id_marker or ""]
+        tags += [h.args_marker or "", h.args_suffix or "", h.call_end or ""]
     return [m for t in tags for m in MARKER.findall(t)]
 
 

@@ -101,7 +101,8 @@ def markup(d: rp.ToolDialect) -> list[str]:
         tags += ['" string="true">', '" string="false">', f"</{tok}{par}>", tok]
     elif d.family in ("header", "kimi") and d.header is not None:
         h = d.header
-        tags += [h.call_begin or "", h.type_sep or "", h.id_marker or "", h.args_marker or ""]
+        tags += [h.call_begin or "", h.type_sep or "", h.id_sep or "", h.id_marker or ""]
+        tags += [h.args_marker or ""]
         tags += [h.args_suffix or "", h.call_end or "", "function", "f", "nope"]
         if h.name_from_id:
             tags += ["functions.f:0", "functions.nope:1", "functions."]
@@ -209,6 +210,8 @@ def envelopes(d: rp.ToolDialect) -> list[str]:
         def head(name: str) -> str:
             if h.name_from_id:
                 return f"functions.{name}:0"
+            if h.id_sep:
+                return f"a1b2c3d4e5{h.id_sep}{name}"
             return f"function{h.type_sep}{name}" if h.type_sep else name
 
         out += [
@@ -219,6 +222,11 @@ def envelopes(d: rp.ToolDialect) -> list[str]:
         ]
         if h.id_marker:
             out.append(f'{begin}f{h.id_marker}abc123xyz{argb}{{"x": 1}}{end}')
+        if h.id_sep:
+            # No id and no separator (the name alone), an empty id, an id cut at its sep.
+            out.append(f'{begin}f{argb}{{"x": 1}}{end}')
+            out.append(f'{begin}{h.id_sep}f{argb}{{"x": 1}}{end}')
+            out.append(f"{begin}abc{h.id_sep}")
     elif d.family == "pythonic":
         lines = d.pythonic is not None and d.pythonic.container == "lines"
 

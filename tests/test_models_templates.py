@@ -30,11 +30,8 @@ KINDS = ("tool_parser", "reasoning_parser", "response_parser")
 BETTER_WITH_TEMPLATE: dict[str, str] = {}
 
 # Model ids of the manifest that no row serves, each with why (checked to stay unknown).
-NO_ROW: dict[str, str] = {
-    "upstage/Solar-Open-100B": "Solar Open's first generation writes other tags than Solar "
-    "Open2's (<|begin|>assistant<|think|>...); its template is vendored as the family's, "
-    "and no row serves it",
-}
+# Empty: every vendored template's model has a row.
+NO_ROW: dict[str, str] = {}
 
 # Start rules that do not follow the template yet, each with why; the test checks that
 # each still differs, so an entry can neither hide a change nor go stale.

@@ -143,9 +143,14 @@ def call_markup(name: str, args: str) -> str:
         return f"{d.open}{call}{close}"
     if d.family in ("header", "kimi") and d.header is not None:
         h = d.header
-        head = (
-            "functions.f:0" if h.name_from_id else (f"function{h.type_sep}f" if h.type_sep else "f")
-        )
+        if h.name_from_id:
+            head = "functions.f:0"
+        elif h.type_sep:
+            head = f"function{h.type_sep}f"
+        elif h.id_sep:
+            head = f"a1b2c3d4e5{h.id_sep}f"
+        else:
+            head = "f"
         return (
             f"{d.open}{h.call_begin or ''}{head}{h.args_marker or ''}{args}"
             f"{h.args_suffix or ''}{h.call_end or ''}{close}"

@@ -101,13 +101,19 @@ pub const XML_DIALECTS: [&str; 19] = [
 /// Tool dialects of the `dsml` family.
 pub const DSML_DIALECTS: [&str; 3] = ["deepseek-v32", "deepseek-v4", "gigachat35"];
 /// Tool dialects of the header + JSON family (the `kimi` target: the family's first).
-pub const KIMI_DIALECTS: [&str; 4] = ["kimi_k2", "deepseek_v3", "deepseek_v31", "mistral"];
+pub const KIMI_DIALECTS: [&str; 5] = [
+    "kimi_k2",
+    "deepseek_v3",
+    "deepseek_v31",
+    "mistral",
+    "solar_open",
+];
 /// Tool dialects of the pythonic family.
 pub const PYTHONIC_DIALECTS: [&str; 4] = ["pythonic", "olmo3", "lfm2", "granite_pythonic"];
 /// Tool dialects of the Gemma call-notation family.
 pub const GEMMA_DIALECTS: [&str; 2] = ["gemma4", "functiongemma"];
 /// Every built-in tool dialect (the `response` target).
-pub const ALL_DIALECTS: [&str; 47] = [
+pub const ALL_DIALECTS: [&str; 48] = [
     "qwen",
     "llama3",
     "internlm",
@@ -155,6 +161,7 @@ pub const ALL_DIALECTS: [&str; 47] = [
     "granite_pythonic",
     "gemma4",
     "functiongemma",
+    "solar_open",
 ];
 
 /// (reasoning parser, enable_thinking). Index 0 is the common Qwen3 setup.

@@ -276,12 +276,14 @@ class DsmlSyntax(_Declaration):
 class HeaderSyntax(_Declaration):
     """The syntax of a `header` dialect (see the engine's `grammars/header`): per call
     `[call_begin] HEADER [id_marker ID] args_marker JSON [args_suffix] [call_end]`; a
-    typed header `TYPE type_sep NAME`; `name_from_id` for `functions.NAME:N` ids.
-    (`kimi` is the family's former name.)"""
+    typed header `TYPE type_sep NAME`; an id header `ID id_sep NAME` (the model's call
+    id kept); `name_from_id` for `functions.NAME:N` ids. (`kimi` is the family's former
+    name.)"""
 
     family: Literal["header", "kimi"] = "header"
     call_begin: str | None = None
     type_sep: str | None = None
+    id_sep: str | None = None
     id_marker: str | None = None
     args_marker: str | None = None
     args_on_brace: bool = False

@@ -254,6 +254,100 @@ fn repeated_model_ids_are_made_unique() {
     assert_eq!(ids, ["functions.f:0", "functions.f:0_1", "functions.f:0_2"]);
 }
 
+/// Solar Open's header writes the model's call id before the name
+/// (`ID<|tool_call:name|>NAME`, `id_sep`): the id is kept, an empty or missing one
+/// replaced, and a header without the separator is the name alone.
+#[test]
+fn an_id_before_the_name_is_kept() {
+    let cfg = ParserConfig {
+        tool_parser: Some("solar_open".into()),
+        reasoning_parser: Some("solar_open".into()),
+        tools: Some(tool_specs(&["f", "g"])),
+        ..Default::default()
+    };
+    let call = |head: &str, args: &str| {
+        format!("<|tool_call:begin|>{head}<|tool_call:args|>{args}<|tool_call:end|>")
+    };
+    let text = format!(
+        "<|think|>Plan.<|end|><|begin|>assistant<|tool_calls|>{}{}<|calls|>",
+        call(
+            "a1b2c3d4e5<|tool_call:name|>f",
+            r#"{"q": "<|tool_call:name|>x"}"#
+        ),
+        call(" k1l2m3n4o5 <|tool_call:name|> g ", "{}"),
+    );
+    let r = parse(&cfg, &text);
+    assert_eq!(r.reasoning_content.as_deref(), Some("Plan."));
+    assert_eq!(r.content, None);
+    assert_eq!(
+        calls(&r),
+        vec![
+            ("a1b2c3d4e5", "f", r#"{"q": "<|tool_call:name|>x"}"#),
+            ("k1l2m3n4o5", "g", "{}"),
+        ]
+    );
+    for head in ["<|tool_call:name|>f", "f"] {
+        let text = format!("<|tool_calls|>{}<|calls|>", call(head, "{}"));
+        let r = chunking_invariant(&cfg, &text, false);
+        assert_eq!(r.tool_calls.len(), 1, "{head}");
+        assert_eq!(r.tool_calls[0].function.name, "f", "{head}");
+        // Ids are blanked for the chunking comparison: the complete parse's own.
+        let r = ResponseParser::new(&cfg)
+            .unwrap()
+            .parse_complete(&text, None)
+            .unwrap();
+        assert!(r.tool_calls[0].id.starts_with("chatcmpl-tool-"), "{head}");
+    }
+    // An id whose name never came names nothing.
+    let r = parse(
+        &cfg,
+        "<|tool_calls|><|tool_call:begin|>a1b2c3d4e5<|tool_call:name|>",
+    );
+    assert!(r.tool_calls.is_empty());
+}
+
+#[test]
+fn an_id_before_the_name_excludes_other_header_forms() {
+    let base = HeaderSyntax {
+        call_begin: Some("<b>".into()),
+        id_sep: Some("<n>".into()),
+        args_marker: Some("<a>".into()),
+        ..Default::default()
+    };
+    assert!(base.validate().is_ok());
+    for (field, syn) in [
+        (
+            "type_sep",
+            HeaderSyntax {
+                type_sep: Some("<t>".into()),
+                ..base.clone()
+            },
+        ),
+        (
+            "id_marker",
+            HeaderSyntax {
+                id_marker: Some("<i>".into()),
+                ..base.clone()
+            },
+        ),
+        (
+            "name_from_id",
+            HeaderSyntax {
+                name_from_id: true,
+                ..base.clone()
+            },
+        ),
+    ] {
+        let err = syn.validate().unwrap_err().to_string();
+        assert!(err.contains("id_sep") && err.contains(field), "{err}");
+    }
+    let empty = HeaderSyntax {
+        id_sep: Some(String::new()),
+        ..base
+    };
+    assert!(empty.validate().unwrap_err().to_string().contains("id_sep"));
+}
+
 #[test]
 fn unknown_names_are_dropped_and_indices_stay_contiguous() {
     let cfg = config(&["f"]);

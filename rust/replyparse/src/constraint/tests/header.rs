@@ -107,3 +107,51 @@ fn fenced_arguments_on_their_own_lines() {
         r#"call_0: "<｜tool▁call▁begin｜>search" "<｜tool▁sep｜>" WS? args_0 WS? "<｜tool▁call▁end｜>""#
     ));
 }
+
+/// Solar Open's id before the name (`ID<|tool_call:name|>NAME`): the model writes an id
+/// of its choosing, the constraint the name after it. The structural tag is one tag
+/// (every call begins alike), the functions told apart after the id.
+#[test]
+fn an_id_before_the_name_is_the_models_the_name_the_constraints() {
+    let lark = lark_of(
+        "solar_open",
+        &tools(),
+        &ToolChoice::Required,
+        &Default::default(),
+    );
+    assert_eq!(
+        start(&lark),
+        "<|tool_calls|> WS? call (WS? call)* WS? <|calls|> WS?"
+    );
+    let call = lark
+        .lines()
+        .find_map(|l| l.strip_prefix("call_1: "))
+        .unwrap();
+    assert_eq!(
+        call,
+        r#"<|tool_call:begin|> /[A-Za-z0-9_-]+/ <|tool_call:name|> "search" <|tool_call:args|> WS? args_1 WS? <|tool_call:end|>"#
+    );
+    let st = st_of(
+        "solar_open",
+        &tools(),
+        &ToolChoice::Required,
+        &Default::default(),
+    );
+    let calls = &st["format"]["elements"][0]["elements"][1];
+    assert_eq!(calls["type"], json!("tags_with_separator"));
+    let tags = calls["tags"].as_array().unwrap();
+    assert_eq!(tags.len(), 1, "one tag for every function: {calls}");
+    assert_eq!(tags[0]["begin"], json!("<|tool_call:begin|>"));
+    assert_eq!(tags[0]["end"], json!("<|tool_call:end|>"));
+    let content = &tags[0]["content"]["elements"];
+    assert_eq!(
+        content[0],
+        json!({"type": "regex", "pattern": "[A-Za-z0-9_-]+"})
+    );
+    let alternatives = content[1]["elements"].as_array().unwrap();
+    assert_eq!(alternatives.len(), 2);
+    assert_eq!(
+        alternatives[1]["elements"][0],
+        json!({"type": "const_string", "value": "<|tool_call:name|>search<|tool_call:args|>"})
+    );
+}

@@ -4,7 +4,9 @@
 //! arguments a JSON value of the schema. With a call begin marker the calls sit in one
 //! section (`open` ... `close`); without one (Mistral) each call is its own block, the
 //! block's open tag beginning it. The Lark grammar allows the model's call id after the
-//! name (an `id_marker` and the id); the structural tag writes calls without it.
+//! name (an `id_marker` and the id); the structural tag writes calls without it. A
+//! header with its id before the name (`ID id_sep NAME`) always writes one: the id is
+//! the model's to choose, the name after it the constraint's.
 //!
 //! A fenced argument block (a dialect with an `args_suffix`: DeepSeek V3's
 //! ```` ```json ```` ... ```` ``` ````) sits on its own lines, as the template writes it
@@ -23,6 +25,9 @@ use crate::error::Result;
 
 use super::HeaderSyntax;
 
+/// The model's call id where the constraint lets it write one (`id_marker`, `id_sep`).
+const ID_PATTERN: &str = "[A-Za-z0-9_-]+";
+
 /// See the module docs.
 pub(crate) struct HeaderCalls<'a> {
     /// The dialect's syntax.
@@ -37,14 +42,18 @@ impl HeaderCalls<'_> {
         self.syn
     }
 
-    /// What a call writes before its header's variable part (the id's counter), as
-    /// fixed text: the begin marker (or the block's open tag) and the header.
+    /// What a call writes before its header's variable part (the id's counter, or the
+    /// id before the name), as fixed text: the begin marker (or the block's open tag)
+    /// and the header.
     fn head(&self, f: &Function<'_>) -> String {
         let syn = self.syntax();
         let begin = syn
             .call_begin
             .clone()
             .unwrap_or_else(|| self.d.open.to_owned());
+        if syn.id_sep.is_some() {
+            return begin;
+        }
         if syn.name_from_id {
             return format!("{begin}functions.{}:", f.name);
         }
@@ -68,6 +77,7 @@ impl CallConstraint for HeaderCalls<'_> {
         let mut in_names = vec!["<|".to_owned()];
         in_names.extend(syn.args_marker.iter().cloned());
         in_names.extend(syn.id_marker.iter().cloned());
+        in_names.extend(syn.id_sep.iter().cloned());
         if syn.args_on_brace {
             in_names.push("{".into());
         }
@@ -93,21 +103,35 @@ impl CallConstraint for HeaderCalls<'_> {
         } else {
             (format!("\n{args_marker}\n"), format!("\n{suffix}"))
         };
-        let tags = fns
-            .iter()
-            .map(|f| {
-                let mut content = Vec::new();
-                if syn.name_from_id {
-                    content.push(st::regex("[0-9]+"));
-                }
-                content.push(st::const_string(&args_marker));
-                content.push(st::json_schema(&f.params, None));
-                if !suffix.is_empty() {
-                    content.push(st::const_string(&suffix));
-                }
-                st::tag(&self.head(f), st::sequence(content), &end)
-            })
-            .collect();
+        // A call's content after its head: the arguments marker (after the name, for an
+        // id before it), the arguments, the suffix.
+        let rest = |f: &Function<'_>, mut content: Vec<Value>| {
+            let after_head = match syn.id_sep.as_deref() {
+                Some(sep) => format!("{sep}{}{args_marker}", f.name),
+                None => args_marker.clone(),
+            };
+            content.push(st::const_string(&after_head));
+            content.push(st::json_schema(&f.params, None));
+            if !suffix.is_empty() {
+                content.push(st::const_string(&suffix));
+            }
+            st::sequence(content)
+        };
+        let tags = if syn.id_sep.is_some() {
+            // Every call begins alike (the marker, then the model's id): one tag, the
+            // functions told apart after the id, so no two tags share a begin.
+            let calls = fns.iter().map(|f| rest(f, Vec::new())).collect();
+            let content = st::sequence(vec![st::regex(ID_PATTERN), st::or(calls)]);
+            let head = fns.first().map(|f| self.head(f)).unwrap_or_default();
+            vec![st::tag(&head, content, &end)]
+        } else {
+            fns.iter()
+                .map(|f| {
+                    let counter = syn.name_from_id.then(|| st::regex("[0-9]+"));
+                    st::tag(&self.head(f), rest(f, counter.into_iter().collect()), &end)
+                })
+                .collect()
+        };
         let d = self.d;
         if syn.call_begin.is_none() {
             return Ok(st_blocks(tags, many, reasoning));
@@ -131,9 +155,13 @@ impl CallConstraint for HeaderCalls<'_> {
             if syn.name_from_id {
                 body.push("/[0-9]+/".to_owned());
             }
+            if let Some(sep) = syn.id_sep.as_deref() {
+                body.push(format!("/{ID_PATTERN}/"));
+                body.push(l.lit(&format!("{sep}{}", f.name)));
+            }
             if let Some(id) = syn.id_marker.as_deref() {
                 let id = l.lit(id);
-                body.push(format!("({id} /[A-Za-z0-9_-]+/)?"));
+                body.push(format!("({id} /{ID_PATTERN}/)?"));
             }
             if let Some(m) = syn.args_marker.as_deref() {
                 if syn.args_suffix.is_some() {

@@ -4,6 +4,7 @@
 //! ```text
 //! [section begin]                                        (the outer block, the tool parser's)
 //!   [call_begin] HEADER [id_marker ID] args_marker JSON [args_suffix] [call_end]
+//!   HEADER = [TYPE type_sep | ID id_sep] NAME
 //!   [call_begin] ...                                     more calls
 //! [section end]
 //! ```
@@ -15,6 +16,9 @@
 //! - DeepSeek V3 / R1: `<｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME\n```json\n{...}\n```<｜tool▁call▁end｜>`:
 //!   a type before `type_sep` (dropped), the fence as `args_marker` / `args_suffix`.
 //! - DeepSeek V3.1: `<｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{...}<｜tool▁call▁end｜>`.
+//! - Solar Open: `<|tool_call:begin|>ID<|tool_call:name|>NAME<|tool_call:args|>{...}<|tool_call:end|>`:
+//!   the model's call id before `id_sep`, kept as the call id (the chat template
+//!   renders a tool result by it).
 //! - Mistral v11+: `[TOOL_CALLS]NAME[CALL_ID]ID[ARGS]{...}` (v13: no `[CALL_ID]`); the
 //!   block's open tag begins each call, the JSON value ends it, and `[CALL_ID]`'s id is
 //!   kept as the call id (most peers drop it). HF decoding may drop `[ARGS]`: a `{` then
@@ -63,6 +67,10 @@ pub struct HeaderSyntax {
     /// `function<｜tool▁sep｜>`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub type_sep: Option<String>,
+    /// The header is `ID id_sep NAME`: the model's call id, kept as the call id (Solar
+    /// Open's `ID<|tool_call:name|>NAME`). A header without `id_sep` is the name alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id_sep: Option<String>,
     /// After the name, the model's call id up to the argument marker (Mistral v11's
     /// `[CALL_ID]`), kept as the call id.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -86,12 +94,14 @@ pub struct HeaderSyntax {
 }
 
 impl HeaderSyntax {
-    /// Checks the markers: each one given is non-empty, and something ends the header
-    /// (an `args_marker`, or `args_on_brace`).
+    /// Checks the markers: each one given is non-empty, something ends the header (an
+    /// `args_marker`, or `args_on_brace`), and the header says at most one way what
+    /// precedes the name or where the id is.
     pub fn validate(&self) -> Result<(), FieldError> {
         for (field, m) in [
             ("call_begin", &self.call_begin),
             ("type_sep", &self.type_sep),
+            ("id_sep", &self.id_sep),
             ("id_marker", &self.id_marker),
             ("args_marker", &self.args_marker),
             ("args_suffix", &self.args_suffix),
@@ -106,6 +116,21 @@ impl HeaderSyntax {
                 "args_marker",
                 "missing: a header needs an args_marker (or args_on_brace)",
             ));
+        }
+        if self.id_sep.is_some() {
+            // One id per call, and one reading of what precedes the name.
+            for (field, set) in [
+                ("type_sep", self.type_sep.is_some()),
+                ("id_marker", self.id_marker.is_some()),
+                ("name_from_id", self.name_from_id),
+            ] {
+                if set {
+                    return Err(FieldError::new(
+                        "id_sep",
+                        format!("cannot be given with {field}: a call has one id and one header"),
+                    ));
+                }
+            }
         }
         Ok(())
     }
@@ -190,6 +215,9 @@ pub struct HeaderGrammar {
     /// The header read (the name, or for `name_from_id` the id it is derived from),
     /// kept until the call is named: with an id marker that is after the id.
     name: String,
+    /// The model's call id written before the name (`id_sep`), kept until the call is
+    /// named.
+    header_id: String,
     /// The JSON scanner of the arguments: it finds the value's end, so markers inside
     /// its strings are data.
     scan: JsonValueScanner,
@@ -231,6 +259,7 @@ impl HeaderGrammar {
             state: State::Start,
             buf: String::new(),
             name: String::new(),
+            header_id: String::new(),
             scan: JsonValueScanner::new(),
             began: false,
             cut: false,
@@ -494,12 +523,21 @@ impl HeaderGrammar {
         self.state = State::Done;
     }
 
-    /// The header has ended at the arguments (or the id): the call's name.
+    /// The header has ended at the arguments (or the id): the call's name (and the id
+    /// written before it, into `header_id`).
     fn header_done(&mut self) -> Option<String> {
         let header = self.buf.trim();
-        let header = match self.syn.type_sep.as_deref() {
-            Some(sep) => header.split_once(sep).map_or(header, |(_, n)| n).trim(),
-            None => header,
+        let header = match (self.syn.type_sep.as_deref(), self.syn.id_sep.as_deref()) {
+            (Some(sep), _) => header.split_once(sep).map_or(header, |(_, n)| n).trim(),
+            (None, Some(sep)) => match header.split_once(sep) {
+                Some((id, name)) => {
+                    self.header_id.clear();
+                    self.header_id.push_str(id.trim());
+                    name.trim()
+                }
+                None => header,
+            },
+            (None, None) => header,
         };
         let out = (!header.is_empty()).then(|| header.to_owned());
         self.buf.clear();
@@ -518,6 +556,7 @@ impl HeaderGrammar {
                 calls.set_name(name, Some(&id), out);
             }
         } else {
+            let id = id.or(Some(self.header_id.as_str()));
             calls.set_name(&self.name, id.filter(|i| !i.is_empty()), out);
         }
     }
@@ -570,6 +609,7 @@ impl PayloadGrammar for HeaderGrammar {
         self.state = State::Start;
         self.buf.clear();
         self.name.clear();
+        self.header_id.clear();
         self.scan.reset();
         self.began = false;
         self.cut = false;
