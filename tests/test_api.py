@@ -177,6 +177,29 @@ def test_parser_name_lists_are_sorted_and_include_aliases():
 
 
 @pytest.mark.parametrize(
+    "kind,name,dialect",
+    [
+        # vLLM 0.33.0's and SGLang 0.5.23's names, and what each peer means by it
+        ("tool", "plamo3", "plamo3"),
+        ("tool", "step5", "step5"),
+        ("tool", "iquest_q1", "iquest_q1"),
+        ("tool", "nanbeige", "qwen3coder"),
+        ("tool", "glm", "glm45"),
+        ("tool", "qwen3_json", "qwen"),
+        ("reasoning", "plamo3", "plamo3"),
+        ("reasoning", "step5", "step3"),
+        ("reasoning", "iquest_q1", "iquest_q1"),
+        ("reasoning", "nanbeige", "default"),
+        ("reasoning", "dots", "default"),
+    ],
+)
+def test_peer_names_resolve_to_the_dialect_the_peer_means(kind, name, dialect):
+    dialects = rp.tool_dialects() if kind == "tool" else rp.reasoning_dialects()
+    owners = [d.name for d in dialects if name in (d.name, *d.aliases)]
+    assert owners == [dialect]
+
+
+@pytest.mark.parametrize(
     "spelling", ["QWEN", "Hermes", "qwen_2d5", "Qwen-2.5", "q.w.e.n", "QWEN3", "qwen-25"]
 )
 def test_tool_parser_names_are_normalised(spelling):

@@ -5,7 +5,9 @@ reasoning, no rejected records, not cut) are exactly what a `tool_choice="requir
 constraint must allow: the dialect's Lark grammar, run with llguidance over a byte-level
 tokenizer that holds the dialect's `<|...|>` markers as special tokens, must accept each
 of them, and reject prose, a call of an unknown tool, and a call whose arguments break
-the schema. New dialects are covered by adding their fixture file.
+the schema (for header dialects, text before the call's end marker); the grammar for
+`tool_choice` naming the call's tool accepts each one-call case, the grammar naming
+another tool rejects it. New dialects are covered by adding their fixture file.
 """
 
 from __future__ import annotations
@@ -37,10 +39,11 @@ def dialect_markers(d: rp.ToolDialect) -> list[str]:
         # Gemma 4's string quote `<|"|>`.
         tags.append(d.gemma.quote)
     if d.header is not None:
-        # The markers of a header call (Solar Open's <|tool_call:name|>, Kimi K2's).
+        # The markers around each call of a header dialect (Solar Open's
+        # <|tool_call:name|>, Kimi K2's, PLaMo 3's `<|...|>` pieces).
         h = d.header
         tags += [h.call_begin or "", h.type_sep or "", h.id_sep or "", h.id_marker or ""]
-        tags += [h.args_marker or "", h.args_suffix or "", h.call_end or ""]
+        tags += [h.args_marker or "", *h.args_marker_aliases, h.args_suffix or "", h.call_end or ""]
     return [m for t in tags for m in MARKER.findall(t)]
 
 
@@ -88,3 +91,41 @@ def test_constraint_accepts_the_fixture_calls(case: Any) -> None:
     unknown = case.text.replace(json.dumps(name), json.dumps("zz_unknown_tool"), 1)
     if unknown != case.text:
         assert not matches(grammar, tok, lltok, unknown), f"accepted an unknown tool:\n{unknown}"
+    d = next(x for x in rp.tool_dialects() if case.tool_parser in (x.name, *x.aliases))
+    if d.header is not None:
+        # A header names its tool bare, right after the call's begin marker (or the
+        # block's open tag); the arguments end at the call's end marker.
+        h = d.header
+        begin = h.call_begin or d.open
+        unknown = case.text.replace(begin + name, begin + "zz_unknown_tool", 1)
+        if unknown != case.text:
+            assert not matches(grammar, tok, lltok, unknown), f"accepted:\n{unknown}"
+        if h.call_end and h.call_end in case.text:
+            broken = case.text.replace(h.call_end, " stray" + h.call_end, 1)
+            assert not matches(grammar, tok, lltok, broken), f"accepted stray text:\n{broken}"
+
+
+ONE_CALL = [(i, c) for i, c in CASES if len(c.calls) == 1]
+
+
+@pytest.mark.parametrize("case", [c for _, c in ONE_CALL], ids=[i for i, _ in ONE_CALL])
+def test_named_constraint_accepts_its_call_only(case: Any) -> None:
+    """tool_choice naming the call's tool allows the fixture's one call; naming another
+    tool of the request does not."""
+    d = next(x for x in rp.tool_dialects() if case.tool_parser in (x.name, *x.aliases))
+    tok = ByteTokenizer(dialect_markers(d))
+    name = case.calls[0][0]
+    names = [t["function"]["name"] for t in case.tools]
+    if name not in names:
+        pytest.skip("a call of a tool the request does not declare")
+
+    def named(n: str) -> str:
+        choice = {"type": "function", "function": {"name": n}}
+        grammar = constraints.lark_grammar(case.tool_parser, case.tools, choice)
+        assert grammar is not None
+        return grammar
+
+    assert tok.accepts(named(name), case.text), f"rejected:\n{case.text!r}"
+    other = next((n for n in names if n != name), None)
+    if other is not None:
+        assert not tok.accepts(named(other), case.text), f"{other} accepted a call of {name}"

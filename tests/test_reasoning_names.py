@@ -36,6 +36,10 @@ SGLANG = [
     "step3", "step3p5", "mistral", "nemotron_3", "hunyuan", "gemma4", "gpt-oss", "mimo",
     "poolside_v1", "apertus2509", "cohere_command4", "telechat4",
 ]  # fmt: skip
+# Reasoning names vLLM 0.33.0 (`plamo3`, `step5`) and SGLang 0.5.23 (`iquest_q1`,
+# `nanbeige`, `dots`) register beyond the lists above (research/dialects_c.md §5, §6,
+# §11-§13)
+LATER_PEER_NAMES = ["plamo3", "step5", "iquest_q1", "nanbeige", "dots"]
 # Names of the gpt-oss response parser (Harmony's channels carry the reasoning).
 HARMONY = {"openai_gptoss", "gpt-oss"}
 
@@ -44,7 +48,7 @@ def _norm(n: str) -> str:
     return re.sub(r"[-_.]", "", n).lower()
 
 
-@pytest.mark.parametrize("name", sorted(set(VLLM + VLLM_FILES + SGLANG)))
+@pytest.mark.parametrize("name", sorted(set(VLLM + VLLM_FILES + SGLANG + LATER_PEER_NAMES)))
 def test_peer_reasoning_name_resolves(name):
     names = {_norm(n) for n in rp.reasoning_parsers()}
     if name in HARMONY:

@@ -77,7 +77,7 @@ pub const JSON_DIALECTS: [&str; 16] = [
 /// Tool dialects of the `xml` family.
 /// (`longcat` and `dots` also read a JSON-envelope form, whose arguments stream as
 /// written: the valid-JSON check is for their XML form.)
-pub const XML_DIALECTS: [&str; 19] = [
+pub const XML_DIALECTS: [&str; 21] = [
     "qwen3coder",
     "glm47",
     "glm45",
@@ -97,23 +97,26 @@ pub const XML_DIALECTS: [&str; 19] = [
     "spark25",
     "kimi_k3",
     "longcat",
+    "iquest_q1",
+    "step5",
 ];
 /// Tool dialects of the `dsml` family.
 pub const DSML_DIALECTS: [&str; 3] = ["deepseek-v32", "deepseek-v4", "gigachat35"];
 /// Tool dialects of the header + JSON family (the `kimi` target: the family's first).
-pub const KIMI_DIALECTS: [&str; 5] = [
+pub const KIMI_DIALECTS: [&str; 6] = [
     "kimi_k2",
     "deepseek_v3",
     "deepseek_v31",
     "mistral",
     "solar_open",
+    "plamo3",
 ];
 /// Tool dialects of the pythonic family.
 pub const PYTHONIC_DIALECTS: [&str; 4] = ["pythonic", "olmo3", "lfm2", "granite_pythonic"];
 /// Tool dialects of the Gemma call-notation family.
 pub const GEMMA_DIALECTS: [&str; 2] = ["gemma4", "functiongemma"];
 /// Every built-in tool dialect (the `response` target).
-pub const ALL_DIALECTS: [&str; 48] = [
+pub const ALL_DIALECTS: [&str; 51] = [
     "qwen",
     "llama3",
     "internlm",
@@ -162,6 +165,9 @@ pub const ALL_DIALECTS: [&str; 48] = [
     "gemma4",
     "functiongemma",
     "solar_open",
+    "plamo3",
+    "iquest_q1",
+    "step5",
 ];
 
 /// (reasoning parser, enable_thinking). Index 0 is the common Qwen3 setup.

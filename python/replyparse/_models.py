@@ -286,6 +286,7 @@ class HeaderSyntax(_Declaration):
     id_sep: str | None = None
     id_marker: str | None = None
     args_marker: str | None = None
+    args_marker_aliases: list[str] = []
     args_on_brace: bool = False
     args_suffix: str | None = None
     call_end: str | None = None

@@ -19,7 +19,8 @@ fn refusal(r: crate::error::Result<ToolDialect>) -> String {
 #[test]
 fn the_former_shape_reads_as_the_current_one() {
     let former = [
-        json!({"name": "qwen", "aliases": ["qwen2d5", "qwen3", "hermes", "qwen25", "trinity"],
+        json!({"name": "qwen",
+               "aliases": ["qwen2d5", "qwen3", "hermes", "qwen25", "trinity", "qwen3_json"],
                "family": "json_envelope", "open": "<tool_call>", "close": "</tool_call>",
                "name_field": "name", "argument_field": "arguments",
                "envelope": {"argument_keys": ["parameters"]}, "open_prefixes": [],
@@ -95,6 +96,16 @@ fn checks_name_the_field() {
         (
             json!({"name": "v", "open": "<c>", "syntax": {"family": "header"}}),
             "v: syntax.args_marker: missing",
+        ),
+        (
+            json!({"name": "v", "open": "<c>", "syntax": {"family": "header",
+                "args_marker": ":", "args_marker_aliases": ["=", ""]}}),
+            "v: syntax.args_marker_aliases[1]: is empty",
+        ),
+        (
+            json!({"name": "v", "open": "<c>", "syntax": {"family": "header",
+                "args_on_brace": true, "args_marker_aliases": ["="]}}),
+            "v: syntax.args_marker_aliases: other spellings of an args_marker that is missing",
         ),
         (
             json!({"name": "v", "open": "<c>", "forms": [{"when": "[", "syntax":

@@ -462,3 +462,48 @@ fn bare_scalar_arguments_at_the_end_of_output_are_cut() {
         }
     }
 }
+
+/// PLaMo 3's argument opener in both spellings (`args_marker` and its alias), in one
+/// block, under every chunking: its markers are text of several tokens, so a chunk may
+/// end anywhere inside one.
+#[test]
+fn plamo3_argument_marker_and_its_alias() {
+    let cfg = ParserConfig {
+        tool_parser: Some("plamo3".into()),
+        reasoning_parser: Some("plamo3".into()),
+        tools: Some(tool_specs(&["get_weather", "read"])),
+        ..Default::default()
+    };
+    let call = |name: &str, tail: &str, args: &str| {
+        format!(
+            "<|plamo:begin_tool_request:plamo|><|plamo:begin_tool_name:plamo|>{name}\
+             <|plamo:end_tool_name:plamo|><|plamo:begin_tool_arguments:plamo|>{tail}{args}\
+             <|plamo:end_tool_arguments:plamo|><|plamo:end_tool_request:plamo|>"
+        )
+    };
+    let text = format!(
+        "Plan.<|plamo:end_think:plamo|>Checking.<|plamo:begin_tool_requests:plamo|>{}{}\
+         <|plamo:end_tool_requests:plamo|><|plamo:tag|>",
+        call(
+            "get_weather",
+            "<|plamo:constrain|>json<|plamo:msg|>",
+            r#"{"city": "東京"}"#
+        ),
+        call("read", "<|plamo:msg|>", r#"{"path": "README.md"}"#),
+    );
+    let r = chunking_invariant(&cfg, &text, false);
+    assert_eq!(r.reasoning_content.as_deref(), Some("Plan."));
+    assert_eq!(r.content.as_deref(), Some("Checking."));
+    let got: Vec<(&str, &str)> = r
+        .tool_calls
+        .iter()
+        .map(|c| (c.function.name.as_str(), c.function.arguments.as_str()))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            ("get_weather", r#"{"city": "東京"}"#),
+            ("read", r#"{"path": "README.md"}"#)
+        ]
+    );
+}

@@ -76,6 +76,7 @@ impl CallConstraint for HeaderCalls<'_> {
         let syn = self.syntax();
         let mut in_names = vec!["<|".to_owned()];
         in_names.extend(syn.args_marker.iter().cloned());
+        in_names.extend(syn.args_marker_aliases.iter().cloned());
         in_names.extend(syn.id_marker.iter().cloned());
         in_names.extend(syn.id_sep.iter().cloned());
         if syn.args_on_brace {

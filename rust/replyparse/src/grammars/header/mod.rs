@@ -23,6 +23,12 @@
 //!   block's open tag begins each call, the JSON value ends it, and `[CALL_ID]`'s id is
 //!   kept as the call id (most peers drop it). HF decoding may drop `[ARGS]`: a `{` then
 //!   ends the name (`args_on_brace`).
+//! - PLaMo 3: `<|plamo:begin_tool_request:plamo|><|plamo:begin_tool_name:plamo|>NAME`,
+//!   then `<|plamo:end_tool_name:plamo|><|plamo:begin_tool_arguments:plamo|>` and the
+//!   constraint tokens `<|plamo:constrain|>json<|plamo:msg|>` (or `<|plamo:msg|>` alone:
+//!   `args_marker_aliases`) before the JSON, and after it
+//!   `<|plamo:end_tool_arguments:plamo|><|plamo:end_tool_request:plamo|>`; every marker
+//!   is text of several tokens.
 //!
 //! One payload is one call. The header runs up to the first of its stop markers (found
 //! with the shared [`TagSet`], a possible prefix held); surrounding whitespace is
@@ -78,6 +84,12 @@ pub struct HeaderSyntax {
     /// Ends the header; the JSON arguments follow.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub args_marker: Option<String>,
+    /// Other spellings of the argument marker, each ending the header as it does: PLaMo 3
+    /// writes its argument opener with the constraint tokens
+    /// (`<|plamo:begin_tool_arguments:plamo|><|plamo:constrain|>json<|plamo:msg|>`) or
+    /// without them (`...<|plamo:msg|>`). The constraint writes `args_marker`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args_marker_aliases: Vec<String>,
     /// A `{` also ends the header (a decoder that dropped the argument marker).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub args_on_brace: bool,
@@ -94,9 +106,9 @@ pub struct HeaderSyntax {
 }
 
 impl HeaderSyntax {
-    /// Checks the markers: each one given is non-empty, something ends the header (an
-    /// `args_marker`, or `args_on_brace`), and the header says at most one way what
-    /// precedes the name or where the id is.
+    /// Checks the markers: each one given is non-empty, aliases of the argument marker
+    /// come with it, something ends the header (an `args_marker`, or `args_on_brace`),
+    /// and the header says at most one way what precedes the name or where the id is.
     pub fn validate(&self) -> Result<(), FieldError> {
         for (field, m) in [
             ("call_begin", &self.call_begin),
@@ -110,6 +122,20 @@ impl HeaderSyntax {
             if m.as_deref() == Some("") {
                 return Err(FieldError::new(field, "is empty (leave it out instead)"));
             }
+        }
+        for (i, alias) in self.args_marker_aliases.iter().enumerate() {
+            if alias.is_empty() {
+                return Err(FieldError::new(
+                    format!("args_marker_aliases[{i}]"),
+                    "is empty",
+                ));
+            }
+        }
+        if !self.args_marker_aliases.is_empty() && self.args_marker.is_none() {
+            return Err(FieldError::new(
+                "args_marker_aliases",
+                "other spellings of an args_marker that is missing",
+            ));
         }
         if self.args_marker.is_none() && !self.args_on_brace {
             return Err(FieldError::new(
@@ -240,6 +266,9 @@ impl HeaderGrammar {
             }
         };
         add(syn.args_marker.as_deref(), STOP_ARGS);
+        for alias in &syn.args_marker_aliases {
+            add(Some(alias), STOP_ARGS);
+        }
         add(syn.id_marker.as_deref(), STOP_ID);
         add(syn.args_on_brace.then_some("{"), STOP_BRACE);
         add(syn.call_end.as_deref(), STOP_END);
@@ -248,6 +277,7 @@ impl HeaderGrammar {
             add(Some(b.as_ref()), STOP_OTHER);
         }
         let mut id_stops: Vec<&str> = syn.args_marker.as_deref().into_iter().collect();
+        id_stops.extend(syn.args_marker_aliases.iter().map(String::as_str));
         if syn.args_on_brace {
             id_stops.push("{");
         }
