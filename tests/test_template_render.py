@@ -230,6 +230,11 @@ KNOWN_DIFFERENCES: dict[tuple[str, str], str] = {
     ("gigachat3.1.jinja", "tool_schema_numbers"): FLOAT_CONCAT,
     ("lfm2.5.jinja", "null_content"): NONE_ITERATION,
     ("lfm2.5-8b-a1b.jinja", "null_content"): NONE_ITERATION,
+    ("gigachat3.5.jinja", "tool_schema_numbers"): FLOAT_CONCAT,
+    ("qwen3-vl-instruct.jinja", "null_content"): NONE_ITERATION,
+    ("qwen3-vl-thinking.jinja", "null_content"): NONE_ITERATION,
+    ("llama-4.jinja", "null_content"): NONE_ITERATION,
+    ("kimi-vl-a3b-thinking.jinja", "null_content"): NONE_ITERATION,
 }
 
 
