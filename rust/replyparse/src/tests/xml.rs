@@ -545,17 +545,17 @@ fn declarations_are_checked() {
     bad(&|x| x.skip = vec![String::new()]);
     bad(&|x| x.name_attr = Some("a b".into()));
     let type_element = || {
-        Some(crate::grammars::xml::TypeElement {
+        Some(Box::new(crate::grammars::xml::TypeElement {
             open: "<t>".into(),
             close: "</t>".into(),
-        })
+        }))
     };
     let json_call = || {
-        Some(crate::grammars::xml::JsonCall {
+        Some(Box::new(crate::grammars::xml::JsonCall {
             name_field: "name".into(),
             argument_field: "arguments".into(),
             argument_keys: Vec::new(),
-        })
+        }))
     };
     // The type element precedes a value element, and no type attribute types it too.
     bad(&|x| x.type_element = type_element());
@@ -566,10 +566,10 @@ fn declarations_are_checked() {
     });
     bad(&|x| {
         x.value_open = Some("<v>".into());
-        x.type_element = Some(crate::grammars::xml::TypeElement {
+        x.type_element = Some(Box::new(crate::grammars::xml::TypeElement {
             open: "<t>".into(),
             close: String::new(),
-        });
+        }));
     });
     // A JSON call body follows the function's open text.
     bad(&|x| {

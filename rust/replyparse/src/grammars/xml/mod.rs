@@ -238,7 +238,7 @@ pub struct XmlSyntax {
     /// allows (a union) and types a value the schema does not describe; a single type
     /// the schema gives stands ([`element_types`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub type_element: Option<TypeElement>,
+    pub type_element: Option<Box<TypeElement>>,
     /// Attribute values escape `&quot; &apos; &lt; &gt; &amp;`; decode them.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub entities: bool,
@@ -258,13 +258,15 @@ pub struct XmlSyntax {
     /// Markup dropped between parameters (MiniCPM-5's `<arguments>`, `</arguments>`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub skip: Vec<String>,
-    /// Arguments written as one JSON object element (Kimi K3).
+    /// Arguments written as one JSON object element (Kimi K3). (This and the other
+    /// element declarations few dialects use are boxed: every tool parser holds a copy
+    /// of its syntax.)
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub json_body: Option<JsonBody>,
+    pub json_body: Option<Box<JsonBody>>,
     /// A function whose body is a JSON call object (or an array of them) instead of a
     /// name and parameters (K2 Horizon's JSON tool-call format).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub json_call: Option<JsonCall>,
+    pub json_call: Option<Box<JsonCall>>,
     /// Values written as child elements (MiniMax M3).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nested: Option<NestedValues>,
