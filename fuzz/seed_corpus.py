@@ -39,15 +39,17 @@ KIMI_DIALECTS = table("KIMI_DIALECTS")
 PYTHONIC_DIALECTS = table("PYTHONIC_DIALECTS")
 GEMMA_DIALECTS = table("GEMMA_DIALECTS")
 ALL_DIALECTS = table("ALL_DIALECTS")
-REASONING = [
-    ("qwen3", None),
-    (None, None),
-    ("qwen3", False),
-    ("deepseek-v3", None),
-    ("deepseek-v3", True),
-    ("qwen3", True),
-    ("deepseek-v3", False),
-]
+
+
+def reasoning_table() -> list[tuple[str | None, bool | None]]:
+    """`REASONING` of fuzz/src/lib.rs: (reasoning parser, enable_thinking) pairs."""
+    m = re.search(r"pub const REASONING: \[.*?\] = \[(.*?)\];", LIB_RS, re.S)
+    assert m, "REASONING not found in fuzz/src/lib.rs"
+    rows = re.findall(r"\((None|Some\(\"([^\"]+)\"\)),\s*(None|Some\((true|false)\))\)", m.group(1))
+    return [(name or None, None if flag == "" else flag == "true") for _, name, _, flag in rows]
+
+
+REASONING = reasoning_table()
 # Auto, Required, Function("search"), None
 CHOICES = 4
 HARMONY_NO_TOOLS = 4
@@ -77,6 +79,8 @@ def cases() -> list[dict[str, Any]]:
 
 def reasoning_index(parser: str | None, thinking: bool | None) -> int:
     name = None
+    if (parser, thinking) in REASONING:
+        return REASONING.index((parser, thinking))
     if parser in DEFAULT_ALIASES:
         name = "qwen3"
     elif parser in WHEN_ENABLED:

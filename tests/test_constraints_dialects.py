@@ -129,3 +129,70 @@ def test_named_constraint_accepts_its_call_only(case: Any) -> None:
     other = next((n for n in names if n != name), None)
     if other is not None:
         assert not tok.accepts(named(other), case.text), f"{other} accepted a call of {name}"
+
+
+# K2 Horizon: the constraint writes the template's default `xml` form (one
+# <ifm|tool_calls> group of <ifm|tool_call> calls, values as text or JSON by the schema);
+# the optional type element and the JSON call form are read by the parser, not written.
+K2_TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "parameters": {
+                "type": "object",
+                "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+                "required": ["city"],
+            },
+        },
+    },
+    {"type": "function", "function": {"name": "noop", "parameters": {"type": "object"}}},
+]
+
+
+def k2_call(name: str, *params: tuple[str, str]) -> str:
+    body = "".join(
+        f"<ifm|arg_key>{k}</ifm|arg_key>\n<ifm|arg_value>{v}</ifm|arg_value>\n" for k, v in params
+    )
+    return f"\n<ifm|tool_call>{name}\n{body}</ifm|tool_call>"
+
+
+def k2_group(*calls: str) -> str:
+    return "<ifm|tool_calls>" + "".join(calls) + "\n</ifm|tool_calls>"
+
+
+@pytest.mark.parametrize(
+    "choice", ["required", {"type": "function", "function": {"name": "get_weather"}}]
+)
+def test_k2_horizon_constraint(choice: Any) -> None:
+    grammar = constraints.lark_grammar("k2_horizon", K2_TOOLS, choice)
+    assert grammar is not None
+    tok = ByteTokenizer([])
+    paris = k2_call("get_weather", ("city", "Paris"), ("days", "3"))
+    good = [
+        k2_group(paris),
+        k2_group(k2_call("get_weather", ("city", '北京 "x" </ifm|arg_key> \\ 🌧\nnext'))),
+    ]
+    bad = [
+        PROSE,
+        "Sure.\n" + k2_group(paris),
+        k2_group(k2_call("delete_files", ("path", "/"))),
+        k2_group(k2_call("get_weather", ("city", "Paris"), ("days", "three"))),
+        k2_group(k2_call("get_weather", ("days", "3"))),
+        k2_group(k2_call("get_weather", ("city", "Paris"), ("extra", "x"))),
+        k2_group(paris)[: -len("\n</ifm|tool_calls>")],
+        k2_group(paris.replace("</ifm|tool_call>", "")),
+        # A call outside the group the template writes.
+        paris.strip(),
+    ]
+    if choice == "required":
+        good += [k2_group(paris, k2_call("noop")), k2_group(k2_call("noop"))]
+    else:
+        bad += [
+            k2_group(k2_call("noop")),
+            k2_group(paris, k2_call("get_weather", ("city", "Oslo"))),
+        ]
+    for text in good:
+        assert tok.accepts(grammar, text), f"rejected:\n{text!r}\n{grammar}"
+    for text in bad:
+        assert not tok.accepts(grammar, text), f"accepted:\n{text!r}\n{grammar}"

@@ -75,9 +75,9 @@ pub const JSON_DIALECTS: [&str; 16] = [
     "mistral",
 ];
 /// Tool dialects of the `xml` family.
-/// (`longcat` and `dots` also read a JSON-envelope form, whose arguments stream as
-/// written: the valid-JSON check is for their XML form.)
-pub const XML_DIALECTS: [&str; 21] = [
+/// (`longcat` and `dots` also read a JSON-envelope form, and `k2_horizon` a JSON call
+/// body, whose arguments stream as written: the valid-JSON check is for their XML form.)
+pub const XML_DIALECTS: [&str; 22] = [
     "qwen3coder",
     "glm47",
     "glm45",
@@ -99,6 +99,7 @@ pub const XML_DIALECTS: [&str; 21] = [
     "longcat",
     "iquest_q1",
     "step5",
+    "k2_horizon",
 ];
 /// Tool dialects of the `dsml` family.
 pub const DSML_DIALECTS: [&str; 3] = ["deepseek-v32", "deepseek-v4", "gigachat35"];
@@ -116,7 +117,7 @@ pub const PYTHONIC_DIALECTS: [&str; 4] = ["pythonic", "olmo3", "lfm2", "granite_
 /// Tool dialects of the Gemma call-notation family.
 pub const GEMMA_DIALECTS: [&str; 2] = ["gemma4", "functiongemma"];
 /// Every built-in tool dialect (the `response` target).
-pub const ALL_DIALECTS: [&str; 51] = [
+pub const ALL_DIALECTS: [&str; 52] = [
     "qwen",
     "llama3",
     "internlm",
@@ -168,6 +169,7 @@ pub const ALL_DIALECTS: [&str; 51] = [
     "plamo3",
     "iquest_q1",
     "step5",
+    "k2_horizon",
 ];
 
 /// (reasoning parser, enable_thinking). Index 0 is the common Qwen3 setup.
@@ -908,12 +910,17 @@ fn check_family(dialects: &[&str], data: &[u8], json_args: bool) {
     let (c, k, text) = split_input(data);
     let (with_tools, no_tools) = composed_config(dialects, c);
     let r = check_config(&with_tools, &text, k);
-    // A dialect's other payload forms (JSON envelopes) stream arguments as written.
+    // A dialect's other payload forms (JSON envelopes) and JSON call bodies stream
+    // arguments as written.
     let xml_only = with_tools
         .tool_parser
         .as_deref()
         .and_then(|n| replyparse::registry::tool_dialect(n).ok())
-        .is_some_and(|d| d.forms.is_empty());
+        .is_some_and(|d| {
+            let json_calls =
+                matches!(&d.syntax, replyparse::Syntax::Xml(x) if x.json_call.is_some());
+            d.forms.is_empty() && !json_calls
+        });
     if json_args && xml_only {
         for call in &r.tool_calls {
             let v: Value = serde_json::from_str(&call.function.arguments).unwrap_or_else(|e| {

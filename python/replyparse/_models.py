@@ -207,6 +207,24 @@ class XmlJsonBody(_Declaration):
     close: str = Field(min_length=1)
 
 
+class XmlTypeElement(_Declaration):
+    """An `xml` dialect's type element: between a parameter's key and its value element,
+    it names the value's type (K2 Horizon's `<ifm|arg_type>integer</ifm|arg_type>`)."""
+
+    open: str = Field(min_length=1)
+    close: str = Field(min_length=1)
+
+
+class XmlJsonCall(_Declaration):
+    """An `xml` dialect's JSON call body: a function whose body is a JSON call object
+    (`{"name": ..., "arguments": {...}}`, or an array of them) instead of a name and
+    parameters (K2 Horizon's JSON tool-call format)."""
+
+    name_field: str = Field(default="name", min_length=1)
+    argument_field: str = Field(default="arguments", min_length=1)
+    argument_keys: list[str] = []
+
+
 class XmlNested(_Declaration):
     """Values written as child elements (MiniMax M3): `item` names array items."""
 
@@ -234,11 +252,12 @@ class XmlSyntax(_Declaration):
     """The syntax of an `xml` dialect (see the engine's `grammars/xml`): function open
     text and name end, optional function close, parameter open and name end, optional
     value open, value close (`{key}` for elements named by their key), the attributes
-    holding the name, key and the value's own type, whether attribute values escape
-    entities, how whitespace around a value is read (`keep`, `newline`: one newline
-    after / before is protocol, `trim`; `trim_value_newline` is the former spelling of
-    `newline`), CDATA values, markup skipped between parameters, a JSON-object body
-    element and nested element values."""
+    holding the name, key and the value's own type, a type element before the value,
+    whether attribute values escape entities, how whitespace around a value is read
+    (`keep`, `newline`: one newline after / before is protocol, `trim`;
+    `trim_value_newline` is the former spelling of `newline`), CDATA values, markup
+    skipped between parameters, a JSON-object body element, a JSON call body and nested
+    element values."""
 
     family: Literal["xml"] = "xml"
     function_open: str = ""
@@ -253,12 +272,14 @@ class XmlSyntax(_Declaration):
     name_attr: str | None = None
     key_attr: str | None = None
     type_attr: str | None = None
+    type_element: XmlTypeElement | None = None
     entities: bool = False
     unquote: bool = False
     cdata: bool = False
     python_values: bool = False
     skip: list[str] = []
     json_body: XmlJsonBody | None = None
+    json_call: XmlJsonCall | None = None
     nested: XmlNested | None = None
     one_block: bool = False
 

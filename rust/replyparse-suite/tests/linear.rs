@@ -1,7 +1,8 @@
 //! Per-chunk work must not grow with the text already seen, counted in instructions.
 //!
 //! A 1 MB argument (a string full of quotes, backslashes and brackets, in a qwen JSON
-//! envelope and in a Qwen3-Coder XML parameter) is streamed; its first 64 KB and its last 64 KB are fed in 1–4 byte chunks,
+//! envelope, in a Qwen3-Coder XML parameter, and in K2 Horizon's two forms: an XML value
+//! after its type element and a JSON call body) is streamed; its first 64 KB and its last 64 KB are fed in 1–4 byte chunks,
 //! the 896 KB between them in 4 KB chunks (the parse does not depend on the chunking, so
 //! the last window sees the same parser state it would after 1–4 byte chunks: a megabyte
 //! of text behind it). Valgrind's callgrind counts the instructions of each window in one
@@ -24,17 +25,32 @@ const BODY_LEN: usize = 1 << 20;
 const WINDOW: usize = 64 * 1024;
 const MIDDLE_CHUNK: usize = 4096;
 const SMALL_CHUNKS: [usize; 4] = [1, 2, 3, 4];
-/// A dialect's call around the body: (tool parser, text before it, text after it).
-const WORKLOADS: [(&str, &str, &str); 2] = [
+/// A dialect's call around the body: (tool parser, text before it, text after it,
+/// whether the body is written as JSON string source).
+const WORKLOADS: [(&str, &str, &str, bool); 4] = [
     (
         "qwen",
         "<tool_call>{\"name\": \"write\", \"arguments\": {\"text\": \"",
         "\"}}</tool_call>",
+        true,
     ),
     (
         "qwen3coder",
         "<tool_call>\n<function=write>\n<parameter=text>\n",
         "\n</parameter>\n</function>\n</tool_call>",
+        false,
+    ),
+    (
+        "k2_horizon",
+        "<ifm|tool_calls>\n<ifm|tool_call>write\n<ifm|arg_key>text</ifm|arg_key>\n<ifm|arg_type>string</ifm|arg_type>\n<ifm|arg_value>",
+        "</ifm|arg_value>\n</ifm|tool_call>\n</ifm|tool_calls>",
+        false,
+    ),
+    (
+        "k2_horizon",
+        "<ifm|tool_calls>\n<ifm|tool_call>{\"name\": \"write\", \"arguments\": {\"text\": \"",
+        "\"}}</ifm|tool_call>\n</ifm|tool_calls>",
+        true,
     ),
 ];
 /// Last window against the first, per chunk. Linear streaming measures about 1.0 here;
@@ -98,7 +114,7 @@ pub extern "C" fn replyparse_linear_mark() {
 fn callgrind_child() {
     // Run directly (not by the parent), the first workload.
     let w: usize = std::env::var(WORKLOAD_VAR).map_or(0, |v| v.parse().unwrap());
-    let (tool_parser, head, tail) = WORKLOADS[w];
+    let (tool_parser, head, tail, json_body) = WORKLOADS[w];
     let body = body();
     let (ends, _, _) = plan();
     let mut p = ResponseParser::new(&config(tool_parser)).unwrap();
@@ -128,8 +144,8 @@ fn callgrind_child() {
     take(p.stream_chunk(tail, None, true).unwrap());
     assert_eq!(calls, 1);
     let value: serde_json::Value = serde_json::from_str(&arguments).expect("one JSON object");
-    let want = if tool_parser == "qwen" {
-        // The JSON envelope's string, decoded.
+    let want = if json_body {
+        // The JSON string, decoded.
         serde_json::from_str::<String>(&format!("\"{body}\"")).unwrap()
     } else {
         body.clone()
@@ -174,7 +190,7 @@ fn per_chunk_instructions_are_flat_over_a_1mb_argument() {
         "this test counts instructions with valgrind's callgrind: install valgrind \
          (Debian: apt-get install valgrind)"
     );
-    for (w, (tool_parser, _, _)) in WORKLOADS.iter().enumerate() {
+    for (w, (tool_parser, ..)) in WORKLOADS.iter().enumerate() {
         check_workload(w, tool_parser);
     }
 }

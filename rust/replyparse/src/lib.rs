@@ -70,7 +70,9 @@ pub use grammars::envelope::{Container as EnvelopeContainer, EnvelopeSyntax};
 pub use grammars::gemma::{GemmaSyntax, Values as GemmaValues};
 pub use grammars::header::HeaderSyntax;
 pub use grammars::pythonic::{Container as PythonicContainer, PythonicSyntax};
-pub use grammars::xml::{JsonBody, NestedValues, ValueWhitespace, XmlSyntax};
+pub use grammars::xml::{
+    JsonBody, JsonCall, NestedValues, TypeElement, ValueWhitespace, XmlSyntax,
+};
 pub use grammars::{Family, FieldError, FormDecl, Syntax};
 
 // The model table.

@@ -386,6 +386,139 @@ fn forms_of_longcat_and_dots() {
     );
 }
 
+/// K2 Horizon's parser: the reasoning dialect of its tags, a tool whose parameters
+/// cover each typing rule of the type element.
+fn k2_config() -> ParserConfig {
+    let params = json!({"type": "object", "properties": {
+        "s": {"type": "string"},
+        "i": {"type": "integer"},
+        "u": {"anyOf": [{"type": "number"}, {"type": "string"}]},
+        "su": {"anyOf": [{"type": "string"}, {"type": "integer"}]},
+        "n": {"type": ["integer", "null"]},
+    }});
+    ParserConfig {
+        tool_parser: Some("k2_horizon".into()),
+        reasoning_parser: Some("k2_horizon".into()),
+        tools: Some(vec![
+            ToolSpec {
+                name: "f".into(),
+                parameters: Some(params),
+            },
+            ToolSpec {
+                name: "run".into(),
+                parameters: None,
+            },
+        ]),
+        ..Default::default()
+    }
+}
+
+/// K2 Horizon's type element (`<ifm|arg_type>`) between a key and its value: it picks
+/// the branch of a union (tried first), types a value the schema does not describe,
+/// and gives way to a single type the schema gives; `any`, an unknown name or none
+/// leaves the schema's reading. A string value still streams after it. Under every
+/// chunking.
+#[test]
+fn k2_horizon_type_element() {
+    let arg = |k: &str, t: Option<&str>, v: &str| {
+        let t = t.map_or(String::new(), |t| {
+            format!("<ifm|arg_type>{t}</ifm|arg_type>\n")
+        });
+        format!("<ifm|arg_key>{k}</ifm|arg_key>\n{t}<ifm|arg_value>{v}</ifm|arg_value>\n")
+    };
+    let call = |name: &str, args: &[String]| {
+        format!(
+            "</ifm|think>\n<ifm|tool_calls>\n<ifm|tool_call>{name}\n{}</ifm|tool_call>\n</ifm|tool_calls>",
+            args.concat()
+        )
+    };
+    let rows: &[(&str, Option<&str>, &str, &str, &str)] = &[
+        // A single schema type stands against the element.
+        ("f", Some("string"), "i", "7", "7"),
+        ("f", Some("integer"), "s", "7", "\"7\""),
+        // The element picks a union's branch; integer picks number.
+        ("f", Some("string"), "u", "12", "\"12\""),
+        ("f", Some("number"), "u", "12", "12"),
+        ("f", Some("integer"), "u", "12", "12"),
+        ("f", Some("integer"), "su", "12", "12"),
+        ("f", None, "su", "12", "\"12\""),
+        // A named type the value is not: the union's other types after it.
+        ("f", Some("number"), "u", "abc", "\"abc\""),
+        ("f", Some("null"), "n", "null", "null"),
+        // A type the union does not allow: the schema's reading.
+        ("f", Some("boolean"), "u", "true", "\"true\""),
+        // No schema: the element types the value; `any` leaves it text.
+        ("run", Some("integer"), "x", "5", "5"),
+        ("run", Some("array[string]"), "x", "[\"a\"]", "[\"a\"]"),
+        ("run", Some("Object"), "x", "{\"k\": 1}", "{\"k\": 1}"),
+        ("run", Some("any"), "x", "5", "\"5\""),
+        ("run", Some("widget"), "x", "5", "\"5\""),
+        ("run", None, "x", "5", "\"5\""),
+        // A string value keeps its whitespace (the element does not change that).
+        ("run", Some("string"), "x", "\n keep \n", "\"\\n keep \\n\""),
+    ];
+    for &(name, t, key, value, want) in rows {
+        let text = call(name, &[arg(key, t, value)]);
+        let r = chunking_invariant(&k2_config(), &text, false);
+        let want = format!("{{\"{key}\": {want}}}");
+        assert_eq!(calls(&r), [(name, want.as_str())], "{text:?}");
+        assert_eq!(r.content, None, "{text:?}");
+    }
+    // Typed and untyped parameters in one call.
+    let text = call(
+        "f",
+        &[arg("s", Some("string"), "北京 \"q\""), arg("i", None, "3")],
+    );
+    let r = chunking_invariant(&k2_config(), &text, false);
+    assert_eq!(calls(&r), [("f", r#"{"s": "北京 \"q\"", "i": 3}"#)]);
+}
+
+/// K2 Horizon's JSON call format inside the XML block: `<ifm|tool_call>` holding a
+/// call object, or an array of them (SGLang's reading), with the arguments as written
+/// (under `parameters` too), mixed with XML calls in one block; text after the object
+/// before the function close is recorded, and the next call still reads. Under every
+/// chunking.
+#[test]
+fn k2_horizon_json_call_body() {
+    let block = |calls: &[&str]| {
+        let calls: Vec<String> = calls
+            .iter()
+            .map(|c| format!("\n<ifm|tool_call>{c}</ifm|tool_call>"))
+            .collect();
+        format!(
+            "</ifm|think>\n<ifm|tool_calls>{}\n</ifm|tool_calls>",
+            calls.concat()
+        )
+    };
+    let text = block(&[
+        r#"{"name": "f", "arguments": {"i": "2", "s": "a</ifm|tool_call>b"}}"#,
+        "\n [{\"name\": \"run\", \"arguments\": {}}, {\"name\": \"run\", \"parameters\": {\"x\": [1]}}] ",
+        "f\n<ifm|arg_key>i</ifm|arg_key>\n<ifm|arg_value>4</ifm|arg_value>\n",
+        r#"{"name": "f", "arguments": "{\"i\": 5}"}"#,
+    ]);
+    let r = chunking_invariant(&k2_config(), &text, false);
+    assert_eq!(
+        calls(&r),
+        [
+            ("f", r#"{"i": "2", "s": "a</ifm|tool_call>b"}"#),
+            ("run", "{}"),
+            ("run", r#"{"x": [1]}"#),
+            ("f", r#"{"i": 4}"#),
+            ("f", r#"{"i": 5}"#),
+        ]
+    );
+    assert_eq!(r.content, None);
+    let text = block(&[
+        r#"{"name": "run", "arguments": {}} junk"#,
+        r#"{"name": "f", "arguments": {"i": 1}}"#,
+    ]);
+    let (r, rejected) =
+        crate::response::testutil::chunking_invariant_rejected(&k2_config(), &text, false);
+    assert_eq!(calls(&r), [("run", "{}"), ("f", r#"{"i": 1}"#)]);
+    assert_eq!(rejected.len(), 1, "{rejected:?}");
+    assert_eq!(rejected[0].raw, "junk</ifm|tool_call>\n");
+}
+
 #[test]
 fn declarations_are_checked() {
     let base = crate::registry::tool_dialect("qwen3coder").unwrap();
@@ -411,6 +544,44 @@ fn declarations_are_checked() {
     });
     bad(&|x| x.skip = vec![String::new()]);
     bad(&|x| x.name_attr = Some("a b".into()));
+    let type_element = || {
+        Some(Box::new(crate::grammars::xml::TypeElement {
+            open: "<t>".into(),
+            close: "</t>".into(),
+        }))
+    };
+    let json_call = || {
+        Some(Box::new(crate::grammars::xml::JsonCall {
+            name_field: "name".into(),
+            argument_field: "arguments".into(),
+            argument_keys: Vec::new(),
+        }))
+    };
+    // The type element precedes a value element, and no type attribute types it too.
+    bad(&|x| x.type_element = type_element());
+    bad(&|x| {
+        x.value_open = Some("<v>".into());
+        x.type_attr = Some("type".into());
+        x.type_element = type_element();
+    });
+    bad(&|x| {
+        x.value_open = Some("<v>".into());
+        x.type_element = Some(Box::new(crate::grammars::xml::TypeElement {
+            open: "<t>".into(),
+            close: String::new(),
+        }));
+    });
+    // A JSON call body follows the function's open text.
+    bad(&|x| {
+        x.function_open = String::new();
+        x.json_call = json_call();
+    });
+    bad(&|x| {
+        x.json_call = json_call();
+        if let Some(j) = &mut x.json_call {
+            j.argument_keys = vec![String::new()];
+        }
+    });
 }
 
 /// Unexpected text between parameters decides the same under every chunking: held

@@ -39,6 +39,13 @@
 //! - `skip`: markup dropped between parameters (MiniCPM-5's `<arguments>` wrapper);
 //! - `json_body`: a call whose arguments are one JSON object in an element of its own
 //!   (Kimi K3's `<|open|>json type="object"<|sep|>{...}<|close|>json<|sep|>`);
+//! - `type_element`: an optional element between a key and its value element that names
+//!   the value's type (K2 Horizon's `<ifm|arg_type>integer</ifm|arg_type>`): it picks
+//!   among the types the schema allows, and types a value the schema does not describe
+//!   ([`element_types`]);
+//! - `json_call`: a function whose body is one JSON call object instead of a name and
+//!   parameters (K2 Horizon's `<ifm|tool_call>{"name": ..., "arguments": {...}}`), or an
+//!   array of them: read by the JSON-envelope grammar, up to the function close;
 //! - `nested`: values written as child elements, converted to objects and arrays
 //!   (the `nested` module, MiniMax M3).
 //!
@@ -76,6 +83,7 @@ use std::sync::Arc;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::envelope::{Container, EnvelopeSyntax, JsonEnvelope};
 use super::syntax::FieldError;
 use crate::calls::CallEmitter;
 use crate::delta::DeltaSink;
@@ -110,6 +118,61 @@ pub struct JsonBody {
     pub open: String,
     /// The element's close (`<|close|>json<|sep|>`).
     pub close: String,
+}
+
+/// An element that names the type of the value it precedes, written between the
+/// parameter's key and its value element (K2 Horizon's
+/// `<ifm|arg_type>integer</ifm|arg_type>`). Optional: a parameter without one is read
+/// as always.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TypeElement {
+    /// The element's open tag (`<ifm|arg_type>`).
+    pub open: String,
+    /// The element's close tag (`</ifm|arg_type>`).
+    pub close: String,
+}
+
+/// A function whose body is a JSON call object, `{"name": ..., "arguments": {...}}`,
+/// instead of a name and parameters (K2 Horizon's JSON tool-call format inside
+/// `<ifm|tool_call>`): a body whose first byte (after whitespace) is `{` is one call
+/// object, `[` an array of them. The object is read by the JSON-envelope grammar, so
+/// the arguments stream as the model wrote them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct JsonCall {
+    /// The key holding the function name.
+    #[serde(default = "default_name_field")]
+    pub name_field: String,
+    /// The key holding the arguments.
+    #[serde(default = "default_argument_field")]
+    pub argument_field: String,
+    /// More keys that hold the arguments, after `argument_field`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub argument_keys: Vec<String>,
+}
+
+/// The default `name_field` of a JSON call, `name`.
+fn default_name_field() -> String {
+    "name".into()
+}
+
+/// The default `argument_field` of a JSON call, `arguments`.
+fn default_argument_field() -> String {
+    "arguments".into()
+}
+
+impl JsonCall {
+    /// The envelope syntax that reads such a body (`container`: one object or an array).
+    fn envelope(&self, container: Container) -> EnvelopeSyntax {
+        EnvelopeSyntax {
+            name_field: self.name_field.clone(),
+            argument_field: self.argument_field.clone(),
+            argument_keys: self.argument_keys.clone(),
+            container,
+            ..EnvelopeSyntax::default()
+        }
+    }
 }
 
 /// Values written as child elements of the parameter's element (MiniMax M3).
@@ -170,6 +233,12 @@ pub struct XmlSyntax {
     /// `number`, `integer`, `boolean`, `null`, `object`, `array`; it wins over the schema.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub type_attr: Option<String>,
+    /// An optional element between the key and the value element that names the
+    /// value's type (K2 Horizon's `<ifm|arg_type>`): it picks among the types the schema
+    /// allows (a union) and types a value the schema does not describe; a single type
+    /// the schema gives stands ([`element_types`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub type_element: Option<Box<TypeElement>>,
     /// Attribute values escape `&quot; &apos; &lt; &gt; &amp;`; decode them.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub entities: bool,
@@ -189,9 +258,15 @@ pub struct XmlSyntax {
     /// Markup dropped between parameters (MiniCPM-5's `<arguments>`, `</arguments>`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub skip: Vec<String>,
-    /// Arguments written as one JSON object element (Kimi K3).
+    /// Arguments written as one JSON object element (Kimi K3). (This and the other
+    /// element declarations few dialects use are boxed: every tool parser holds a copy
+    /// of its syntax.)
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub json_body: Option<JsonBody>,
+    pub json_body: Option<Box<JsonBody>>,
+    /// A function whose body is a JSON call object (or an array of them) instead of a
+    /// name and parameters (K2 Horizon's JSON tool-call format).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub json_call: Option<Box<JsonCall>>,
     /// Values written as child elements (MiniMax M3).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nested: Option<NestedValues>,
@@ -292,6 +367,51 @@ impl XmlSyntax {
                 }
             }
         }
+        self.validate_typing_and_calls()
+    }
+
+    /// The checks of the type element and the JSON call body.
+    fn validate_typing_and_calls(&self) -> Result<(), FieldError> {
+        if let Some(t) = &self.type_element {
+            for (field, v) in [
+                ("type_element.open", &t.open),
+                ("type_element.close", &t.close),
+            ] {
+                if v.is_empty() {
+                    return Err(FieldError::new(field, "is empty"));
+                }
+            }
+            // The element sits between the key and the value element: without one, the
+            // value would start where the type element does.
+            if self.value_open.as_deref().unwrap_or("").is_empty() {
+                let problem = "needs a value element (value_open) for the type to precede";
+                return Err(FieldError::new("type_element", problem));
+            }
+            if self.type_attr.is_some() {
+                let problem = "a value is typed by an attribute or an element, not both";
+                return Err(FieldError::new("type_element", problem));
+            }
+        }
+        if let Some(j) = &self.json_call {
+            for (field, v) in [
+                ("json_call.name_field", &j.name_field),
+                ("json_call.argument_field", &j.argument_field),
+            ] {
+                if v.is_empty() {
+                    return Err(FieldError::new(field, "is empty"));
+                }
+            }
+            if let Some(k) = j.argument_keys.iter().position(String::is_empty) {
+                let field = format!("json_call.argument_keys[{k}]");
+                return Err(FieldError::new(field, "is empty"));
+            }
+            // The body is told from a name by its first byte after the function's open
+            // text; a payload that starts with the JSON is another form (`forms`).
+            if self.function_open.is_empty() {
+                let problem = "needs the function's open text (function_open) before the body";
+                return Err(FieldError::new("json_call", problem));
+            }
+        }
         Ok(())
     }
 }
@@ -305,6 +425,15 @@ enum State {
     /// leading whitespace stays unconsumed, so a block that is not a call goes back to
     /// the tool parser whole.
     Function,
+    /// After the function's open text, with a JSON call body declared: its first byte
+    /// (after whitespace, which is dropped) says a JSON call or a name. Holds nothing.
+    Body,
+    /// Inside a JSON call body, read by the JSON-envelope grammar (`json_object` or
+    /// `json_array`), which holds what it needs (a key, the name).
+    JsonCall,
+    /// After a JSON call body, up to the function close. Holds at most a possible prefix
+    /// of it, unconsumed.
+    JsonCallEnd,
     /// Inside the function name (or its tag's attribute text). `buf` holds it, since
     /// a name is given whole (identity first) and only once its end is seen.
     Name,
@@ -315,9 +444,12 @@ enum State {
     /// Inside a parameter name (or its tag's attribute text). `buf` holds it: the key,
     /// its type attribute and its per-key close tag are read from it whole.
     ArgName,
-    /// Between a parameter name and its value element (`<arg_value>`). Holds at most a
-    /// possible prefix of that tag, unconsumed.
+    /// Between a parameter name and its value element (`<arg_value>`), where a type
+    /// element may come first. Holds at most a possible prefix of one of those tags,
+    /// unconsumed.
     ValueOpen,
+    /// Inside the type element. `buf` holds its text: the type is read from it whole.
+    TypeElem,
     /// Inside a value. A string value streams as it arrives, escaped; it holds only
     /// what may still turn out not to be value text: a possible prefix of the value
     /// close tag and, under the newline policy, the newline before it (both
@@ -421,6 +553,17 @@ pub struct XmlGrammar {
     scan: JsonValueScanner,
     /// The arguments were a JSON body (the object is written whole).
     json_args: bool,
+    /// The type element's close.
+    type_close: Arc<TagSet>,
+    /// A type element was read for the current parameter (a second one is not looked
+    /// for).
+    type_read: bool,
+    /// The grammar of a JSON call body holding one call object (with `json_call`).
+    json_object: Option<Box<JsonEnvelope>>,
+    /// The grammar of a JSON call body holding an array of call objects.
+    json_array: Option<Box<JsonEnvelope>>,
+    /// The current JSON call body is an array.
+    json_in_array: bool,
 }
 
 /// What a value close tag is, by what follows it ([`XmlGrammar::close_follows`]).
@@ -479,6 +622,50 @@ fn lookahead(after: &str, budget: usize) -> (&str, bool) {
     (&after[..end], true)
 }
 
+/// The type a type element names: its text trimmed, an item type after `[` left out
+/// (the template writes `array[string]`), read as a schema type name (case aside).
+/// `any` or another name gives no type.
+fn type_name(text: &str) -> Option<Ty> {
+    let base = text.trim();
+    let base = base.split('[').next().unwrap_or(base).trim();
+    Ty::from_name(&base.to_ascii_lowercase())
+}
+
+/// The types a value is read as when its type element names `named` and its schema
+/// allows `schema`, or `None` where the schema's own reading stands.
+///
+/// The template writes the schema's type, or, where the schema is a union (`anyOf`,
+/// `oneOf`, several types), the type of the value itself; `any` where the schema does
+/// not describe the parameter. So the element picks the branch of a union (tried
+/// first, the union's other types after it, so a value that is not of the named type
+/// still reads as the schema allows), and types a value the schema says nothing about;
+/// a single type the schema gives stands against it, as vLLM's and SGLang's K2 Horizon
+/// parsers read it (the schema over a contradicting type element). An `integer` element
+/// picks a union's `number` where the union has no `integer`.
+fn element_types(schema: Types, named: Ty) -> Option<Vec<Ty>> {
+    let declared = schema.declared();
+    if declared.is_empty() {
+        return Some(vec![named]);
+    }
+    if declared.len() == 1 && !schema.any() {
+        return None;
+    }
+    let t = if schema.any() || schema.has(named) {
+        named
+    } else if named == Ty::Integer && schema.has(Ty::Number) {
+        Ty::Number
+    } else {
+        return None;
+    };
+    // A string takes any text: nothing after it would be tried, and the value streams.
+    if t == Ty::String {
+        return Some(vec![Ty::String]);
+    }
+    let mut types = vec![t];
+    types.extend(declared.iter().copied().filter(|d| *d != t));
+    Some(types)
+}
+
 impl XmlGrammar {
     /// The grammar of `syn` in a block closed by `block_closes` (the close tag, then
     /// its aliases; none when the dialect has no close tag), typing values by the
@@ -498,7 +685,18 @@ impl XmlGrammar {
             syn.value_close.clone()
         };
         let json_close = syn.json_body.as_ref().map_or("", |j| j.close.as_str());
+        let type_close = syn.type_element.as_ref().map_or("", |t| t.close.as_str());
+        let envelope = |c: Container| {
+            syn.json_call
+                .as_ref()
+                .map(|j| Box::new(JsonEnvelope::new(&j.envelope(c))))
+        };
         XmlGrammar {
+            type_close: TagSet::shared(&[type_close]),
+            type_read: false,
+            json_object: envelope(Container::Object),
+            json_array: envelope(Container::Array),
+            json_in_array: false,
             value_stops: Self::stops_for(&syn, &value_close_text, &block_closes),
             lead: 0,
             scanned: 0,
@@ -803,6 +1001,7 @@ impl XmlGrammar {
         }
         self.value_fresh = true;
         self.decided = false;
+        self.type_read = false;
         self.ws_held.clear();
         self.buf.clear();
     }
@@ -905,6 +1104,14 @@ impl PayloadGrammar for XmlGrammar {
         self.depth = 0;
         self.scan.reset();
         self.json_args = false;
+        self.type_read = false;
+        self.json_in_array = false;
+        for g in [&mut self.json_object, &mut self.json_array]
+            .into_iter()
+            .flatten()
+        {
+            g.reset();
+        }
     }
 
     /// The driver: hands the unconsumed text to the method of the state the grammar is
@@ -923,10 +1130,14 @@ impl PayloadGrammar for XmlGrammar {
             let step = match self.state {
                 State::Done => break,
                 State::Function => self.on_function(rest, final_, calls, out),
+                State::Body => self.on_body(rest, final_, calls, out),
+                State::JsonCall => self.on_json_call(rest, final_, calls, out),
+                State::JsonCallEnd => self.on_json_call_end(rest, final_, calls, out),
                 State::Name => self.on_name(rest, final_, calls, out),
                 State::ArgStart => self.on_arg_start(rest, final_, calls, out),
                 State::ArgName => self.on_arg_name(rest, final_),
                 State::ValueOpen => self.on_value_open(rest),
+                State::TypeElem => self.on_type_elem(rest, final_),
                 State::Value => self.on_value(rest, final_, calls, out),
                 State::CData => self.on_cdata(rest, final_, calls, out),
                 State::Element => self.on_element(rest, calls, out),
@@ -969,7 +1180,11 @@ impl PayloadGrammar for XmlGrammar {
     }
 
     fn buffered_bytes(&self) -> usize {
-        self.buf.len() + self.key.len() + self.function.len() + self.ws_held.len()
+        let json = match self.state {
+            State::JsonCall => self.json_call_grammar().map_or(0, |g| g.buffered_bytes()),
+            _ => 0,
+        };
+        self.buf.len() + self.key.len() + self.function.len() + self.ws_held.len() + json
     }
 }
 
@@ -1015,10 +1230,117 @@ impl XmlGrammar {
             return Step::Stop(0);
         };
         self.began = true;
-        calls.begin_call(out);
         self.buf.clear();
-        self.state = State::Name;
+        if self.syn.json_call.is_some() {
+            // The body's first byte says whether a call object or a name follows: the
+            // call is begun by whichever grammar reads it.
+            self.state = State::Body;
+        } else {
+            calls.begin_call(out);
+            self.state = State::Name;
+        }
         Step::Next(n)
+    }
+
+    /// `Body`: after the function's open text, with a JSON call body declared. `{` or
+    /// `[` (after whitespace) begins a JSON call body, anything else the name. The
+    /// whitespace is dropped (a name is trimmed, and the JSON grammar skips it).
+    fn on_body(
+        &mut self,
+        rest: &str,
+        final_: bool,
+        calls: &mut CallEmitter,
+        out: &mut DeltaSink<'_>,
+    ) -> Step {
+        let ws = ws_len(rest);
+        match rest.as_bytes().get(ws) {
+            None if !final_ => Step::Stop(ws),
+            Some(&c @ (b'{' | b'[')) => {
+                self.json_in_array = c == b'[';
+                if let Some(g) = self.json_call_grammar_mut() {
+                    g.reset();
+                }
+                self.state = State::JsonCall;
+                Step::Next(ws)
+            }
+            // A name, or nothing at the end of input (the call is cut before its name).
+            _ => {
+                calls.begin_call(out);
+                self.state = State::Name;
+                Step::Next(ws)
+            }
+        }
+    }
+
+    /// The JSON-envelope grammar of the current JSON call body.
+    fn json_call_grammar(&self) -> Option<&JsonEnvelope> {
+        let g = if self.json_in_array {
+            &self.json_array
+        } else {
+            &self.json_object
+        };
+        g.as_deref()
+    }
+
+    /// As [`Self::json_call_grammar`], to drive it.
+    fn json_call_grammar_mut(&mut self) -> Option<&mut JsonEnvelope> {
+        let g = if self.json_in_array {
+            &mut self.json_array
+        } else {
+            &mut self.json_object
+        };
+        g.as_deref_mut()
+    }
+
+    /// `JsonCall`: inside a JSON call body. The JSON-envelope grammar reads it (it begins,
+    /// names and ends each call, streaming the arguments as written; a call object the
+    /// output ended inside is cut by it) until the body's value ends, or a byte it cannot
+    /// place ends it.
+    fn on_json_call(
+        &mut self,
+        rest: &str,
+        final_: bool,
+        calls: &mut CallEmitter,
+        out: &mut DeltaSink<'_>,
+    ) -> Step {
+        let Some(g) = self.json_call_grammar_mut() else {
+            self.state = State::Done;
+            return Step::Stop(0);
+        };
+        let n = g.consume(rest, calls, out, final_);
+        if g.payload_closed() {
+            self.state = State::JsonCallEnd;
+            Step::Next(n)
+        } else {
+            Step::Stop(n)
+        }
+    }
+
+    /// `JsonCallEnd`: after a JSON call body, whitespace and the function close end the
+    /// payload. Anything else ends it unconsumed (the tool parser records that text up
+    /// to the block close or the next function); a possible prefix of the function close
+    /// is held. The calls of the body were ended at their own end (the object's `}`), as
+    /// in the JSON-envelope family.
+    fn on_json_call_end(
+        &mut self,
+        rest: &str,
+        final_: bool,
+        calls: &mut CallEmitter,
+        out: &mut DeltaSink<'_>,
+    ) -> Step {
+        let ws = ws_len(rest);
+        let r = &rest[ws..];
+        let fclose = self.syn.function_close.as_deref().unwrap_or("");
+        if !fclose.is_empty() && r.starts_with(fclose) {
+            let n = ws + fclose.len();
+            self.finish(calls, out);
+            return Step::Next(n);
+        }
+        if !final_ && (r.is_empty() || partial(r, fclose)) {
+            return Step::Stop(0);
+        }
+        self.finish(calls, out);
+        Step::Stop(0)
     }
 
     /// `Name`: the function's name or attribute text, collected in `buf` until the name
@@ -1190,6 +1512,19 @@ impl XmlGrammar {
         let open = self.syn.value_open.as_deref().unwrap_or("");
         let ws = ws_len(rest);
         let r = &rest[ws..];
+        if let Some(t) = self.syn.type_element.as_ref().filter(|_| !self.type_read) {
+            if r.starts_with(&t.open) {
+                let n = ws + t.open.len();
+                self.buf.clear();
+                self.state = State::TypeElem;
+                return Step::Next(n);
+            }
+            // As for the value element: a prefix held at the end of input is the tag cut
+            // short, and the call is cut.
+            if partial(r, &t.open) {
+                return Step::Stop(ws);
+            }
+        }
         // At the end of input a proper prefix of the value element's open tag is that
         // tag cut short, not the value: the call is cut (the end of input's rule).
         if r.is_empty() || partial(r, open) {
@@ -1198,6 +1533,30 @@ impl XmlGrammar {
         let n = ws + if r.starts_with(open) { open.len() } else { 0 };
         self.state = State::Value;
         Step::Next(n)
+    }
+
+    /// `TypeElem`: the type element's text, collected in `buf` up to its close; the type
+    /// it names retypes the value ([`element_types`]), which has not begun yet, so a
+    /// string value still streams.
+    fn on_type_elem(&mut self, rest: &str, final_: bool) -> Step {
+        match self.type_close.find_or_held(rest, final_) {
+            Ok(m) => {
+                self.buf.push_str(&rest[..m.start]);
+                let named = type_name(&self.buf);
+                self.buf.clear();
+                let schema = Types::of(property(self.schemas.get(&self.function), &self.key));
+                if let Some(types) = named.and_then(|t| element_types(schema, t)) {
+                    self.types = types;
+                }
+                self.type_read = true;
+                self.state = State::ValueOpen;
+                Step::Next(m.end)
+            }
+            Err(keep) => {
+                self.buf.push_str(&rest[..rest.len() - keep]);
+                Step::Stop(rest.len() - keep)
+            }
+        }
     }
 
     /// `Value`: inside a value. Its leading whitespace goes by the policy
