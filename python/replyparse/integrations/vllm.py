@@ -150,6 +150,7 @@ class ReplyparseReasoningParser(ReasoningParser):
         self.chat_template_kwargs = kwargs.get("chat_template_kwargs")
         self.paired: ReplyparseToolParser | None = None
         self._dialect: str | None = None
+        self._ids: tuple[int | None, int | None] | None = None
         self._parser: rp.ResponseParser | None = None
         self._ended = False
         self._finished = False
@@ -173,11 +174,12 @@ class ReplyparseReasoningParser(ReasoningParser):
         return tag_suffix_of(self.model_tokenizer, None, self.dialect)
 
     def _tag_ids(self) -> tuple[int | None, int | None]:
-        d = reasoning_dialect(self.dialect, self._tag_suffix()) if self.dialect else None
-        if d is None:
-            return None, None
-        vocab = self.vocab
-        return vocab.get(d.open), vocab.get(d.close)
+        # Asked every engine step: the dialect's tags are spelt and looked up once.
+        if self._ids is None:
+            d = reasoning_dialect(self.dialect, self._tag_suffix()) if self.dialect else None
+            vocab = self.vocab if d is not None else {}
+            self._ids = (vocab.get(d.open), vocab.get(d.close)) if d is not None else (None, None)
+        return self._ids
 
     def is_reasoning_end(self, input_ids: Sequence[int]) -> bool:
         if self.paired is not None:
