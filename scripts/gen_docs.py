@@ -288,6 +288,10 @@ def fixture_examples(tools: Names, closes: dict[str, str | None]) -> dict[str, d
             if 1 not in case.get("matrix", []):
                 continue
             close = closes.get(name)
+            if close:
+                # A dialect whose tags carry a checkpoint suffix: the case's spelling
+                # (`{suffix}` is the declarations' placeholder; none: unsuffixed).
+                close = close.replace("{suffix}", merged.get("tag_suffix") or "")
             if close and close not in text:
                 continue
             prev = best.get(name)

@@ -58,7 +58,15 @@ CASES = clean_call_cases()
 def grammar_and_tokenizer(case: Any) -> tuple[str, ByteTokenizer, llg.LLTokenizer]:
     d = next(x for x in rp.tool_dialects() if case.tool_parser in (x.name, *x.aliases))
     byte_tok = ByteTokenizer(dialect_markers(d))
-    grammar = constraints.lark_grammar(case.tool_parser, case.tools, "required")
+    suffix = case.options.get("tag_suffix")
+    if suffix is None:
+        grammar = constraints.lark_grammar(case.tool_parser, case.tools, "required")
+    else:
+        # A checkpoint's own spelling of the tags: the parser's constraint for it.
+        c = constraints.for_parser(
+            case.tool_parser, None, None, case.tools, "required", None, tag_suffix=suffix
+        )
+        grammar = c.lark_grammar if c is not None else None
     assert grammar is not None
     return grammar, byte_tok, byte_tok.lltokenizer
 

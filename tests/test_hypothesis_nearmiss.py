@@ -44,7 +44,8 @@ SETTINGS = settings(
 )
 TOOLS_NEAR = TOOLS + [tool("f", "near-miss target", {"x": {"type": "integer"}})]
 NAMES = {t["function"]["name"] for t in TOOLS_NEAR}
-DIALECTS = {d.name: d for d in rp.tool_dialects()}
+# A dialect whose tags carry a checkpoint suffix as a parser given none spells them.
+DIALECTS = {d.name: d.with_tag_suffix(None) for d in rp.tool_dialects()}
 REASONING = [
     (None, None),
     ("qwen3", None),

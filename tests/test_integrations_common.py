@@ -80,3 +80,82 @@ def test_counting_never_breaks_a_response(caplog):
             raise RuntimeError("boom")
 
     _common.count_dropped(logging.getLogger("x"), "m", Broken())  # no exception
+
+
+def test_the_newer_dialects_have_plugin_names():
+    """Every stack registers `replyparse-<name>` for each registry name (the plug-ins read
+    `rp.tool_parsers()` / `rp.reasoning_parsers()`)."""
+    reasoning = _common.reasoning_plugin_names()
+    for name in ("hy_v4", "ling3", "granite_thinking_parser", "minicpmv"):
+        assert reasoning[f"replyparse-{name}"].reasoning_parser == name
+    tools = _common.tool_plugin_names()
+    for name in ("hy_v4", "ling3"):
+        assert tools[f"replyparse-{name}"].tool_parser == name
+
+
+SUFFIX = ":6124c78e"
+
+
+class _HyTokenizer:
+    """The members the plug-ins read: a vocabulary whose structural tokens carry the
+    checkpoint's suffix (ids as a checkpoint numbers its added tokens)."""
+
+    chat_template = None
+
+    def __init__(self, suffix: str = SUFFIX) -> None:
+        tags = ["think", "tool_calls", "tool_call", "arg_key", "arg_value"]
+        opens = [f"<{t}{suffix}>" for t in tags]
+        closes = [f"</{t}{suffix}>" for t in tags]
+        self.vocab = {"a": 64, "b": 65} | {t: 120000 + i for i, t in enumerate(opens + closes)}
+
+    def get_vocab(self) -> dict[str, int]:
+        return dict(self.vocab)
+
+
+class _TemplateOnly:
+    """A tokenizer with no vocabulary to read, and a chat template that builds its tags
+    (as Hy3's does: `'<think{}>'.format(HYTK)`)."""
+
+    chat_template = (
+        "{%- set HYTK = ':feed' %}{% for m in messages %}{{ m.content }}{% endfor %}"
+        "{% if add_generation_prompt %}{{ '<think{}>'.format(HYTK) }}{% endif %}"
+    )
+
+
+def test_the_checkpoint_suffix_is_read_from_the_served_tokenizer():
+    tok = _HyTokenizer()
+    assert _common.tag_suffix_of(tok, "hy_v4", "hy_v4") == SUFFIX
+    assert _common.tag_suffix_of(tok, None, "hy_v4") == SUFFIX
+    assert _common.tag_suffix_of(_HyTokenizer(""), "hy_v4", None) == ""
+    # No vocabulary: the chat template, as rendered.
+    assert _common.tag_suffix_of(_TemplateOnly(), None, "hy_v4") == ":feed"
+    # Dialects without suffixed tags, or no tokenizer: nothing to read.
+    assert _common.tag_suffix_of(tok, "qwen3coder", "qwen3") is None
+    assert _common.tag_suffix_of(None, "hy_v4", "hy_v4") is None
+    d = _common.reasoning_dialect("hy_v4", SUFFIX)
+    assert (d.open, d.close) == (f"<think{SUFFIX}>", f"</think{SUFFIX}>")
+    assert _common.reasoning_dialect("hy_v4").close == "</think>"
+
+
+def test_a_plugin_parser_reads_the_checkpoints_tags_by_their_ids():
+    """As the plug-ins build it: the suffix from the tokenizer, then the marker ids of
+    the suffixed tags; a suffixed tag the model spells with ordinary tokens is text."""
+    tok = _HyTokenizer()
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {}}}]
+    parser = rp.ResponseParser.from_request(
+        {"tools": tools},
+        tool_parser="hy_v4",
+        reasoning_parser="hy_v4",
+        tag_suffix=_common.tag_suffix_of(tok, "hy_v4", "hy_v4"),
+    )
+    parser = _common.with_marker_ids(parser, tok)
+    close = f"</think{SUFFIX}>"
+    assert close in parser.marker_texts
+    steps = [("quoting ", [1]), (close, [2, 3, 4]), (" ok", [5]), (close, [tok.vocab[close]])]
+    steps += [("done", [6])]
+    out = []
+    for i, (text, ids) in enumerate(steps):
+        out += parser.stream_chunk(text, token_ids=ids, final=i == len(steps) - 1)
+    reasoning = "".join(d.reasoning_content or "" for d, _ in out)
+    content = "".join(d.content or "" for d, _ in out)
+    assert (reasoning, content) == (f"quoting {close} ok", "done")

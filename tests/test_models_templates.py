@@ -39,9 +39,6 @@ START_NOT_YET: dict[tuple[str, str], str] = {
     ("seed-oss.jinja", "default"): "Seed-OSS's prompt opens nothing (the model writes "
     "<seed:think> itself), but seed_oss starts in reasoning, as vLLM's seed_oss parser "
     "and the dialect's fixtures have it: changing the dialect is a decision of its own",
-    ("ling-3.jinja", "default"): "Ling 3's prompt opens <think> (thinking is on unless "
-    "enable_thinking is false), but the row's reasoning parser ling3 is not registered in "
-    "this build, so the row has none and a response starts in content",
 }
 
 

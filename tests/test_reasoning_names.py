@@ -40,6 +40,10 @@ SGLANG = [
 # `nanbeige`, `dots`) register beyond the lists above (research/dialects_c.md §5, §6,
 # §11-§13)
 LATER_PEER_NAMES = ["plamo3", "step5", "iquest_q1", "nanbeige", "dots"]
+# Names the vLLM 0.33.0 / SGLang 0.5.23 registries added (research/dialects_c.md §7-§10):
+# vLLM hy_v4, ling3, granite_thinking_parser, minicpmv; SGLang ling3,
+# granite_thinking_parser.
+NEWER_7_TO_10 = ["hy_v4", "ling3", "granite_thinking_parser", "minicpmv"]
 # Names of the gpt-oss response parser (Harmony's channels carry the reasoning).
 HARMONY = {"openai_gptoss", "gpt-oss"}
 
@@ -48,7 +52,7 @@ def _norm(n: str) -> str:
     return re.sub(r"[-_.]", "", n).lower()
 
 
-@pytest.mark.parametrize("name", sorted(set(VLLM + VLLM_FILES + SGLANG + LATER_PEER_NAMES)))
+@pytest.mark.parametrize("name", sorted(set(VLLM + VLLM_FILES + SGLANG + LATER_PEER_NAMES + NEWER_7_TO_10)))
 def test_peer_reasoning_name_resolves(name):
     names = {_norm(n) for n in rp.reasoning_parsers()}
     if name in HARMONY:
@@ -114,5 +118,7 @@ def test_the_constraint_has_each_reasoning_dialects_section(dialect):
     may_open = not starts and not inline
     assert start.startswith("start: (reasoning WS?)? ") == may_open, grammar[:400]
     st = json.dumps(p.structural_tag, ensure_ascii=False)
-    has_close = json.dumps(dialect.close, ensure_ascii=False)[1:-1] in st
+    # A dialect whose tags carry a checkpoint suffix: the unsuffixed spelling (no suffix).
+    close = dialect.with_tag_suffix(None).close
+    has_close = json.dumps(close, ensure_ascii=False)[1:-1] in st
     assert has_close == (not inline), st[:400]

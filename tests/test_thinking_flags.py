@@ -143,3 +143,31 @@ def test_constraint_reasoning_section_follows_the_flags() -> None:
     }
     parser = rp.ResponseParser.from_request(req, tool_parser="qwen", reasoning_parser="deepseek-v3")
     assert parser.lark_grammar == on
+
+
+@pytest.mark.parametrize(
+    "reasoning, kwargs, expected",
+    [
+        # Ling 3: on unless switched off; its template reads enable_thinking, vLLM also
+        # `thinking` (vllm/parser/ling3.py).
+        ("ling3", {}, THOUGHT),
+        ("ling3", {"chat_template_kwargs": {"thinking": False}}, PLAIN),
+        ("ling3", {"chat_template_kwargs": {"enable_thinking": False}}, PLAIN),
+        ("ling3", {"chat_template_kwargs": {"enable_thinking": True, "thinking": False}}, THOUGHT),
+        # Hy v4: reasoning_effort, default high (on); no_think is off.
+        ("hy_v4", {}, THOUGHT),
+        ("hy_v4", {"reasoning_effort": "no_think"}, PLAIN),
+        ("hy_v4", {"chat_template_kwargs": {"reasoning_effort": "no_think"}}, PLAIN),
+        ("hy_v4", {"chat_template_kwargs": {"enable_thinking": False}}, THOUGHT),
+        # Granite 4.2: enable_thinking, default on.
+        ("granite_thinking_parser", {}, THOUGHT),
+        ("granite_thinking_parser", {"chat_template_kwargs": {"enable_thinking": False}}, PLAIN),
+        # MiniCPM-V: enable_thinking, default off.
+        ("minicpmv", {}, PLAIN),
+        ("minicpmv", {"chat_template_kwargs": {"enable_thinking": True}}, THOUGHT),
+    ],
+)
+def test_flags_of_the_newer_dialects(
+    reasoning: str, kwargs: dict[str, Any], expected: tuple
+) -> None:
+    assert split(rp.ResponseParser(reasoning_parser=reasoning, **kwargs)) == expected

@@ -26,6 +26,7 @@ from ._models import (
     ParserChoice,
     PythonicSyntax,
     ReasoningDialect,
+    TagSuffix,
     Tool,
     ToolDialect,
     WrapperTags,
@@ -83,6 +84,7 @@ __all__ = [
     "ParserFinishedError",
     "ReasoningDialect",
     "ResponseParser",
+    "TagSuffix",
     "Tool",
     "ToolCall",
     "ToolDialect",
@@ -102,6 +104,7 @@ __all__ = [
     "response_parsers",
     "serve_many",
     "stream_many",
+    "tag_suffix",
     "tool_dialects",
     "tool_parsers",
 ]
@@ -136,6 +139,10 @@ class ResponseParser(_native.ResponseParser):
     `tools` are OpenAI tool dicts (or pydantic objects); with no tools, or
     `tool_choice="none"`, tool markup stays content.
 
+    `tag_suffix`: the checkpoint's suffix for dialects whose tags carry one (Hunyuan
+    v4's `<think:6124c78e>`: `":6124c78e"`), read from the checkpoint with
+    `replyparse.tag_suffix`; None spells the tags unsuffixed. Other dialects ignore it.
+
     Whether the response starts inside reasoning follows the reasoning dialect's start
     rule and the request's flags as the model's chat template reads them
     (`chat_template_kwargs` such as `enable_thinking` or `thinking`, `reasoning_effort`);
@@ -161,6 +168,7 @@ class ResponseParser(_native.ResponseParser):
         reasoning_effort: str | None = None,
         whole_calls: bool = False,
         marker_token_ids: Mapping[str, int] | None = None,
+        tag_suffix: str | None = None,
     ):
         parser = super().__new__(
             cls,
@@ -176,6 +184,7 @@ class ResponseParser(_native.ResponseParser):
             reasoning_effort,
             whole_calls,
             dict(marker_token_ids) if marker_token_ids else None,
+            tag_suffix,
         )
         # The decoding constraint of tool_choice "required" / a named function, built now
         # so that a dialect that cannot express it fails here, not mid-stream.
@@ -191,6 +200,7 @@ class ResponseParser(_native.ResponseParser):
         parser._constraint_flags = {
             "chat_template_kwargs": chat_template_kwargs,
             "reasoning_effort": reasoning_effort,
+            "tag_suffix": tag_suffix,
         }
         parser._constraint = constraints.for_parser(
             *parser._constraint_args, **parser._constraint_flags
@@ -232,10 +242,14 @@ class ResponseParser(_native.ResponseParser):
         (as `from_request`) when given, else from `options` (`tools`, `tool_choice`,
         `enable_thinking`, ...). The choice is kept as `parser.parser_choice`. An unknown
         model raises `UnknownParserError` naming the closest rows, unless `default=True`
-        (the documented default: Hermes `<tool_call>` JSON, no reasoning parser)."""
+        (the documented default: Hermes `<tool_call>` JSON, no reasoning parser). The
+        checkpoint's tag suffix the chat template shows (`choice.tag_suffix`) is used
+        unless `tag_suffix=` says otherwise."""
         choice = parsers_for_model(
             model, model_type=model_type, chat_template=chat_template, default=default
         )
+        if options.get("tag_suffix") is None:
+            options["tag_suffix"] = choice.tag_suffix
         # A parser named in `options` overrides the table's choice for that slot.
         names = {
             "tool_parser": options.pop("tool_parser", choice.tool_parser),
@@ -261,6 +275,7 @@ class ResponseParser(_native.ResponseParser):
         model: str | None = None,
         model_type: str | None = None,
         chat_template: str | None = None,
+        tag_suffix: str | None = None,
         _choose: bool = True,
     ) -> ResponseParser:
         """Builds a parser from a request (a dict or a pydantic object): an OpenAI Chat
@@ -284,7 +299,9 @@ class ResponseParser(_native.ResponseParser):
         `UnknownParserError`; a request's `model` it does not know gives the plain
         parser (everything is content) with an `UnknownModelWarning`, as before models
         were looked up. The choice is kept as `parser.parser_choice` (None for the
-        plain parser)."""
+        plain parser). `tag_suffix` is the checkpoint's tag suffix (see `ResponseParser`);
+        when the parsers are chosen from a chat template that shows one, that one is
+        used unless `tag_suffix` is given."""
         from ._requests import request_model, request_options
 
         choice = None
@@ -310,6 +327,8 @@ class ResponseParser(_native.ResponseParser):
                 tool_parser = choice.tool_parser
                 reasoning_parser = choice.reasoning_parser
                 response_parser = choice.response_parser
+                if tag_suffix is None:
+                    tag_suffix = choice.tag_suffix
 
         o = request_options(request)
         parser = cls(
@@ -322,6 +341,7 @@ class ResponseParser(_native.ResponseParser):
             reasoning_tag_ids=reasoning_tag_ids,
             chat_template_kwargs=o.chat_template_kwargs,
             reasoning_effort=o.reasoning_effort,
+            tag_suffix=tag_suffix,
         )
         parser.tool_choice = o.tool_choice
         parser.parallel_tool_calls = o.parallel_tool_calls
@@ -379,6 +399,51 @@ def marker_token_ids(tokenizer: Any, texts: Sequence[str]) -> dict[str, int]:
     # The tokenizer is kept with its answer so its id cannot be reused meanwhile.
     _MARKER_IDS_CACHE[key] = (tokenizer, found)
     return dict(found)
+
+
+_SUFFIX_CACHE: dict[tuple[int, str | None, str | None, str | None], tuple[Any, str | None]] = {}
+
+
+def tag_suffix(
+    tool_parser: str | None = None,
+    reasoning_parser: str | None = None,
+    *,
+    tokenizer: Any = None,
+    chat_template: str | None = None,
+) -> str | None:
+    """The checkpoint's tag suffix for dialects whose tags carry one (Hunyuan v4's
+    `<think:6124c78e>` gives `":6124c78e"`; `""` for a checkpoint with the unsuffixed
+    tags), for `ResponseParser(tag_suffix=)`. The engine reads it from the tokenizer's
+    vocabulary (`get_vocab()`: the suffix its whole-token tags carry), else from the
+    chat template (`chat_template=`, or the tokenizer's own `chat_template`: what it
+    renders for a prompt, else its text). None when the dialects have no suffixed tags
+    or neither shows one (the unsuffixed tags then apply). Cached per tokenizer: the
+    vocabulary is read once."""
+    if not _native.has_tag_suffix(tool_parser or None, reasoning_parser or None):
+        return None
+    if chat_template is None and tokenizer is not None:
+        template = getattr(tokenizer, "chat_template", None)
+        chat_template = template if isinstance(template, str) else None
+    key = (id(tokenizer), tool_parser, reasoning_parser, chat_template)
+    hit = _SUFFIX_CACHE.get(key) if tokenizer is not None else None
+    if hit is not None and hit[0] is tokenizer:
+        return hit[1]
+    vocab: dict[str, int] | None = None
+    get_vocab = getattr(tokenizer, "get_vocab", None)
+    if callable(get_vocab):
+        try:
+            got = get_vocab()
+        except Exception:  # a tokenizer whose vocabulary cannot be listed: the template
+            got = None
+        if isinstance(got, Mapping):
+            vocab = got if isinstance(got, dict) else dict(got)
+    found = _native.tag_suffix(tool_parser or None, reasoning_parser or None, vocab, chat_template)
+    if tokenizer is not None:
+        if len(_SUFFIX_CACHE) >= 64:
+            _SUFFIX_CACHE.pop(next(iter(_SUFFIX_CACHE)))
+        # The tokenizer is kept with its answer so its id cannot be reused meanwhile.
+        _SUFFIX_CACHE[key] = (tokenizer, found)
+    return found
 
 
 def register_tool_parser(

@@ -455,6 +455,14 @@ class DropMarkup(_Declaration):
     end: str | None = None
 
 
+class TagSuffix(_Declaration):
+    """The shape of a per-checkpoint tag suffix (`<think:6124c78e>`): `{suffix}` in a
+    tag is where it goes, and a non-empty suffix begins with `starts_with`, then runs
+    without whitespace, `<`, `>` or the character after the placeholder in the tag."""
+
+    starts_with: str = Field(min_length=1)
+
+
 class ToolDialect(_Declaration):
     """A tool-call dialect of an existing grammar family, declared as data: its tags and
     its payload `syntax` (one of the family syntaxes, `family` saying which).
@@ -495,11 +503,20 @@ class ToolDialect(_Declaration):
     special_tokens: list[str] | None = None
     # A block written without its open tag (a payload closed by an orphan close tag).
     unopened_block: UnopenedBlock | None = None
+    # The tags carry a per-checkpoint suffix: `{suffix}` in a tag is where it goes.
+    tag_suffix: TagSuffix | None = None
 
     @model_validator(mode="before")
     @classmethod
     def _former_shape(cls, data: Any) -> Any:
         return _upgrade(data)
+
+    def with_tag_suffix(self, tag_suffix: str | None) -> ToolDialect:
+        """This dialect with its tags spelt for a checkpoint's suffix (`{suffix}`
+        replaced; None or "" the unsuffixed tags), as the engine spells it; a dialect
+        without suffixed tags comes back unchanged."""
+        text = _native.spell_tool_dialect_json(self.model_dump_json(), tag_suffix)
+        return ToolDialect.model_validate_json(text)
 
     @property
     def family(self) -> str:
@@ -593,6 +610,17 @@ class ReasoningDialect(_Declaration):
     separators: ReasoningSeparators = ReasoningSeparators()
     content_wrappers: list[WrapperTags] = []
     drop_markup: list[DropMarkup] = []
+    # The tokenizer decodes a newline as the two characters `\` `n`: read them back as a
+    # newline in reasoning and content, outside code and math.
+    escaped_newlines: bool = False
+    # The tags carry a per-checkpoint suffix: `<think{suffix}>`.
+    tag_suffix: TagSuffix | None = None
+
+    def with_tag_suffix(self, tag_suffix: str | None) -> ReasoningDialect:
+        """This dialect with its tags spelt for a checkpoint's suffix, as
+        `ToolDialect.with_tag_suffix`."""
+        text = _native.spell_reasoning_dialect_json(self.model_dump_json(), tag_suffix)
+        return ReasoningDialect.model_validate_json(text)
 
 
 class ParserChoice(BaseModel):
@@ -606,6 +634,9 @@ class ParserChoice(BaseModel):
     response_parser: str | None = None
     reason: str
     row: str | None = None
+    # The checkpoint's tag suffix, when the chosen dialects' tags carry one and the
+    # chat template given shows it ("" for the unsuffixed tags).
+    tag_suffix: str | None = None
 
 
 def parsers_for_model(

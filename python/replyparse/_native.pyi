@@ -216,6 +216,7 @@ class ResponseParser:
         reasoning_effort: str | None = None,
         whole_calls: bool = False,
         marker_token_ids: Mapping[str, int] | None = None,
+        tag_suffix: str | None = None,
     ) -> ResponseParser: ...
     def stream_chunk(
         self, text: str, token_ids: Sequence[int] | None = None, final: bool = False
@@ -369,6 +370,15 @@ def parsers_for_model_json(
     fallback: bool = False,
 ) -> str: ...
 def model_table_json() -> str: ...
+def has_tag_suffix(tool_parser: str | None = None, reasoning_parser: str | None = None) -> bool: ...
+def tag_suffix(
+    tool_parser: str | None = None,
+    reasoning_parser: str | None = None,
+    vocab: Mapping[str, int] | None = None,
+    chat_template: str | None = None,
+) -> str | None: ...
+def spell_tool_dialect_json(declaration_json: str, tag_suffix: str | None = None) -> str: ...
+def spell_reasoning_dialect_json(declaration_json: str, tag_suffix: str | None = None) -> str: ...
 
 # ---- serving and constraints -----------------------------------------------------------
 
@@ -412,6 +422,7 @@ def parser_constraint(
     *,
     chat_template_kwargs: dict[str, Any] | None = None,
     reasoning_effort: str | None = None,
+    tag_suffix: str | None = None,
 ) -> tuple[dict[str, Any], str] | None: ...
 def parser_constraint_tag_like_pieces(
     tool_parser: str | None,
@@ -424,6 +435,7 @@ def parser_constraint_tag_like_pieces(
     *,
     chat_template_kwargs: dict[str, Any] | None = None,
     reasoning_effort: str | None = None,
+    tag_suffix: str | None = None,
 ) -> list[str] | None: ...
 
 # ---- chat templates --------------------------------------------------------------------

@@ -130,17 +130,22 @@ def for_parser(
     *,
     chat_template_kwargs: dict[str, Any] | None = None,
     reasoning_effort: str | None = None,
+    tag_suffix: str | None = None,
 ) -> ToolConstraint | None:
     """The constraint of a `ResponseParser` built with these arguments (called at its
     construction, after the engine validated them): the engine's `ParserConfig::constraint`
-    (dialect from the response or tool parser, reasoning from the start rule and the
-    request's thinking flags, as the parser reads them)."""
+    (dialect from the response or tool parser, its tags spelt for `tag_suffix`, reasoning
+    from the start rule and the request's thinking flags, as the parser reads them)."""
     if tool_choice in (None, "auto", "none"):
         return None
     names = (tool_parser or None, reasoning_parser or None, response_parser or None)
     args = (*names, validated_tools(tools), tool_choice_json(tool_choice), enable_thinking)
     parallel = parallel_tool_calls is not False
-    flags = {"chat_template_kwargs": chat_template_kwargs, "reasoning_effort": reasoning_effort}
+    flags = {
+        "chat_template_kwargs": chat_template_kwargs,
+        "reasoning_effort": reasoning_effort,
+        "tag_suffix": tag_suffix,
+    }
     special = _special(
         special_tokens,
         lambda: _native.parser_constraint_tag_like_pieces(*args, parallel, **flags),

@@ -40,10 +40,15 @@ def sendable(case: fixture_files.Fixture) -> bool:
     - the explicit `enable_thinking` override of a template that always opens reasoning
       has no request field: a stack passes chat_template_kwargs, which such a template
       does not read;
-    - an output with no text: a stack calls no parser for it.
+    - an output with no text: a stack calls no parser for it;
+    - a checkpoint's tag suffix (`tag_suffix`): the plug-ins read it from the served
+      tokenizer, and the stub tokenizers hold no suffixed vocabulary (the suffix is
+      checked through the plug-ins' shared helper, tests/test_integrations_common.py).
     A value the stack's own request model rejects (a `reasoning_effort` outside its
     set) is left out by that stack's test, through `files(accepts=...)`."""
     if case.enable_thinking is not None and case.reasoning_parser in _always_opens():
+        return False
+    if "tag_suffix" in case.options:
         return False
     return case.text != ""
 

@@ -223,11 +223,12 @@ def test_every_case_streaming_and_complete():
     tokenizer = Tokenizer()
     # A reasoning plug-in alone streams only the reasoning: from the first content on,
     # vLLM sends the text as content itself, so the markup a reasoning dialect drops
-    # from content (Kimi K3's response channel) stays in it (README, "vLLM").
+    # from content (Kimi K3's response channel) or reads back (MiniCPM-V's escaped
+    # newlines) stays as it is (README, "vLLM").
     rewrites = {
         n
         for d in rp.reasoning_dialects()
-        if d.content_wrappers or d.drop_markup
+        if d.content_wrappers or d.drop_markup or d.escaped_newlines
         for n in (d.name, *d.aliases)
     }
     # vLLM's request model carries every case (an effort outside its set through the

@@ -32,6 +32,7 @@ PASS_THROUGH_KEYS = (
     "chat_template_kwargs",
     "reasoning_effort",
     "parallel_tool_calls",
+    "tag_suffix",
 )
 CASE_KEYS = frozenset(
     {
@@ -90,8 +91,8 @@ class Fixture:
     builtin: list[Builtin] | None = None
     # Expected `parser.call_notes` as (index, name, kind); None: not checked.
     notes: list[Note] | None = None
-    # response_parser, chat_template_kwargs, reasoning_effort, parallel_tool_calls: only
-    # the ones the case sets, passed to the parser as they are.
+    # response_parser, chat_template_kwargs, reasoning_effort, parallel_tool_calls,
+    # tag_suffix: only the ones the case sets, passed to the parser as they are.
     options: dict[str, Any] = field(default_factory=dict)
     # The model's call ids, in order, when the dialect keeps them (`call_ids: "model"`);
     # None: the parser generates ids (distinct, `chatcmpl-tool-...`).
@@ -166,7 +167,13 @@ def _is_str_or_none(v: Any) -> bool:
 
 
 def _check_types(where: str, c: dict[str, Any]) -> None:
-    for k in ("tool_parser", "reasoning_parser", "response_parser", "reasoning_effort"):
+    for k in (
+        "tool_parser",
+        "reasoning_parser",
+        "response_parser",
+        "reasoning_effort",
+        "tag_suffix",
+    ):
         if k in c and not _is_str_or_none(c[k]):
             _fail(where, f"{k} must be a string or null")
     for k in ("enable_thinking", "parallel_tool_calls"):

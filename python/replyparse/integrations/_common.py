@@ -150,14 +150,26 @@ def _norm(name: str) -> str:
     return re.sub(r"[-_.\s]", "", name.lower())
 
 
-def reasoning_dialect(name: str) -> rp.ReasoningDialect | None:
+def reasoning_dialect(name: str, tag_suffix: str | None = None) -> rp.ReasoningDialect | None:
     """The registered reasoning dialect of a name or alias (names match as the
-    registry matches them: case, `-`, `_` and `.` ignored)."""
+    registry matches them: case, `-`, `_` and `.` ignored), its tags spelt for the
+    checkpoint's `tag_suffix` when they carry one."""
     key = _norm(name)
     for d in rp.reasoning_dialects():
         if any(_norm(n) == key for n in (d.name, *d.aliases)):
-            return d
+            return d.with_tag_suffix(tag_suffix) if d.tag_suffix is not None else d
     return None
+
+
+def tag_suffix_of(
+    tokenizer: Any, tool_parser: str | None, reasoning_parser: str | None
+) -> str | None:
+    """The served checkpoint's tag suffix, for dialects whose tags carry one (Hunyuan
+    v4's `<think:6124c78e>`): read by `replyparse.tag_suffix` from the tokenizer the stack
+    holds (its vocabulary, else its chat template); None for every other dialect."""
+    if tokenizer is None:
+        return None
+    return rp.tag_suffix(tool_parser, reasoning_parser, tokenizer=tokenizer)
 
 
 @dataclass(frozen=True)

@@ -49,6 +49,7 @@ from ._common import (
     count_dropped,
     reasoning_plugin_names,
     request_fields,
+    tag_suffix_of,
     tool_plugin_names,
     with_call_mode,
     with_marker_ids,
@@ -164,10 +165,15 @@ class ReplyparseResponseParser(BaseResponseParser):
         req = normalize_chat_request(dump_tools(request))
         fields = request_fields(req)
         fields["chat_template_kwargs"] = self._kwargs
+        suffix = tag_suffix_of(type(self).tokenizer, tool, reasoning)
         self._make = lambda: with_marker_ids(
             with_call_mode(
                 rp.ResponseParser.from_request(
-                    fields, tool_parser=tool, reasoning_parser=reasoning, response_parser=response
+                    fields,
+                    tool_parser=tool,
+                    reasoning_parser=reasoning,
+                    response_parser=response,
+                    tag_suffix=suffix,
                 ),
                 request,
             ),

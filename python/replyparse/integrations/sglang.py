@@ -51,6 +51,7 @@ from ._common import (
     reasoning_dialect,
     reasoning_plugin_names,
     request_fields,
+    tag_suffix_of,
     tool_plugin_names,
     with_call_mode,
     with_stack_spellings,
@@ -203,6 +204,7 @@ class ReplyparseDetector(BaseFormatDetector):
             response_parser=response,
             tools=_tool_dicts(tools),
             tool_choice=_choice(self.tool_choice),
+            tag_suffix=tag_suffix_of(self.tokenizer, tool, None),
         )
 
     def get_required_tool_parser(self, tool_choice: Any) -> None:
@@ -339,7 +341,8 @@ class ReplyparseReasoningDetector(BaseReasoningFormatDetector):
         if self.rp_name.from_model:
             chosen = choose_dialects(*_model_info(tokenizer))
             dialect, response = chosen.reasoning_parser, chosen.response_parser
-        d = reasoning_dialect(dialect) if dialect else None
+        suffix = tag_suffix_of(tokenizer, None, dialect) if dialect else None
+        d = reasoning_dialect(dialect, suffix) if dialect else None
         super().__init__(
             d.open if d else "<think>",
             d.close if d else "</think>",
@@ -391,6 +394,7 @@ class ReplyparseReasoningDetector(BaseReasoningFormatDetector):
                 reasoning_parser=self.dialect,
                 response_parser=self.response,
                 enable_thinking=self._enable,
+                tag_suffix=tag_suffix_of(self.tokenizer, None, self.dialect),
             )
         pair = self._tool_dialects()
         self._paired = pair is not None
@@ -405,7 +409,11 @@ class ReplyparseReasoningDetector(BaseReasoningFormatDetector):
         if response is not None:
             reasoning = tool = None  # a response parser owns both channels
         parser = rp.ResponseParser.from_request(
-            fields, tool_parser=tool, reasoning_parser=reasoning, response_parser=response
+            fields,
+            tool_parser=tool,
+            reasoning_parser=reasoning,
+            response_parser=response,
+            tag_suffix=tag_suffix_of(self.tokenizer, tool, reasoning),
         )
         return with_call_mode(parser, self._request)
 

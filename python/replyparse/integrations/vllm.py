@@ -73,6 +73,7 @@ from ._common import (
     reasoning_dialect,
     reasoning_plugin_names,
     request_fields,
+    tag_suffix_of,
     tool_plugin_names,
     with_call_mode,
     with_marker_ids,
@@ -149,6 +150,7 @@ class ReplyparseReasoningParser(ReasoningParser):
         self.chat_template_kwargs = kwargs.get("chat_template_kwargs")
         self.paired: ReplyparseToolParser | None = None
         self._dialect: str | None = None
+        self._ids: tuple[int | None, int | None] | None = None
         self._parser: rp.ResponseParser | None = None
         self._ended = False
         self._finished = False
@@ -167,12 +169,17 @@ class ReplyparseReasoningParser(ReasoningParser):
 
     # ---- token-id checks (the engine core's structured-output gate) ----
 
+    def _tag_suffix(self) -> str | None:
+        """The checkpoint's tag suffix for a dialect whose tags carry one."""
+        return tag_suffix_of(self.model_tokenizer, None, self.dialect)
+
     def _tag_ids(self) -> tuple[int | None, int | None]:
-        d = reasoning_dialect(self.dialect) if self.dialect else None
-        if d is None:
-            return None, None
-        vocab = self.vocab
-        return vocab.get(d.open), vocab.get(d.close)
+        # Asked every engine step: the dialect's tags are spelt and looked up once.
+        if self._ids is None:
+            d = reasoning_dialect(self.dialect, self._tag_suffix()) if self.dialect else None
+            vocab = self.vocab if d is not None else {}
+            self._ids = (vocab.get(d.open), vocab.get(d.close)) if d is not None else (None, None)
+        return self._ids
 
     def is_reasoning_end(self, input_ids: Sequence[int]) -> bool:
         if self.paired is not None:
@@ -215,6 +222,7 @@ class ReplyparseReasoningParser(ReasoningParser):
             reasoning_parser=self.dialect,
             response_parser=self.rp_name.response_parser,
             chat_template_kwargs=self.chat_template_kwargs,
+            tag_suffix=self._tag_suffix(),
         )
 
     def extract_reasoning(self, model_output: str, request: Any) -> tuple[str | None, str | None]:
@@ -375,7 +383,11 @@ class ReplyparseToolParser(ToolParser):
             fields["chat_template_kwargs"] = self.partner.chat_template_kwargs
             fields.pop("reasoning_effort", None)
         parser = rp.ResponseParser.from_request(
-            fields, tool_parser=tool, reasoning_parser=reasoning, response_parser=response
+            fields,
+            tool_parser=tool,
+            reasoning_parser=reasoning,
+            response_parser=response,
+            tag_suffix=tag_suffix_of(self.model_tokenizer, tool, reasoning),
         )
         return with_marker_ids(with_call_mode(parser, request), self.model_tokenizer)
 
@@ -402,6 +414,7 @@ class ReplyparseToolParser(ToolParser):
                 fields.get("tool_choice", "auto"),
                 None,
                 fields.get("parallel_tool_calls", True),
+                tag_suffix=tag_suffix_of(self.model_tokenizer, tool, None),
             )
         except ValueError as e:
             logger.warning("replyparse: no decoding constraint for this request: %s", e)

@@ -144,19 +144,25 @@ fn config(
         enable_thinking,
         chat_template_kwargs: kwargs_map(flags.0)?,
         reasoning_effort: flags.1,
+        tag_suffix: flags.2,
         ..Default::default()
     })
 }
 
-/// The request's `chat_template_kwargs` and `reasoning_effort`, as the parser got them.
-type Flags<'a, 'py> = (Option<&'a Bound<'py, PyDict>>, Option<String>);
+/// The request's `chat_template_kwargs` and `reasoning_effort`, as the parser got them,
+/// and the checkpoint's tag suffix.
+type Flags<'a, 'py> = (
+    Option<&'a Bound<'py, PyDict>>,
+    Option<String>,
+    Option<String>,
+);
 
 /// `ToolConstraint::for_config` as `(structural_tag dict, lark_grammar)`, or None.
 #[pyfunction]
 #[pyo3(signature = (
     tool_parser, reasoning_parser, response_parser, tools, tool_choice_json, enable_thinking,
     parallel_tool_calls=true, special_kind="markers", special_set=None, *,
-    chat_template_kwargs=None, reasoning_effort=None,
+    chat_template_kwargs=None, reasoning_effort=None, tag_suffix=None,
 ))]
 #[allow(clippy::too_many_arguments)]
 fn parser_constraint<'py>(
@@ -172,6 +178,7 @@ fn parser_constraint<'py>(
     special_set: Option<Vec<String>>,
     chat_template_kwargs: Option<&Bound<'py, PyDict>>,
     reasoning_effort: Option<String>,
+    tag_suffix: Option<String>,
 ) -> PyResult<Option<Bound<'py, PyTuple>>> {
     let c = config(
         tool_parser,
@@ -180,7 +187,7 @@ fn parser_constraint<'py>(
         tools,
         tool_choice_json,
         enable_thinking,
-        (chat_template_kwargs, reasoning_effort),
+        (chat_template_kwargs, reasoning_effort, tag_suffix),
     )?;
     let special = special(special_kind, special_set)?;
     let Some(out) = run(|| engine::ToolConstraint::for_config(&c, parallel_tool_calls, &special))?
@@ -199,6 +206,7 @@ fn parser_constraint<'py>(
 #[pyo3(signature = (
     tool_parser, reasoning_parser, response_parser, tools, tool_choice_json, enable_thinking,
     parallel_tool_calls=true, *, chat_template_kwargs=None, reasoning_effort=None,
+    tag_suffix=None,
 ))]
 #[allow(clippy::too_many_arguments)]
 fn parser_constraint_tag_like_pieces(
@@ -211,6 +219,7 @@ fn parser_constraint_tag_like_pieces(
     parallel_tool_calls: bool,
     chat_template_kwargs: Option<&Bound<'_, PyDict>>,
     reasoning_effort: Option<String>,
+    tag_suffix: Option<String>,
 ) -> PyResult<Option<Vec<String>>> {
     let c = config(
         tool_parser,
@@ -219,7 +228,7 @@ fn parser_constraint_tag_like_pieces(
         tools,
         tool_choice_json,
         enable_thinking,
-        (chat_template_kwargs, reasoning_effort),
+        (chat_template_kwargs, reasoning_effort, tag_suffix),
     )?;
     run(|| engine::ToolConstraint::tag_like_pieces_for_config(&c, parallel_tool_calls))
 }

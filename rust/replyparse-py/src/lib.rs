@@ -40,10 +40,11 @@ use crate::objects::{
 };
 use crate::parsers::{NativeResponseParser, NativeToolParser};
 use crate::registry::{
-    builtin_dialects_json, declaration_schema_json, model_table_json,
+    builtin_dialects_json, declaration_schema_json, has_tag_suffix, model_table_json,
     normalized_reasoning_dialect_json, normalized_tool_dialect_json, parsers_for_model_json,
     reasoning_dialects_json, reasoning_parsers, register_reasoning_dialect, register_tool_dialect,
-    response_parsers, tool_dialects_json, tool_parsers, upgrade_tool_dialect_json,
+    response_parsers, spell_reasoning_dialect_json, spell_tool_dialect_json, tag_suffix,
+    tool_dialects_json, tool_parsers, upgrade_tool_dialect_json,
 };
 use crate::serve::{anthropic_tool_input, serve_many, NativeServeStream};
 use crate::testing::{_noop_chunk, _panic_in_engine_for_tests, _panic_in_parser_for_tests};
@@ -93,6 +94,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(register_tool_dialect, m)?)?;
     m.add_function(wrap_pyfunction!(register_reasoning_dialect, m)?)?;
     m.add_function(wrap_pyfunction!(parsers_for_model_json, m)?)?;
+    m.add_function(wrap_pyfunction!(has_tag_suffix, m)?)?;
+    m.add_function(wrap_pyfunction!(tag_suffix, m)?)?;
+    m.add_function(wrap_pyfunction!(spell_tool_dialect_json, m)?)?;
+    m.add_function(wrap_pyfunction!(spell_reasoning_dialect_json, m)?)?;
     m.add_function(wrap_pyfunction!(model_table_json, m)?)?;
     m.add_function(wrap_pyfunction!(stream_many, m)?)?;
     m.add_function(wrap_pyfunction!(serve_many, m)?)?;

@@ -150,7 +150,7 @@ impl NativeResponseParser {
         tool_parser=None, reasoning_parser=None, tools=None, tool_choice_json=None,
         enable_thinking=None, response_parser=None, reasoning_tag_ids=None,
         max_buffered_bytes=None, chat_template_kwargs=None, reasoning_effort=None,
-        whole_calls=false, marker_token_ids=None,
+        whole_calls=false, marker_token_ids=None, tag_suffix=None,
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -166,6 +166,7 @@ impl NativeResponseParser {
         reasoning_effort: Option<String>,
         whole_calls: bool,
         marker_token_ids: Option<HashMap<String, u32>>,
+        tag_suffix: Option<String>,
     ) -> PyResult<Self> {
         let chat_template_kwargs = kwargs_map(chat_template_kwargs)?;
         let mut config = engine::ParserConfig {
@@ -181,6 +182,7 @@ impl NativeResponseParser {
             max_buffered_bytes,
             whole_calls,
             marker_token_ids: marker_pairs(marker_token_ids),
+            tag_suffix,
         };
         config.tools = tools_arg(tools, || {
             engine::ResponseParser::uses_tool_schemas(&config).map_err(to_py_err)
@@ -381,7 +383,9 @@ impl NativeToolParser {
         tools: Option<&Bound<'_, PyAny>>,
         tool_choice_json: Option<&str>,
     ) -> PyResult<Self> {
-        let dialect = engine::registry::tool_dialect(tool_parser).map_err(to_py_err)?;
+        // A dialect whose tags carry a checkpoint suffix is spelt without one here.
+        let dialect =
+            engine::registry::tool_dialect_with_suffix(tool_parser, None).map_err(to_py_err)?;
         let uses_schemas = dialect.family().uses_schemas();
         let mut p = match tools_arg(tools, || Ok(uses_schemas))? {
             None => engine::ToolParser::new(dialect, engine::AllowedNames::Any),

@@ -85,6 +85,108 @@ pub(crate) fn reasoning_dialects_json() -> PyResult<String> {
     serde_json::to_string(&v).map_err(|e| InternalError::new_err(e.to_string()))
 }
 
+/// A tool and a reasoning dialect, either absent.
+type DialectPair = (
+    Option<std::sync::Arc<engine::ToolDialect>>,
+    Option<std::sync::Arc<engine::ReasoningDialect>>,
+);
+
+/// The tool and reasoning dialects of these names (either may be None), resolved.
+fn dialect_pair(
+    tool_parser: Option<&str>,
+    reasoning_parser: Option<&str>,
+) -> PyResult<DialectPair> {
+    let named = |n: Option<&str>| n.filter(|n| !n.is_empty()).map(str::to_owned);
+    let tool = named(tool_parser)
+        .map(|n| engine::registry::tool_dialect(&n))
+        .transpose()
+        .map_err(to_py_err)?;
+    let reasoning = named(reasoning_parser)
+        .map(|n| engine::registry::reasoning_dialect(&n))
+        .transpose()
+        .map_err(to_py_err)?;
+    Ok((tool, reasoning))
+}
+
+/// Whether the tags of these dialects carry a checkpoint suffix (`{suffix}`).
+#[pyfunction]
+#[pyo3(signature = (tool_parser=None, reasoning_parser=None))]
+pub(crate) fn has_tag_suffix(
+    tool_parser: Option<&str>,
+    reasoning_parser: Option<&str>,
+) -> PyResult<bool> {
+    let (tool, reasoning) = dialect_pair(tool_parser, reasoning_parser)?;
+    Ok(!engine::SuffixedTags::of(tool.as_deref(), reasoning.as_deref()).is_empty())
+}
+
+/// The checkpoint suffix of these dialects' suffixed tags (`SuffixedTags`): read from
+/// `vocab` (a `{token: id}` mapping) when it holds a suffixed tag, else from
+/// `chat_template`; None when neither shows one (or the dialects have none).
+#[pyfunction]
+#[pyo3(signature = (tool_parser=None, reasoning_parser=None, vocab=None, chat_template=None))]
+pub(crate) fn tag_suffix(
+    tool_parser: Option<&str>,
+    reasoning_parser: Option<&str>,
+    vocab: Option<&Bound<'_, pyo3::types::PyDict>>,
+    chat_template: Option<&str>,
+) -> PyResult<Option<String>> {
+    let (tool, reasoning) = dialect_pair(tool_parser, reasoning_parser)?;
+    let tags = engine::SuffixedTags::of(tool.as_deref(), reasoning.as_deref());
+    if tags.is_empty() {
+        return Ok(None);
+    }
+    if let Some(vocab) = vocab {
+        // Only the tokens that start like a tag are copied out of the mapping.
+        let mut tokens: Vec<(String, u32)> = Vec::new();
+        for (k, v) in vocab.iter() {
+            let (Ok(text), Ok(id)) = (k.cast::<pyo3::types::PyString>(), v.extract::<u32>()) else {
+                continue;
+            };
+            let text = text.to_str()?;
+            if text.starts_with('<') {
+                tokens.push((text.to_owned(), id));
+            }
+        }
+        let found = guarded(|| tags.in_vocab(tokens.iter().map(|(t, i)| (t.as_str(), *i))))?;
+        if found.is_some() {
+            return Ok(found);
+        }
+    }
+    match chat_template {
+        Some(t) => guarded(|| tags.in_template(t)),
+        None => Ok(None),
+    }
+}
+
+/// A tool dialect declaration with its tags spelt for a checkpoint suffix (see
+/// `ToolDialect::with_tag_suffix`), as JSON.
+#[pyfunction]
+#[pyo3(signature = (declaration_json, tag_suffix=None))]
+pub(crate) fn spell_tool_dialect_json(
+    declaration_json: &str,
+    tag_suffix: Option<&str>,
+) -> PyResult<String> {
+    let d = engine::ToolDialect::from_json(declaration_json).map_err(to_py_err)?;
+    let d = d
+        .with_tag_suffix(tag_suffix.unwrap_or(""))
+        .map_err(to_py_err)?;
+    serde_json::to_string(&d).map_err(|e| InternalError::new_err(e.to_string()))
+}
+
+/// A reasoning dialect declaration with its tags spelt for a checkpoint suffix, as JSON.
+#[pyfunction]
+#[pyo3(signature = (declaration_json, tag_suffix=None))]
+pub(crate) fn spell_reasoning_dialect_json(
+    declaration_json: &str,
+    tag_suffix: Option<&str>,
+) -> PyResult<String> {
+    let d = engine::ReasoningDialect::from_json(declaration_json).map_err(to_py_err)?;
+    let d = d
+        .with_tag_suffix(tag_suffix.unwrap_or(""))
+        .map_err(to_py_err)?;
+    serde_json::to_string(&d).map_err(|e| InternalError::new_err(e.to_string()))
+}
+
 /// Registers a tool dialect from its JSON declaration.
 #[pyfunction]
 #[pyo3(signature = (declaration_json, replace=false))]

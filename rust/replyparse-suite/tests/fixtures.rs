@@ -47,6 +47,7 @@ const CASE_KEYS: &[&str] = &[
     "chat_template_kwargs",
     "reasoning_effort",
     "parallel_tool_calls",
+    "tag_suffix",
     "text",
     "token_ids",
     "tokenizers",
@@ -254,6 +255,7 @@ fn read_case(
             }
         },
         reasoning_effort: opt_str(&w, c.get("reasoning_effort"), "reasoning_effort")?,
+        tag_suffix: opt_str(&w, c.get("tag_suffix"), "tag_suffix")?,
         ..Default::default()
     };
 
@@ -1118,7 +1120,10 @@ fn ends_with_call_close(case: &Case, text: &str) -> bool {
     let Some(name) = case.config.tool_parser.as_deref() else {
         return false;
     };
-    let Ok(d) = replyparse::registry::tool_dialect(name) else {
+    // The tags as the case's checkpoint spells them (a dialect whose tags carry a
+    // suffix).
+    let suffix = case.config.tag_suffix.as_deref();
+    let Ok(d) = replyparse::registry::tool_dialect_with_suffix(name, suffix) else {
         return false;
     };
     let decl = serde_json::to_value(&*d).expect("a dialect serializes");

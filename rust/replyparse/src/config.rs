@@ -70,6 +70,13 @@ pub struct ParserConfig {
     pub chat_template_kwargs: Option<serde_json::Map<String, serde_json::Value>>,
     /// The request's `reasoning_effort`, for templates that switch thinking by it.
     pub reasoning_effort: Option<String>,
+    /// The checkpoint's tag suffix, for dialects whose tags carry one (see
+    /// [`TagSuffix`](crate::TagSuffix): `:6124c78e` spells Hunyuan v4's `<think{suffix}>`
+    /// as `<think:6124c78e>`). `None`: the unsuffixed tags. Dialects without suffixed
+    /// tags ignore it. Read it from what the checkpoint ships with
+    /// [`SuffixedTags`](crate::SuffixedTags) (its vocabulary or chat template);
+    /// [`config_for_model`](crate::config_for_model) does from a chat template.
+    pub tag_suffix: Option<String>,
     /// Token ids of the reasoning open and close tags, to count reasoning tokens.
     pub reasoning_tag_ids: Option<(u32, u32)>,
     /// Token ids of the dialects' marker tokens, `(text, id)`, from the model's

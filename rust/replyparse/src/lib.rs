@@ -62,8 +62,8 @@ pub use constraint::{ConstraintOptions, ReasoningSection, SpecialTokens, ToolCon
 // Dialect declarations.
 pub use dialect::{
     BlockTags, CallsInReasoning, DropMarkup, ReasoningDialect, ReasoningSeparators,
-    ResponseDialect, StartMode, ToolDialect, ToolSeparators, UnopenedBlock, WrapperTags,
-    SEPARATOR_MAX, UNOPENED_MAX,
+    ResponseDialect, StartMode, SuffixedTags, TagSuffix, ToolDialect, ToolSeparators,
+    UnopenedBlock, WrapperTags, SEPARATOR_MAX, SUFFIX_MAX, SUFFIX_PLACEHOLDER, UNOPENED_MAX,
 };
 pub use grammars::dsml::DsmlSyntax;
 pub use grammars::envelope::{Container as EnvelopeContainer, EnvelopeSyntax};

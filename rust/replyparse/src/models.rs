@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use serde::{Deserialize, Serialize};
 
 use crate::config::ParserConfig;
+use crate::dialect::SuffixedTags;
 use crate::error::{Error, ModelCandidate, ParserKind, Result};
 use crate::registry;
 
@@ -76,6 +77,11 @@ pub struct ParserChoice {
     pub reason: String,
     /// The table row chosen (`None` for the documented default).
     pub row: Option<String>,
+    /// The checkpoint's tag suffix, when the chosen dialects' tags carry one (see
+    /// [`TagSuffix`](crate::TagSuffix)) and the chat template given shows it (`""`:
+    /// the unsuffixed tags); `None` otherwise. [`config`](Self::config) passes it on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tag_suffix: Option<String>,
 }
 
 impl ParserChoice {
@@ -93,6 +99,7 @@ impl ParserChoice {
                  JSON, no reasoning parser)"
             ),
             row: None,
+            tag_suffix: None,
         }
     }
 
@@ -102,6 +109,7 @@ impl ParserChoice {
             tool_parser: self.tool_parser.clone(),
             reasoning_parser: self.reasoning_parser.clone(),
             response_parser: self.response_parser.clone(),
+            tag_suffix: self.tag_suffix.clone(),
             ..Default::default()
         }
     }
@@ -615,7 +623,26 @@ fn choose(
         response_parser: r.response.clone(),
         reason,
         row: Some(r.row.name.clone()),
+        tag_suffix: template.and_then(|t| suffix_in_template(r, t)),
     })
+}
+
+/// The tag suffix `template` writes the chosen dialects' suffixed tags with (None when
+/// they have none, or the template shows none).
+fn suffix_in_template(r: &Resolved, template: &str) -> Option<String> {
+    let tool = r
+        .tool
+        .as_deref()
+        .and_then(|n| registry::tool_dialect(n).ok());
+    let reasoning = r
+        .reasoning
+        .as_deref()
+        .and_then(|n| registry::reasoning_dialect(n).ok());
+    let tags = SuffixedTags::of(tool.as_deref(), reasoning.as_deref());
+    if tags.is_empty() {
+        return None;
+    }
+    tags.in_template(template)
 }
 
 /// The rows the model id names (those with its longest matching pattern) that the chat
@@ -717,6 +744,48 @@ pub fn config_for_model(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A row choosing dialects whose tags carry a checkpoint suffix gets the suffix
+    /// from the template given (rendered, or its text), and passes it to its config.
+    #[test]
+    fn a_chosen_suffixed_dialect_gets_the_templates_suffix() {
+        let row = ModelRow {
+            name: "Hy v4 (test)".into(),
+            ids: vec!["acme/hy4".into()],
+            model_types: vec![],
+            templates: vec![],
+            tool_parser: Some("hy_v4".into()),
+            reasoning_parser: Some("hy_v4".into()),
+            response_parser: None,
+            source: "test".into(),
+            note: None,
+        };
+        let rows = [Resolved::new(&row)];
+        let hy3 = include_str!("../../../tests/templates/hy3.jinja");
+        let c = choose(&rows, "acme/hy4", None, Some(hy3)).unwrap();
+        assert_eq!(c.tag_suffix.as_deref(), Some(":opensource"), "{}", c.reason);
+        assert_eq!(c.config().tag_suffix.as_deref(), Some(":opensource"));
+        let c = choose(&rows, "acme/hy4", None, Some("<think:ab> hi")).unwrap();
+        assert_eq!(c.tag_suffix.as_deref(), Some(":ab"));
+        assert_eq!(
+            choose(&rows, "acme/hy4", None, None).unwrap().tag_suffix,
+            None
+        );
+        assert_eq!(
+            choose(&rows, "acme/hy4", None, Some("no tags"))
+                .unwrap()
+                .tag_suffix,
+            None
+        );
+        // Dialects without suffixed tags: nothing is read.
+        let plain = ModelRow {
+            tool_parser: Some("hy_v3".into()),
+            reasoning_parser: Some("hy_v3".into()),
+            ..row
+        };
+        let c = choose(&[Resolved::new(&plain)], "acme/hy4", None, Some(hy3)).unwrap();
+        assert_eq!(c.tag_suffix, None);
+    }
 
     #[test]
     fn the_table_parses_and_every_row_is_matchable() {

@@ -27,9 +27,9 @@
 //! The crate docs show a dialect declared and registered, from JSON and from Rust
 //! values.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock, RwLock};
+use std::sync::{Arc, LazyLock, Mutex, OnceLock, RwLock};
 
 use serde::Deserialize;
 
@@ -171,6 +171,96 @@ pub fn tool_dialect(name: &str) -> Result<Arc<ToolDialect>> {
 /// Looks up a reasoning dialect by name or alias.
 pub fn reasoning_dialect(name: &str) -> Result<Arc<ReasoningDialect>> {
     read().reasoning.get(ParserKind::Reasoning, name)
+}
+
+/// Looks up a tool dialect and spells its tags for a checkpoint suffix (see
+/// [`TagSuffix`](crate::TagSuffix)): the dialect as registered when it has no suffixed
+/// tags, else its tags with `suffix` (none: the unsuffixed tags). A suffix of the wrong
+/// shape is [`Error::InvalidDialect`]. The spelt dialects are cached (a few per process:
+/// a server serves few checkpoints).
+///
+/// ```
+/// use replyparse::registry;
+///
+/// let d = registry::tool_dialect_with_suffix("hy_v4", Some(":6124c78e"))?;
+/// assert_eq!(d.close.as_deref(), Some("</tool_calls:6124c78e>"));
+/// assert_eq!(registry::tool_dialect_with_suffix("hy_v4", None)?.open, "<tool_calls>");
+/// # Ok::<(), replyparse::Error>(())
+/// ```
+pub fn tool_dialect_with_suffix(name: &str, suffix: Option<&str>) -> Result<Arc<ToolDialect>> {
+    let d = tool_dialect(name)?;
+    if d.tag_suffix.is_none() {
+        return Ok(d);
+    }
+    spelt(
+        &SPELT_TOOLS,
+        d,
+        suffix.unwrap_or(""),
+        ToolDialect::with_tag_suffix,
+    )
+}
+
+/// Looks up a reasoning dialect and spells its tags for a checkpoint suffix, as
+/// [`tool_dialect_with_suffix`] does.
+pub fn reasoning_dialect_with_suffix(
+    name: &str,
+    suffix: Option<&str>,
+) -> Result<Arc<ReasoningDialect>> {
+    let d = reasoning_dialect(name)?;
+    if d.tag_suffix.is_none() {
+        return Ok(d);
+    }
+    spelt(
+        &SPELT_REASONING,
+        d,
+        suffix.unwrap_or(""),
+        ReasoningDialect::with_tag_suffix,
+    )
+}
+
+/// Dialects spelt for a suffix, by (registry generation, canonical name, suffix).
+type Spelt<T> = Mutex<HashMap<(u64, String, String), Arc<T>>>;
+
+static SPELT_TOOLS: LazyLock<Spelt<ToolDialect>> = LazyLock::new(Default::default);
+static SPELT_REASONING: LazyLock<Spelt<ReasoningDialect>> = LazyLock::new(Default::default);
+
+/// At most this many spelt dialects are kept per kind; when full the cache starts over.
+const SPELT_MAX: usize = 64;
+
+fn spelt<T: HasName>(
+    cache: &Spelt<T>,
+    d: Arc<T>,
+    suffix: &str,
+    spell: impl Fn(&T, &str) -> Result<T>,
+) -> Result<Arc<T>> {
+    let key = (generation(), d.name().to_owned(), suffix.to_owned());
+    if let Some(hit) = cache.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        return Ok(hit.clone());
+    }
+    let out = Arc::new(spell(&d, suffix)?);
+    let mut c = cache.lock().unwrap_or_else(|e| e.into_inner());
+    if c.len() >= SPELT_MAX || c.keys().any(|k| k.0 != key.0) {
+        c.clear();
+    }
+    c.insert(key, out.clone());
+    Ok(out)
+}
+
+/// What the cache of spelt dialects keys them by besides the suffix.
+trait HasName {
+    fn name(&self) -> &str;
+}
+
+impl HasName for ToolDialect {
+    fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+impl HasName for ReasoningDialect {
+    fn name(&self) -> &str {
+        &self.name
+    }
 }
 
 /// Looks up a response parser (`default`, `gpt-oss`) by name or alias.

@@ -130,12 +130,13 @@ fn writer(d: &Dialect) -> Box<dyn CallConstraint + '_> {
 }
 
 /// Resolves a dialect name: Harmony's names (`gpt-oss`, `harmony`, `openai`), or a tool
-/// parser's name or alias.
+/// parser's name or alias (its tags unsuffixed, when they carry a checkpoint suffix:
+/// [`ToolConstraint::for_config`] spells them for the configuration's).
 pub(crate) fn resolve(name: &str) -> Result<Dialect> {
     if registry::response_dialect(name).is_ok_and(|r| r.name == harmony::NAME) {
         return Ok(Dialect::Harmony);
     }
-    registry::tool_dialect(name)
+    registry::tool_dialect_with_suffix(name, None)
         .map(Dialect::Tool)
         .map_err(|e| match e {
             Error::UnknownParser {
@@ -239,7 +240,15 @@ impl<'a> Prepared<'a> {
         choice: &ToolChoice,
         options: &ConstraintOptions,
     ) -> Result<Option<Self>> {
-        let dialect = resolve(dialect)?;
+        Self::of(resolve(dialect)?, tools, choice, options)
+    }
+
+    fn of(
+        dialect: Dialect,
+        tools: &'a [ToolSpec],
+        choice: &ToolChoice,
+        options: &ConstraintOptions,
+    ) -> Result<Option<Self>> {
         let Some(fns) = select(tools, choice)? else {
             return Ok(None);
         };
@@ -301,7 +310,20 @@ pub fn tool_constraint(
     options: &ConstraintOptions,
     special: &SpecialTokens,
 ) -> Result<Option<ToolConstraint>> {
-    let Some(p) = Prepared::new(dialect, tools, choice, options)? else {
+    both(
+        Prepared::new(dialect, tools, choice, options)?,
+        options,
+        special,
+    )
+}
+
+/// Both forms of a prepared request's constraint.
+fn both(
+    p: Option<Prepared<'_>>,
+    options: &ConstraintOptions,
+    special: &SpecialTokens,
+) -> Result<Option<ToolConstraint>> {
+    let Some(p) = p else {
         return Ok(None);
     };
     let structural_tag = p.structural_tag(options)?;
@@ -324,7 +346,12 @@ pub fn tag_like_pieces(
     choice: &ToolChoice,
     options: &ConstraintOptions,
 ) -> Result<Option<Vec<String>>> {
-    let Some(p) = Prepared::new(dialect, tools, choice, options)? else {
+    pieces(Prepared::new(dialect, tools, choice, options)?, options)
+}
+
+/// The tag-like pieces of a prepared request's Lark grammar.
+fn pieces(p: Option<Prepared<'_>>, options: &ConstraintOptions) -> Result<Option<Vec<String>>> {
+    let Some(p) = p else {
         return Ok(None);
     };
     // Which pieces are tokens changes how literals are written, never which literals
@@ -351,13 +378,11 @@ impl ToolConstraint {
         special: &SpecialTokens,
     ) -> Result<Option<ToolConstraint>> {
         match constraint_inputs(config, parallel_tool_calls)? {
-            Some((dialect, options)) => tool_constraint(
-                &dialect,
-                config.tools.as_deref().unwrap_or_default(),
-                &config.tool_choice,
-                &options,
-                special,
-            ),
+            Some((dialect, options)) => {
+                let tools = config.tools.as_deref().unwrap_or_default();
+                let p = Prepared::of(dialect, tools, &config.tool_choice, &options)?;
+                both(p, &options, special)
+            }
             None => Ok(None),
         }
     }
@@ -368,23 +393,22 @@ impl ToolConstraint {
         parallel_tool_calls: bool,
     ) -> Result<Option<Vec<String>>> {
         match constraint_inputs(config, parallel_tool_calls)? {
-            Some((dialect, options)) => tag_like_pieces(
-                &dialect,
-                config.tools.as_deref().unwrap_or_default(),
-                &config.tool_choice,
-                &options,
-            ),
+            Some((dialect, options)) => {
+                let tools = config.tools.as_deref().unwrap_or_default();
+                let p = Prepared::of(dialect, tools, &config.tool_choice, &options)?;
+                pieces(p, &options)
+            }
             None => Ok(None),
         }
     }
 }
 
-/// The dialect and options of `config`'s constraint, or None when nothing is
-/// constrained.
+/// The dialect (its tags spelt for the configuration's suffix) and options of
+/// `config`'s constraint, or None when nothing is constrained.
 fn constraint_inputs(
     config: &ParserConfig,
     parallel_tool_calls: bool,
-) -> Result<Option<(String, ConstraintOptions)>> {
+) -> Result<Option<(Dialect, ConstraintOptions)>> {
     let normalized = ResponseParser::normalized_config(config);
     let this: &ParserConfig = &normalized;
     let tools = this.tools.as_deref().unwrap_or_default();
@@ -400,11 +424,12 @@ fn constraint_inputs(
         let (open, close) = DEFAULT_REASONING;
         let on = this.thinking_flags().resolve(&[]) != Some(false);
         let tags = on.then(|| ReasoningSection::starting_inside(open, close));
-        (harmony::NAME.to_owned(), tags)
+        (Dialect::Harmony, tags)
     } else if let Some(tool_parser) = named(&this.tool_parser) {
+        let suffix = this.tag_suffix.as_deref();
         let reasoning = match named(&this.reasoning_parser) {
             Some(n) => {
-                let r = registry::reasoning_dialect(&n)?;
+                let r = registry::reasoning_dialect_with_suffix(&n, suffix)?;
                 let thinking = r.thinking(&this.thinking_flags());
                 let starts_inside = r.starts_in_reasoning(thinking);
                 // A model that starts in content may still open reasoning itself,
@@ -420,7 +445,13 @@ fn constraint_inputs(
             }
             None => None,
         };
-        (tool_parser, reasoning)
+        let dialect = match resolve(&tool_parser)? {
+            Dialect::Tool(_) => {
+                Dialect::Tool(registry::tool_dialect_with_suffix(&tool_parser, suffix)?)
+            }
+            harmony => harmony,
+        };
+        (dialect, reasoning)
     } else {
         return Err(Error::InvalidTools(
             "tool_choice 'required' or a named function needs a tool parser: without one \

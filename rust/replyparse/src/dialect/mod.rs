@@ -3,6 +3,7 @@
 //! [`crate::registry`] holds the registered ones by name.
 
 mod former;
+mod suffix;
 mod validate;
 
 use std::borrow::Cow;
@@ -17,6 +18,7 @@ use crate::scan::special::SpecialTokens;
 use crate::thinking::{FlagRule, ThinkingFlags};
 #[cfg(feature = "internals")]
 pub use former::upgrade_tool_dialect_json;
+pub use suffix::{SuffixedTags, TagSuffix, SUFFIX_MAX, SUFFIX_PLACEHOLDER};
 pub(crate) use validate::{validate_reasoning_dialect, validate_tool_dialect};
 
 /// A tool-call dialect: how one family of models writes tool calls, as data. The outer
@@ -117,6 +119,13 @@ pub struct ToolDialect {
     /// Qwen3-Coder's `<function=NAME>...</function>` closed by an orphan `</tool_call>`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unopened_block: Option<UnopenedBlock>,
+    /// The tags carry a per-checkpoint suffix (see [`TagSuffix`]): `{suffix}` in a tag
+    /// ([`SUFFIX_PLACEHOLDER`]) is where it goes (`<tool_calls{suffix}>`). A parser
+    /// spells the tags for the suffix its configuration gives
+    /// ([`ParserConfig::tag_suffix`](crate::ParserConfig::tag_suffix)); none, the
+    /// placeholder is left out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tag_suffix: Option<TagSuffix>,
 }
 
 impl ToolDialect {
@@ -164,6 +173,7 @@ impl ToolDialect {
             separators: ToolSeparators::default(),
             special_tokens: None,
             unopened_block: None,
+            tag_suffix: None,
         }
     }
 
@@ -525,6 +535,16 @@ pub struct ReasoningDialect {
     /// `enable_thinking`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub thinking_flags: Vec<FlagRule>,
+    /// The model's tokenizer decodes a newline as the two characters `\` and `n`
+    /// (MiniCPM-V 4.6 / 4.7): in reasoning and content, outside code and math spans,
+    /// `\n`, `\r` and `\r\n` are read back as a newline (the parsing rules, "Escaped
+    /// newlines"). Tool calls are left as written.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub escaped_newlines: bool,
+    /// The tags carry a per-checkpoint suffix, as a tool dialect's may
+    /// ([`ToolDialect::tag_suffix`]): `<think{suffix}>`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tag_suffix: Option<TagSuffix>,
 }
 
 impl ReasoningDialect {
@@ -560,6 +580,8 @@ impl ReasoningDialect {
             content_wrappers: Vec::new(),
             drop_markup: Vec::new(),
             thinking_flags: Vec::new(),
+            escaped_newlines: false,
+            tag_suffix: None,
         }
     }
 

@@ -31,6 +31,14 @@ fn check_tool(d: &ToolDialect) -> std::result::Result<(), FieldError> {
         check_separators("separators.between_blocks", between)?;
     }
     check_separators("separators.after_blocks", &seps.after_blocks)?;
+    super::suffix::check_tool_suffix(d).map_err(|m| FieldError::new("tag_suffix", m))?;
+    if d.tag_suffix.is_some() {
+        // The unsuffixed spelling is what a parser given no suffix uses.
+        let plain = d
+            .with_tag_suffix("")
+            .map_err(|e| FieldError::new("tag_suffix", e.to_string()))?;
+        check_tool(&plain)?;
+    }
     check_unopened(d)?;
     for (k, f) in d.forms.iter().enumerate() {
         let at = format!("forms[{k}]");
@@ -217,6 +225,14 @@ fn check_reasoning(d: &ReasoningDialect) -> std::result::Result<(), FieldError> 
     check_separators("separators.after_close", &seps.after_close)?;
     for (k, f) in d.thinking_flags.iter().enumerate() {
         non_empty(&format!("thinking_flags[{k}].key"), &f.key)?;
+    }
+    super::suffix::check_reasoning_suffix(d).map_err(|m| FieldError::new("tag_suffix", m))?;
+    if d.tag_suffix.is_some() {
+        // The unsuffixed spelling is what a parser given no suffix uses.
+        let plain = d
+            .with_tag_suffix("")
+            .map_err(|e| FieldError::new("tag_suffix", e.to_string()))?;
+        check_reasoning(&plain)?;
     }
     Ok(())
 }

@@ -57,6 +57,8 @@ use crate::scan::special::SpecialTokens;
 use crate::scan::tokens::{split_chunk, MarkerIds, MarkerSpans, Segment};
 use crate::tool::{ToolParser, Unopened};
 
+use super::newlines::NewlineRecovery;
+
 /// Plain, reasoning or tool: the three modes of the module diagram, each with the state
 /// only it needs, so that a combination no response reaches cannot be written down.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -555,17 +557,21 @@ struct State {
     spans: MarkerSpans,
     /// The offset in the response of the text the current state's handler is given.
     at: u64,
+    /// The escaped-newline recovery of the reasoning dialect that asks for it
+    /// ([`ReasoningDialect::escaped_newlines`]): applied to each chunk's deltas.
+    newlines: Option<NewlineRecovery>,
 }
 
 impl Composed {
     /// Builds a parser from registry names and the request's tool policy.
     pub(super) fn new(config: &ParserConfig) -> Result<Self> {
+        let suffix = config.tag_suffix.as_deref();
         let tool = match config.tool_parser.as_deref().filter(|n| !n.is_empty()) {
-            Some(n) => Some(registry::tool_dialect(n)?),
+            Some(n) => Some(registry::tool_dialect_with_suffix(n, suffix)?),
             None => None,
         };
         let reasoning = match config.reasoning_parser.as_deref().filter(|n| !n.is_empty()) {
-            Some(n) => Some(registry::reasoning_dialect(n)?),
+            Some(n) => Some(registry::reasoning_dialect_with_suffix(n, suffix)?),
             None => None,
         };
         // The policy needs the tools' names; the tool parser copies their schemas from
@@ -756,6 +762,7 @@ impl Composed {
             finished: false,
             spans: MarkerSpans::default(),
             at: 0,
+            newlines: NewlineRecovery::of(r),
         };
         Composed {
             rules: Rules {
@@ -837,6 +844,23 @@ impl Composed {
         if self.state.finished {
             return Err(Error::AlreadyFinished);
         }
+        let start = out.len();
+        self.route_chunk(text, token_ids, final_, out);
+        if let Some(n) = self.state.newlines.as_mut() {
+            n.apply(out, start, final_);
+        }
+        Ok(())
+    }
+
+    /// [`stream_chunk_into`](Self::stream_chunk_into) before the deltas are rewritten
+    /// (escaped newlines).
+    fn route_chunk(
+        &mut self,
+        text: &str,
+        token_ids: Option<&[u32]>,
+        final_: bool,
+        out: &mut Vec<StreamItem>,
+    ) {
         if let (Some(tc), Some(ids)) = (self.state.tokens.as_mut(), token_ids) {
             for &id in ids {
                 if id == tc.open {
@@ -856,7 +880,7 @@ impl Composed {
         }
         if self.rules.marker_ids.is_empty() {
             self.feed(text, sink, final_);
-            return Ok(());
+            return;
         }
         let rebuilt = match token_ids {
             None => {
@@ -893,7 +917,6 @@ impl Composed {
         self.state
             .spans
             .forget_before(self.state.spans.fed() - held);
-        Ok(())
     }
 
     /// Parses `text` after what is held.
@@ -1488,7 +1511,13 @@ impl Composed {
     /// Bytes held for this response: the pending text and every buffer of the tool
     /// parser.
     pub(super) fn buffered_bytes(&self) -> usize {
-        self.state.pending.len() + self.tool.as_ref().map_or(0, |t| t.buffered_bytes())
+        self.state.pending.len()
+            + self.tool.as_ref().map_or(0, |t| t.buffered_bytes())
+            + self
+                .state
+                .newlines
+                .as_ref()
+                .map_or(0, NewlineRecovery::held)
     }
 
     /// Refuses further chunks after an error the caller must see (buffer limit).

@@ -7,6 +7,7 @@
 
 mod composed;
 pub mod harmony;
+mod newlines;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
@@ -160,7 +161,9 @@ impl ResponseParser {
     /// tags' token ids, to count reasoning tokens. The buffer limit is the default one.
     ///
     /// The dialects are used as given, without the checks registration makes: pass
-    /// declarations that [`registry::register_tool_dialect`] would accept.
+    /// declarations that [`registry::register_tool_dialect`] would accept, with their
+    /// tags spelt for the checkpoint's suffix when they carry one
+    /// ([`ToolDialect::with_tag_suffix`]; [`registry::tool_dialect_with_suffix`]).
     pub fn from_dialects(
         tool: Option<Arc<ToolDialect>>,
         reasoning: Option<Arc<ReasoningDialect>>,
