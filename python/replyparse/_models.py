@@ -238,7 +238,7 @@ class XmlSyntax(_Declaration):
     entities, how whitespace around a value is read (`keep`, `newline`: one newline
     after / before is protocol, `trim`; `trim_value_newline` is the former spelling of
     `newline`), CDATA values, markup skipped between parameters, a JSON-object body
-    element and nested element values."""
+    element, nested element values, and untyped values read as JSON when they are."""
 
     family: Literal["xml"] = "xml"
     function_open: str = ""
@@ -260,6 +260,7 @@ class XmlSyntax(_Declaration):
     skip: list[str] = []
     json_body: XmlJsonBody | None = None
     nested: XmlNested | None = None
+    untyped_json: bool = False
     one_block: bool = False
 
 

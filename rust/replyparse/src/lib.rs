@@ -72,6 +72,9 @@ pub use grammars::header::HeaderSyntax;
 pub use grammars::pythonic::{Container as PythonicContainer, PythonicSyntax};
 pub use grammars::xml::{JsonBody, NestedValues, ValueWhitespace, XmlSyntax};
 pub use grammars::{Family, FieldError, FormDecl, Syntax};
+pub use response::framed::decl::{
+    BodyBlock, CallName, CallPayload, FrameMarker, FrameRoute, FramedSyntax, MarkerRole, RouteTo,
+};
 
 // The model table.
 pub use models::{config_for_model, model_table, parsers_for_model, ModelRow, ParserChoice};

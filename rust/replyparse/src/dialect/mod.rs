@@ -13,11 +13,14 @@ use serde::{Deserialize, Serialize};
 use crate::grammars::{grammar_for, PayloadGrammar};
 pub use crate::grammars::{Family, FormDecl, Markers, Syntax};
 use crate::request::Schemas;
+pub use crate::response::framed::decl::FramedSyntax;
 use crate::scan::special::SpecialTokens;
 use crate::thinking::{FlagRule, ThinkingFlags};
 #[cfg(feature = "internals")]
 pub use former::upgrade_tool_dialect_json;
-pub(crate) use validate::{validate_reasoning_dialect, validate_tool_dialect};
+pub(crate) use validate::{
+    validate_reasoning_dialect, validate_response_dialect, validate_tool_dialect,
+};
 
 /// A tool-call dialect: how one family of models writes tool calls, as data. The outer
 /// tags of a tool block, the payload's [`Syntax`] (which grammar family reads it, and
@@ -601,8 +604,9 @@ impl ReasoningDialect {
 }
 
 /// A response parser's registry entry: `default` composes a reasoning and a tool
-/// dialect; `gpt-oss` (OpenAI Harmony) is a dedicated parser. Response parsers are
-/// code, so they are listed, not declared: the registry holds no others.
+/// dialect; `gpt-oss` (OpenAI Harmony) is a dedicated parser; an entry with `framed`
+/// is a framed-message dialect, declared as data and read by the one framed engine
+/// ([`FramedSyntax`]: Muse, Beam, Inkling).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ResponseDialect {
@@ -611,6 +615,9 @@ pub struct ResponseDialect {
     /// Other names (`harmony`, `openai`).
     #[serde(default)]
     pub aliases: Vec<String>,
+    /// The framing of a framed-message dialect: its markers, routes and call payload.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub framed: Option<FramedSyntax>,
 }
 
 /// The JSON Schema of the declarations: `{"tool_dialect": ..., "reasoning_dialect":
