@@ -129,7 +129,9 @@ def test_every_registered_dialect_is_served_by_a_row_or_listed_by_name_only():
     builtin = json.loads(_native.builtin_dialects_json())
     registered = {f"tool:{d['name']}" for d in builtin["tool_parsers"]}
     registered |= {f"reasoning:{d['name']}" for d in builtin["reasoning_parsers"]}
-    registered.add("response:gpt-oss")
+    registered |= {
+        f"response:{d['name']}" for d in builtin["response_parsers"] if d["name"] != "default"
+    }
     missing = sorted(registered - served - listed)
     assert not missing, f"no row serves these and by_name_only does not list them: {missing}"
     assert listed <= registered, f"by_name_only lists unregistered dialects: {listed - registered}"

@@ -73,7 +73,8 @@ pub use grammars::pythonic::{Container as PythonicContainer, PythonicSyntax};
 pub use grammars::xml::{JsonBody, NestedValues, ValueWhitespace, XmlSyntax};
 pub use grammars::{Family, FieldError, FormDecl, Syntax};
 pub use response::framed::decl::{
-    BodyBlock, CallName, CallPayload, FrameMarker, FrameRoute, FramedSyntax, MarkerRole, RouteTo,
+    BodyBlock, CallName, CallPayload, ForcedCall, ForcedReasoning, FrameMarker, FrameRoute,
+    FramedSyntax, MarkerRole, RouteTo,
 };
 
 // The model table.

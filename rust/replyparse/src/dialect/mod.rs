@@ -618,6 +618,10 @@ pub struct ResponseDialect {
     /// The framing of a framed-message dialect: its markers, routes and call payload.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub framed: Option<FramedSyntax>,
+    /// A note for the dialect reference: where the format comes from, what is not
+    /// known about it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// The JSON Schema of the declarations: `{"tool_dialect": ..., "reasoning_dialect":

@@ -108,6 +108,41 @@ pub struct CallPayload {
     /// name as the namespace `NAME.*` makes the model write it so.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub doubled_names: bool,
+    /// How the model writes a call message, for the decoding constraint of
+    /// `tool_choice` `required` or a named function; left out, such a choice is
+    /// refused for this dialect.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forced: Option<ForcedCall>,
+}
+
+/// The text around a forced call ([`CallPayload::forced`]): what the dialect's template
+/// writes, so the constraint makes the model write a call the parser reads.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ForcedCall {
+    /// The call message's header, from the response's start; `{name}` is the function's
+    /// name (` to={name}<|message|>`).
+    pub open: String,
+    /// What ends the call message (`<|eom|>`).
+    pub close: String,
+    /// What comes between two call messages (`<|start|>assistant`); left out, one call
+    /// per response (its close ends generation).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next: Option<String>,
+    /// A reasoning message the model may write first: its open, and its close with
+    /// what opens the next message (`<|eom|><|start|>assistant`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<ForcedReasoning>,
+}
+
+/// A reasoning message before a forced call ([`ForcedCall::reasoning`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ForcedReasoning {
+    /// Its header (` to=self<|message|>`).
+    pub open: String,
+    /// Its end, with the next message's opening (`<|eom|><|start|>assistant`).
+    pub close: String,
 }
 
 /// One routing rule ([`FramedSyntax::routes`]): the first rule whose conditions all
@@ -335,6 +370,25 @@ fn check_payload(c: &CallPayload) -> Result<(), FieldError> {
                 "syntax.function_open",
                 "the header names the call: the body holds parameters only",
             ));
+        }
+    }
+    if let Some(f) = &c.forced {
+        if !f.open.contains("{name}") {
+            return Err(FieldError::new("forced.open", "does not hold {name}"));
+        }
+        if f.close.is_empty() {
+            return Err(FieldError::new("forced.close", "is empty"));
+        }
+        if f.next.as_deref() == Some("") {
+            return Err(FieldError::new("forced.next", "is empty"));
+        }
+        if let Some(r) = &f.reasoning {
+            if r.open.is_empty() || r.close.is_empty() {
+                return Err(FieldError::new(
+                    "forced.reasoning",
+                    "open and close are non-empty",
+                ));
+            }
         }
     }
     if let Some(b) = &c.block {

@@ -40,6 +40,7 @@
 //! never on where chunks end; per chunk the work is proportional to the new text plus
 //! the bounded held text.
 
+pub(crate) mod constraint;
 pub mod decl;
 
 use std::sync::Arc;
@@ -901,13 +902,10 @@ fn is_word_char(c: char) -> bool {
 }
 
 /// Whether untagged text before a header marker is a role part: empty, or at most two
-/// words (`ROLE`, `to=R`, `ROLE to=R`, an author name) separated by spaces or tabs.
+/// words (`ROLE`, `to=R`, `ROLE to=R`, an author name) between whitespace.
 fn role_part(text: &str) -> bool {
     let mut words = 0;
-    for w in text.split([' ', '\t']) {
-        if w.is_empty() {
-            continue;
-        }
+    for w in text.split_whitespace() {
         if !w.chars().all(is_word_char) {
             return false;
         }

@@ -234,6 +234,7 @@ fn builtins_validate_and_bad_declarations_are_refused() {
             name: "x".into(),
             aliases: vec![],
             framed: Some(s),
+            note: None,
         };
         match crate::dialect::validate_response_dialect(&d) {
             Err(Error::InvalidDialect(m)) => m,
