@@ -802,9 +802,8 @@ impl FramedParser {
         if !self.header.trim().is_empty() {
             if self.header_tagged {
                 let header = std::mem::take(&mut self.header);
-                match &mut self.tool {
-                    Some(t) => t.record_stray(&header),
-                    None => {}
+                if let Some(t) = &mut self.tool {
+                    t.record_stray(&header);
                 }
             } else {
                 sink.text(Channel::Content, &self.header);
