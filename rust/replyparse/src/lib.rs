@@ -65,6 +65,10 @@ pub use dialect::{
     ResponseDialect, StartMode, ToolDialect, ToolSeparators, UnopenedBlock, WrapperTags,
     SEPARATOR_MAX, UNOPENED_MAX,
 };
+pub use dialect::{
+    BodyBlock, CallName, CallPayload, ForcedCall, ForcedReasoning, FrameMarker, FrameRoute,
+    FramedSyntax, MarkerRole, RouteTo,
+};
 pub use grammars::dsml::DsmlSyntax;
 pub use grammars::envelope::{Container as EnvelopeContainer, EnvelopeSyntax};
 pub use grammars::gemma::{GemmaSyntax, Values as GemmaValues};
@@ -72,10 +76,6 @@ pub use grammars::header::HeaderSyntax;
 pub use grammars::pythonic::{Container as PythonicContainer, PythonicSyntax};
 pub use grammars::xml::{JsonBody, NestedValues, ValueWhitespace, XmlSyntax};
 pub use grammars::{Family, FieldError, FormDecl, Syntax};
-pub use response::framed::decl::{
-    BodyBlock, CallName, CallPayload, ForcedCall, ForcedReasoning, FrameMarker, FrameRoute,
-    FramedSyntax, MarkerRole, RouteTo,
-};
 
 // The model table.
 pub use models::{config_for_model, model_table, parsers_for_model, ModelRow, ParserChoice};

@@ -3,6 +3,7 @@
 //! [`crate::registry`] holds the registered ones by name.
 
 mod former;
+pub(crate) mod framed;
 mod validate;
 
 use std::borrow::Cow;
@@ -13,11 +14,14 @@ use serde::{Deserialize, Serialize};
 use crate::grammars::{grammar_for, PayloadGrammar};
 pub use crate::grammars::{Family, FormDecl, Markers, Syntax};
 use crate::request::Schemas;
-pub use crate::response::framed::decl::FramedSyntax;
 use crate::scan::special::SpecialTokens;
 use crate::thinking::{FlagRule, ThinkingFlags};
 #[cfg(feature = "internals")]
 pub use former::upgrade_tool_dialect_json;
+pub use framed::{
+    BodyBlock, CallName, CallPayload, ForcedCall, ForcedReasoning, FrameMarker, FrameRoute,
+    FramedSyntax, MarkerRole, RouteTo,
+};
 pub(crate) use validate::{
     validate_reasoning_dialect, validate_response_dialect, validate_tool_dialect,
 };

@@ -12,13 +12,13 @@
 
 use serde_json::Value;
 
-use super::decl::{CallName, CallPayload, ForcedCall, FramedSyntax};
 use crate::constraint_kit::lark::{self, Lark, KEY_NAME};
 use crate::constraint_kit::structural as st;
 use crate::constraint_kit::{
     lark_after_reasoning, pytext, st_after_reasoning, CallConstraint, Forbidden, Function,
     ReasoningSection,
 };
+use crate::dialect::{CallName, CallPayload, ForcedCall, FramedSyntax};
 use crate::error::{Error, Result};
 use crate::grammars::xml::{ValueWhitespace, XmlSyntax};
 use crate::grammars::Syntax;

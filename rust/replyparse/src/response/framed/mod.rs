@@ -18,8 +18,8 @@
 //!   (`xml`, `json_envelope`), through a [`ToolParser`]: identity first, filtered by
 //!   the request's tools, contiguous indices, cut calls recorded. The body is one
 //!   block that the message's end closes, or it holds blocks of its own
-//!   ([`BodyBlock`]); text outside them is recorded, never shown. With no tools armed
-//!   the body is content;
+//!   ([`BodyBlock`](crate::BodyBlock)); text outside them is recorded, never shown.
+//!   With no tools armed the body is content;
 //! - `aside`: kept whole in `builtin_calls`.
 //!
 //! Tolerance, the same for every dialect:
@@ -41,20 +41,19 @@
 //! the bounded held text.
 
 pub(crate) mod constraint;
-pub mod decl;
 
 use std::sync::Arc;
 
 use crate::calls::{BuiltinCall, CallNote, RejectedCall};
 use crate::delta::{Channel, DeltaSink, StreamItem};
 use crate::dialect::ToolDialect;
+use crate::dialect::{CallName, FramedSyntax, MarkerRole, RouteTo};
 use crate::error::{Error, Result};
 use crate::request::{schemas_of, Schemas, ToolPolicy};
 use crate::response::ParserConfig;
 use crate::scan::prefix::{TagMatch, TagSet};
 use crate::scan::tokens::{split_chunk, MarkerIds, MarkerSpans, Segment};
 use crate::tool::ToolParser;
-use decl::{CallName, FramedSyntax, MarkerRole, RouteTo};
 
 /// A header (raw text, markers included) longer than this without a body opening is not
 /// a header.

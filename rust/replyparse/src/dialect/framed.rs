@@ -1,4 +1,5 @@
-//! The declaration of a framed-message dialect ([`FramedSyntax`]) and its checks.
+//! The declaration of a framed-message dialect ([`FramedSyntax`]) and its checks; the
+//! engine that reads it is `crate::response::framed`.
 //!
 //! A framed dialect writes its whole response as messages: a header, then a body, then
 //! an end marker. The header's route key — a channel word, a recipient (`to=R`), or
