@@ -659,6 +659,11 @@ impl FramedParser {
                 let mut end = text.len();
                 if !final_ {
                     end -= self.tags.held_suffix(text).max(open.held_suffix(text));
+                    if self.syntax.reopen_on_message {
+                        // A recipient clause the next `message` marker may still make a
+                        // header, as in a text body.
+                        end -= clause_hold(&text[..end], self.body_fresh);
+                    }
                 }
                 self.stray(&text[..end]);
                 return Step::Wait(end);

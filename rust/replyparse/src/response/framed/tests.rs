@@ -282,3 +282,15 @@ fn clause_holding() {
     assert_eq!(clause_at_end("abc to=", false), 0);
     assert_eq!(clause_at_end("to=self", true), 7);
 }
+
+/// A fuzz finding: in a call body that holds blocks, text outside them then a ` to=R`
+/// clause and `<|message|>` opens the next message under every chunking (the clause was
+/// recorded as stray text when a chunk ended inside it).
+#[test]
+fn recipient_clause_after_stray_text_in_a_call_body() {
+    let text = " to=search<|message|>\n<atem:x to=self<|message|>Think.<|eom|>";
+    let o = chunking_invariant_outcome(&cfg("muse_glimmer", &["search"]), text, false);
+    assert_eq!(o.0.reasoning_content.as_deref(), Some("Think."));
+    assert_eq!(o.1.len(), 1);
+    assert_eq!(o.1[0].raw, "\n<atem:x");
+}
