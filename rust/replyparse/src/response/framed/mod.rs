@@ -506,11 +506,17 @@ impl FramedParser {
             MarkerRole::Message => self.open_message(None, sink),
             MarkerRole::Kind => self.open_message(Some(m.tag), sink),
             MarkerRole::End => {
-                if self.header_tagged {
-                    self.open_message(None, sink);
-                    self.close_message(sink);
-                } else {
+                if !self.header_tagged {
                     self.abandon_header(sink);
+                } else {
+                    // A message with an empty body (the model wrote no `message`
+                    // marker): a call's block is closed by the end marker, as after
+                    // any body, so a named call ends as `{}`.
+                    self.open_message(None, sink);
+                    if self.state == State::Body(Body::Call { in_block: true }) {
+                        return Step::Next(m.start);
+                    }
+                    self.close_message(sink);
                 }
             }
         }

@@ -294,3 +294,13 @@ fn recipient_clause_after_stray_text_in_a_call_body() {
     assert_eq!(o.1.len(), 1);
     assert_eq!(o.1[0].raw, "\n<atem:x");
 }
+
+/// A fuzz finding: an end marker while still in a call's header (no `message` marker) is
+/// a message with an empty body; the named call's block is closed by it (`{}`), the same
+/// streamed and parsed whole.
+#[test]
+fn end_marker_in_a_call_header_closes_the_call() {
+    let text = " to=get_weather<|channel|>analysis <|constrain|>xml<|call|>";
+    let r = run(&typed("beam"), text);
+    assert_eq!(calls(&r), [("get_weather", "{}")]);
+}
