@@ -217,9 +217,6 @@ pub struct FramedSyntax {
     /// message without its end marker writes the next header bare (Muse).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub reopen_on_message: bool,
-    /// Written between the bodies of two reasoning messages (Muse Glimmer's `\n`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reasoning_joiner: Option<String>,
 }
 
 impl FramedSyntax {
@@ -279,9 +276,6 @@ impl FramedSyntax {
                 "reopen_on_message",
                 "needs a `message` marker",
             ));
-        }
-        if self.reasoning_joiner.as_deref() == Some("") {
-            return Err(FieldError::new("reasoning_joiner", "is empty"));
         }
         if self.routes.is_empty() {
             return Err(FieldError::new("routes", "is empty"));

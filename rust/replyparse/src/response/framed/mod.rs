@@ -119,8 +119,6 @@ pub struct FramedParser {
     /// block opens (one record, whatever the chunking).
     stray: String,
     stray_truncated: bool,
-    /// A reasoning message was opened before (for the joiner).
-    reasoned: bool,
     /// Nothing of the open body was consumed yet (a recipient clause may stand alone).
     body_fresh: bool,
     marker_ids: MarkerIds,
@@ -212,7 +210,6 @@ impl FramedParser {
             aside_bytes: 0,
             stray: String::new(),
             stray_truncated: false,
-            reasoned: false,
             body_fresh: true,
             marker_ids: MarkerIds::default(),
             spans: MarkerSpans::default(),
@@ -748,15 +745,8 @@ impl FramedParser {
         });
         let to = route.map_or(RouteTo::Content, |r| r.to);
         let body = match to {
-            RouteTo::Reasoning => {
-                if self.reasoned {
-                    if let Some(j) = &self.syntax.reasoning_joiner {
-                        sink.text(Channel::Reasoning, j);
-                    }
-                }
-                self.reasoned = true;
-                Body::Text(Channel::Reasoning)
-            }
+            // Reasoning messages are joined as written: the parser adds no text.
+            RouteTo::Reasoning => Body::Text(Channel::Reasoning),
             RouteTo::Content => Body::Text(Channel::Content),
             RouteTo::Call if !self.armed => Body::Text(Channel::Content),
             RouteTo::Call => self.open_call(info.recipient.as_deref(), sink),
