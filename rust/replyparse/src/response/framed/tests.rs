@@ -89,18 +89,13 @@ fn muse_profiles_differ() {
     assert_eq!(p.builtin_calls().len(), 1);
     assert_eq!(p.builtin_calls()[0].recipient, "developer");
     assert_eq!(p.builtin_calls()[0].body, "dev");
-    // Glimmer joins reasoning messages with a newline.
+    // Reasoning messages are joined as written (the peers' Glimmer profile puts a
+    // newline between them; the parser writes no text the model did not).
     let two = " to=self<|message|>a<|eom|><|start|>assistant to=self<|message|>b<|eom|>";
-    assert_eq!(
-        run(&cfg("muse_glimmer", &[]), two)
-            .reasoning_content
-            .as_deref(),
-        Some("a\nb")
-    );
-    assert_eq!(
-        run(&cfg("muse", &[]), two).reasoning_content.as_deref(),
-        Some("ab")
-    );
+    for name in ["muse", "muse_glimmer"] {
+        let r = run(&cfg(name, &[]), two);
+        assert_eq!(r.reasoning_content.as_deref(), Some("ab"), "{name}");
+    }
 }
 
 #[test]
