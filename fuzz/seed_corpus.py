@@ -59,6 +59,7 @@ WHEN_ENABLED = {"deepseek-v3", "deepseek-v32", "deepseek-v3.2", "deepseek-v4"}
 
 
 HARMONY_NAMES = {"gpt-oss", "harmony", "openai"}
+FRAMED = table("FRAMED_PARSERS")
 
 
 def cases() -> list[dict[str, Any]]:
@@ -188,6 +189,7 @@ def typed_seeds(dialects: list[str]) -> list[tuple[str, bytes]]:
 def main() -> None:
     all_cases = cases()
     harmony = [c for c in all_cases if c.get("response_parser") in HARMONY_NAMES]
+    framed = [c for c in all_cases if c.get("response_parser") in FRAMED]
     by_family = {
         name: [c for c in all_cases if c.get("tool_parser") in dialects and c not in harmony]
         for name, dialects in (
@@ -201,7 +203,7 @@ def main() -> None:
     }
     # A dialect with forms of two families (mistral) is in both tables: seed it once.
     known = [c for c in all_cases if c.get("tool_parser") in ALL_DIALECTS and c not in harmony]
-    skipped = len(all_cases) - len(known) - len(harmony)
+    skipped = len(all_cases) - len(known) - len(harmony) - len(framed)
     families = {
         "json_envelope": (JSON_DIALECTS, by_family["json_envelope"]),
         "xml": (XML_DIALECTS, by_family["xml"]),
@@ -227,6 +229,14 @@ def main() -> None:
         data = bytes([b, chunking_byte(c["id"])]) + c["text"].encode()
         entries.append((file_name(c["id"]), data))
     print("harmony", write("harmony", entries))
+    entries = []
+    for c in framed:
+        # The config byte of fuzz/src/lib.rs check_framed: parser, then choice (4: no tools).
+        pick = 4 if not c.get("tools") else choice_index(c.get("tool_choice", "auto"))
+        b = FRAMED.index(c["response_parser"]) + len(FRAMED) * pick
+        data = bytes([b, chunking_byte(c["id"])]) + c["text"].encode()
+        entries.append((file_name(c["id"]), data))
+    print("framed", write("framed", entries))
     if skipped:
         print(f"{skipped} cases of dialects fuzz/src/lib.rs does not know are not seeds")
 

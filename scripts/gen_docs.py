@@ -462,17 +462,36 @@ def dialects_page(dialects: dict[str, Any], models: dict[str, Any]) -> str:
     out.append("## Response parsers\n")
     out.append(
         "A response parser owns the whole response. `default` composes a reasoning parser "
-        "and a tool parser (the two tables above); the others parse a format of their "
-        "own.\n"
+        "and a tool parser (the two tables above); `gpt-oss` parses OpenAI Harmony; the "
+        "framed ones are entries of one declared family of framed messages (markers, route "
+        "keys, a payload grammar per route: see "
+        "[Declaring a dialect](../declaring-a-dialect.md#a-framed-message-response-parser)).\n"
     )
-    out.append("| name | aliases | models |")
-    out.append("|---|---|---|")
+    out.append("| name | aliases | routes by | call payload | models | notes |")
+    out.append("|---|---|---|---|---|---|")
     for r in response_decls:
         rows = used.get(f"response:{r['name']}", [])
         shown = cell(", ".join(rows)) if rows else ""
         if r["name"] == "default":
             shown = "every row that names a tool or reasoning parser"
-        out.append(f"| `{r['name']}` | {', '.join(r.get('aliases', []))} | {shown} |")
+        keys, payload = "", ""
+        framed = r.get("framed")
+        if framed:
+            found = []
+            for route in framed["routes"]:
+                for k in ("kind", "channel", "recipient", "has_recipient"):
+                    if k in route and k not in found:
+                        found.append(k)
+            keys = ", ".join("recipient" if k == "has_recipient" else k for k in found)
+            keys = ", ".join(dict.fromkeys(keys.split(", ")))
+            call = next((x["call"] for x in framed["routes"] if "call" in x), None)
+            if call:
+                payload = FAMILY_TITLES.get(call["syntax"]["family"], call["syntax"]["family"])
+        note = cell(r.get("note", ""))
+        out.append(
+            f"| `{r['name']}` | {', '.join(r.get('aliases', []))} | {keys} | {payload} "
+            f"| {shown} | {note} |"
+        )
     out.append("")
     out.append("## Tool parsers in detail\n")
     out.append(

@@ -48,8 +48,14 @@ def dialect_markers(d: rp.ToolDialect) -> list[str]:
 
 
 def clean_call_cases() -> list[tuple[str, Any]]:
-    """The cases the data marks `constrained`: calls only, well-formed, schema-valid."""
-    return [(f"{f.name}:{c.id}", c) for f in load_all() for c in f.cases if c.constrained]
+    """The cases the data marks `constrained`: calls only, well-formed, schema-valid.
+    Cases of a response parser (framed dialects) are test_constraints_framed.py's."""
+    return [
+        (f"{f.name}:{c.id}", c)
+        for f in load_all()
+        for c in f.cases
+        if c.constrained and c.tool_parser
+    ]
 
 
 CASES = clean_call_cases()

@@ -38,13 +38,11 @@ def _canonical_maps() -> dict[str, dict[str, str]]:
     for d in rp.reasoning_dialects():
         for n in [d.name, *d.aliases]:
             maps["reasoning_parser"][_norm(n)] = d.name
-    # Response parsers: a parser built from the name tells its canonical name apart only
-    # by behaviour, so resolve through the registry listing (`gpt-oss` and its aliases).
-    responses = {_norm(n) for n in rp.response_parsers()}
-    maps["response_parser"] = {
-        n: "gpt-oss" if n in {"gptoss", "harmony", "openai", "openaigptoss"} else n
-        for n in responses
-    }
+    # Response parsers: the built-in declarations name each one and its aliases.
+    maps["response_parser"] = {}
+    for d in json.loads(_native.builtin_dialects_json())["response_parsers"]:
+        for n in [d["name"], *d.get("aliases", [])]:
+            maps["response_parser"][_norm(n)] = d["name"]
     return maps
 
 
@@ -129,7 +127,9 @@ def test_every_registered_dialect_is_served_by_a_row_or_listed_by_name_only():
     builtin = json.loads(_native.builtin_dialects_json())
     registered = {f"tool:{d['name']}" for d in builtin["tool_parsers"]}
     registered |= {f"reasoning:{d['name']}" for d in builtin["reasoning_parsers"]}
-    registered.add("response:gpt-oss")
+    registered |= {
+        f"response:{d['name']}" for d in builtin["response_parsers"] if d["name"] != "default"
+    }
     missing = sorted(registered - served - listed)
     assert not missing, f"no row serves these and by_name_only does not list them: {missing}"
     assert listed <= registered, f"by_name_only lists unregistered dialects: {listed - registered}"

@@ -19,7 +19,7 @@ BUILTIN = [
     for d in json.loads(_native.builtin_dialects_json())["reasoning_parsers"]
 ]
 
-# vLLM `vllm/reasoning/__init__.py@0064cc9c` (30 names; `inkling` is out of scope, README)
+# vLLM `vllm/reasoning/__init__.py@0064cc9c` (30 names; `inkling` is a framed response parser)
 VLLM = [
     "deepseek_r1", "deepseek_v3", "holo2", "deepseek_v4", "qwen3", "mimo", "nemotron_v3",
     "seed_oss", "glm45", "glm47", "kimi_k2", "kimi_k3", "minimax_m2",
@@ -29,7 +29,7 @@ VLLM = [
 ]  # fmt: skip
 # vLLM reasoning files outside the registry that the research lists with their tags
 VLLM_FILES = ["apertus", "longcat", "gigachat35"]
-# SGLang `reasoning_parser.py@002e9bfc` (26 names; `inkling` out of scope)
+# SGLang `reasoning_parser.py@002e9bfc` (26 names; `inkling` is a framed response parser)
 SGLANG = [
     "deepseek-r1", "deepseek-v3", "deepseek-v4", "qwen3", "qwen3-thinking", "interns1",
     "minimax", "minimax-append-think", "minimax-m3", "glm45", "kimi", "kimi_k2", "kimi_k3",
@@ -52,7 +52,9 @@ def _norm(n: str) -> str:
     return re.sub(r"[-_.]", "", n).lower()
 
 
-@pytest.mark.parametrize("name", sorted(set(VLLM + VLLM_FILES + SGLANG + LATER_PEER_NAMES + NEWER_7_TO_10)))
+@pytest.mark.parametrize(
+    "name", sorted(set(VLLM + VLLM_FILES + SGLANG + LATER_PEER_NAMES + NEWER_7_TO_10))
+)
 def test_peer_reasoning_name_resolves(name):
     names = {_norm(n) for n in rp.reasoning_parsers()}
     if name in HARMONY:

@@ -1054,11 +1054,46 @@ pub fn check_harmony(data: &[u8]) {
     }
 }
 
+/// The framed-message response parsers (the `framed` target).
+pub const FRAMED_PARSERS: [&str; 4] = ["muse", "muse_glimmer", "beam", "inkling"];
+
+/// `framed` target: the framed-message response parsers, with and without tools. The
+/// config byte picks the parser (`c % 4`) and the tool choice (`c / 4 % 5`: auto,
+/// required, `search`, none, or no tools).
+pub fn check_framed(data: &[u8]) {
+    let (c, k, text) = split_input(data);
+    let c = usize::from(c);
+    let choices = tool_choices();
+    let pick = (c / FRAMED_PARSERS.len()) % 5;
+    let cfg = ParserConfig {
+        response_parser: Some(FRAMED_PARSERS[c % FRAMED_PARSERS.len()].into()),
+        tools: (pick != 4).then(tools),
+        tool_choice: if pick == 4 {
+            ToolChoice::Auto
+        } else {
+            choices[pick].clone()
+        },
+        ..Default::default()
+    };
+    let whole = check_config(&cfg, &text, k);
+    if !armed(&cfg) && !text.contains("<|") {
+        // Text outside the format is content, verbatim (whitespace alone may be dropped).
+        if !text.trim().is_empty() {
+            assert_eq!(
+                whole.content.as_deref(),
+                Some(text.as_str()),
+                "unframed text without tools is not content verbatim: {text:?}"
+            );
+        }
+        assert_eq!(whole.reasoning_content, None);
+    }
+}
+
 /// A target's check: panics on a finding.
 pub type Check = fn(&[u8]);
 
 /// Every target by name, for the replay test and tools.
-pub const TARGETS: [(&str, Check); 9] = [
+pub const TARGETS: [(&str, Check); 10] = [
     ("json_envelope", check_json_envelope),
     ("xml", check_xml),
     ("dsml", check_dsml),
@@ -1066,6 +1101,7 @@ pub const TARGETS: [(&str, Check); 9] = [
     ("pythonic", check_pythonic),
     ("gemma", check_gemma),
     ("harmony", check_harmony),
+    ("framed", check_framed),
     ("response", check_response),
     ("wire", check_wire),
 ];

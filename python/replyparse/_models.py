@@ -256,8 +256,8 @@ class XmlSyntax(_Declaration):
     whether attribute values escape entities, how whitespace around a value is read
     (`keep`, `newline`: one newline after / before is protocol, `trim`;
     `trim_value_newline` is the former spelling of `newline`), CDATA values, markup
-    skipped between parameters, a JSON-object body element, a JSON call body and nested
-    element values."""
+    skipped between parameters, a JSON-object body element, a JSON call body, nested
+    element values, and untyped values read as JSON when they are."""
 
     family: Literal["xml"] = "xml"
     function_open: str = ""
@@ -281,6 +281,7 @@ class XmlSyntax(_Declaration):
     json_body: XmlJsonBody | None = None
     json_call: XmlJsonCall | None = None
     nested: XmlNested | None = None
+    untyped_json: bool = False
     one_block: bool = False
 
 

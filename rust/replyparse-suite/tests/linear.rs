@@ -25,9 +25,10 @@ const BODY_LEN: usize = 1 << 20;
 const WINDOW: usize = 64 * 1024;
 const MIDDLE_CHUNK: usize = 4096;
 const SMALL_CHUNKS: [usize; 4] = [1, 2, 3, 4];
-/// A dialect's call around the body: (tool parser, text before it, text after it,
-/// whether the body is written as JSON string source).
-const WORKLOADS: [(&str, &str, &str, bool); 4] = [
+/// A dialect's call around the body: (parser, text before it, text after it, whether the
+/// body is written as JSON string source); a parser named `response:NAME` is a response
+/// parser (the framed-message dialects), any other a tool parser.
+const WORKLOADS: [(&str, &str, &str, bool); 6] = [
     (
         "qwen",
         "<tool_call>{\"name\": \"write\", \"arguments\": {\"text\": \"",
@@ -52,15 +53,32 @@ const WORKLOADS: [(&str, &str, &str, bool); 4] = [
         "\"}}</ifm|tool_call>\n</ifm|tool_calls>",
         true,
     ),
+    (
+        "response:muse",
+        " to=self<|message|>Write it.<|eom|><|start|>assistant to=write<|message|>\n<atem:function_calls>\n<atem:invoke name=\"write\">\n<atem:parameter name=\"text\">",
+        "</atem:parameter>\n</atem:invoke>\n</atem:function_calls><|eom|>",
+        false,
+    ),
+    (
+        "response:inkling",
+        "<|content_thinking|>Write it.<|end_message|><|message_model|>write<|content_invoke_tool_json|>{\"name\":\"write\",\"args\":{\"text\": \"",
+        "\"}}<|end_message|>",
+        true,
+    ),
 ];
 /// Last window against the first, per chunk. Linear streaming measures about 1.0 here;
 /// the bound leaves room for allocator and hashing noise that instruction counts still
 /// carry (a buffer that doubles inside one window), never for growth with the text.
 const MAX_RATIO: f64 = 1.5;
 
-fn config(tool_parser: &str) -> ParserConfig {
+fn config(parser: &str) -> ParserConfig {
+    let (tool_parser, response_parser) = match parser.strip_prefix("response:") {
+        Some(r) => (None, Some(r.into())),
+        None => (Some(parser.into()), None),
+    };
     ParserConfig {
-        tool_parser: Some(tool_parser.into()),
+        tool_parser,
+        response_parser,
         tools: Some(vec![ToolSpec {
             name: "write".into(),
             parameters: Some(serde_json::json!({

@@ -281,6 +281,9 @@ pub struct CallEmitter {
     /// The index of the call that was cut after its beginning was sent (incremental
     /// mode).
     cut: Option<usize>,
+    /// A name written twice around a dot (`f.f`) is `f` when only `f` is allowed
+    /// ([`set_doubled_names`](Self::set_doubled_names)).
+    doubled_names: bool,
 }
 
 impl CallEmitter {
@@ -296,6 +299,28 @@ impl CallEmitter {
             whole_calls: false,
             accepted: 0,
             cut: None,
+            doubled_names: false,
+        }
+    }
+
+    /// Reads a name written twice around a dot (`get_weather.get_weather`) as the
+    /// single name when that is allowed and the doubled one is not: a chat template
+    /// that renders a bare tool name as the namespace `NAME.*` makes its model write
+    /// the name so. Any other name is taken as written (a unique last segment is not
+    /// enough: `weather.get` must not call `calendar.get`).
+    pub fn set_doubled_names(&mut self, on: bool) {
+        self.doubled_names = on;
+    }
+
+    /// `name` as the call's name: the single name of a doubled one, where that rule
+    /// is on and applies.
+    fn resolve_name<'n>(&self, name: &'n str) -> &'n str {
+        if !self.doubled_names || self.allowed.allows(name) {
+            return name;
+        }
+        match name.split_once('.') {
+            Some((head, tail)) if head == tail && self.allowed.allows(head) => head,
+            _ => name,
         }
     }
 
@@ -430,6 +455,10 @@ impl CallEmitter {
         if call.status != Status::AwaitingName {
             return;
         }
+        let name = self.resolve_name(name);
+        let Some(call) = self.current.as_mut() else {
+            return;
+        };
         call.name = Some(name.to_owned());
         if !self.allowed.allows(name) {
             call.status = Status::Rejected;
@@ -464,6 +493,12 @@ impl CallEmitter {
             call.args_emitted = true;
             out.call(args_delta(index, held));
         }
+    }
+
+    /// The open call's name as taken (after [`set_doubled_names`](Self::set_doubled_names)'s
+    /// rule), once set: its parameters' schemas are looked up by it.
+    pub fn open_name(&self) -> Option<&str> {
+        self.current.as_ref().and_then(|c| c.name.as_deref())
     }
 
     /// An argument source fragment of the open call.

@@ -65,6 +65,10 @@ pub use dialect::{
     ResponseDialect, StartMode, SuffixedTags, TagSuffix, ToolDialect, ToolSeparators,
     UnopenedBlock, WrapperTags, SEPARATOR_MAX, SUFFIX_MAX, SUFFIX_PLACEHOLDER, UNOPENED_MAX,
 };
+pub use dialect::{
+    BodyBlock, CallName, CallPayload, ForcedCall, ForcedReasoning, FrameMarker, FrameRoute,
+    FramedSyntax, MarkerRole, RouteTo,
+};
 pub use grammars::dsml::DsmlSyntax;
 pub use grammars::envelope::{Container as EnvelopeContainer, EnvelopeSyntax};
 pub use grammars::gemma::{GemmaSyntax, Values as GemmaValues};

@@ -34,7 +34,9 @@ use std::sync::{Arc, LazyLock, Mutex, OnceLock, RwLock};
 use serde::Deserialize;
 
 pub use crate::dialect::declaration_schema;
-use crate::dialect::{validate_reasoning_dialect, validate_tool_dialect};
+use crate::dialect::{
+    validate_reasoning_dialect, validate_response_dialect, validate_tool_dialect,
+};
 // The declarations' types, for the modules above that name them with the registry.
 pub(crate) use crate::dialect::{ReasoningDialect, ResponseDialect, ToolDialect, DROP_MARKUP_MAX};
 use crate::error::{Error, ParserKind, Result};
@@ -143,6 +145,7 @@ fn registry() -> &'static RwLock<Registry> {
                 .expect("built-in names are unique");
         }
         for d in b.response_parsers {
+            validate_response_dialect(&d).expect("built-in response parser is valid (tested)");
             let (n, a) = (d.name.clone(), d.aliases.clone());
             r.responses
                 .insert(&n, &a, d, false)
@@ -303,6 +306,24 @@ pub fn register_reasoning_dialect(d: ReasoningDialect, replace: bool) -> Result<
     let (n, a) = (d.name.clone(), d.aliases.clone());
     let mut reg = write();
     reg.reasoning.insert(&n, &a, d, replace)?;
+    GENERATION.fetch_add(1, Ordering::AcqRel);
+    Ok(())
+}
+
+/// Registers a framed-message response parser (an entry with `framed`) under its name
+/// and aliases, after checking it, as [`register_tool_dialect`] does. Entries without
+/// `framed` name code (`default`, `gpt-oss`) and are refused.
+pub fn register_response_dialect(d: ResponseDialect, replace: bool) -> Result<()> {
+    validate_response_dialect(&d)?;
+    if d.framed.is_none() {
+        return Err(Error::InvalidDialect(format!(
+            "{}: framed: missing (only framed-message response parsers are declared as data)",
+            d.name
+        )));
+    }
+    let (n, a) = (d.name.clone(), d.aliases.clone());
+    let mut reg = write();
+    reg.responses.insert(&n, &a, d, replace)?;
     GENERATION.fetch_add(1, Ordering::AcqRel);
     Ok(())
 }

@@ -252,6 +252,35 @@ impl ToolParser {
         self.stray_truncated = false;
     }
 
+    /// Starts a block whose call the caller already named (a framed message's
+    /// recipient): the grammar reads its arguments only. False when the grammar's
+    /// payloads always name their own call (nothing is started then).
+    pub(crate) fn start_named_block(&mut self, name: &str, out: &mut DeltaSink<'_>) -> bool {
+        self.start_block();
+        if self.grammar.begin_named(name, &mut self.calls, out) {
+            return true;
+        }
+        self.block_closed = true;
+        false
+    }
+
+    /// Text a framed call message holds outside its blocks: recorded, never shown.
+    pub(crate) fn record_stray(&mut self, text: &str) {
+        let mut raw = String::new();
+        let truncated = crate::calls::push_capped(&mut raw, text);
+        self.calls.record_stray(raw, truncated);
+    }
+
+    /// A call header the output ended inside: the call is cut, recorded without a name.
+    pub(crate) fn record_cut_header(&mut self, header: &str) {
+        self.calls.record_cut_header(header);
+    }
+
+    /// See [`CallEmitter::set_doubled_names`].
+    pub(crate) fn set_doubled_names(&mut self, on: bool) {
+        self.calls.set_doubled_names(on);
+    }
+
     /// Starts a bare block: a payload with no open tag at the start of the content
     /// (xLAM's array, Llama 3's JSON), ended by its payload. It is a call only if it
     /// emits one: otherwise the block is abandoned and [`given_back`](Self::given_back)

@@ -58,8 +58,8 @@ use crate::error::{Error, Result};
 use crate::grammars::{dsml, envelope, gemma, header, pythonic, xml, Syntax};
 use crate::registry::{self, ToolDialect};
 use crate::request::{ToolChoice, ToolSpec};
-use crate::response::harmony;
 use crate::response::ResponseParser;
+use crate::response::{framed, harmony};
 use crate::schema;
 
 /// The decoding constraint of one request, in both forms: give the engine the one its
@@ -104,13 +104,21 @@ pub const DEFAULT_REASONING: (&str, &str) = ("<think>", "</think>");
 pub(crate) enum Dialect {
     Tool(Arc<ToolDialect>),
     Harmony,
+    /// A framed-message response parser.
+    Framed(Arc<registry::ResponseDialect>),
 }
 
 /// The constraint writer of a dialect: its family's (each beside its grammar, given
 /// the dialect's syntax and tags), or Harmony's.
-fn writer(d: &Dialect) -> Box<dyn CallConstraint + '_> {
+fn writer(d: &Dialect) -> Result<Box<dyn CallConstraint + '_>> {
     let t = match d {
-        Dialect::Harmony => return Box::new(harmony::constraint::HarmonyCalls),
+        Dialect::Harmony => return Ok(Box::new(harmony::constraint::HarmonyCalls)),
+        Dialect::Framed(r) => {
+            let syntax = r.framed.as_ref().expect("a framed entry");
+            return Ok(Box::new(framed::constraint::FramedCalls::new(
+                &r.name, syntax,
+            )?));
+        }
         Dialect::Tool(t) => t,
     };
     let tags = CallTags {
@@ -119,22 +127,27 @@ fn writer(d: &Dialect) -> Box<dyn CallConstraint + '_> {
         close: t.close.as_deref(),
         bare_start: t.bare_start,
     };
-    match &t.syntax {
+    Ok(match &t.syntax {
         Syntax::JsonEnvelope(syn) => Box::new(envelope::constraint::EnvelopeCalls { syn, d: tags }),
         Syntax::Xml(syn) => Box::new(xml::constraint::XmlCalls::new(syn, tags)),
         Syntax::Dsml(syn) => Box::new(dsml::constraint::DsmlCalls::new(syn, tags)),
         Syntax::Header(syn) => Box::new(header::constraint::HeaderCalls { syn, d: tags }),
         Syntax::Pythonic(syn) => Box::new(pythonic::constraint::PythonicCalls { syn, d: tags }),
         Syntax::Gemma(syn) => Box::new(gemma::constraint::GemmaCalls::new(syn, tags)),
-    }
+    })
 }
 
 /// Resolves a dialect name: Harmony's names (`gpt-oss`, `harmony`, `openai`), or a tool
 /// parser's name or alias (its tags unsuffixed, when they carry a checkpoint suffix:
 /// [`ToolConstraint::for_config`] spells them for the configuration's).
 pub(crate) fn resolve(name: &str) -> Result<Dialect> {
-    if registry::response_dialect(name).is_ok_and(|r| r.name == harmony::NAME) {
-        return Ok(Dialect::Harmony);
+    if let Ok(r) = registry::response_dialect(name) {
+        if r.name == harmony::NAME {
+            return Ok(Dialect::Harmony);
+        }
+        if r.framed.is_some() {
+            return Ok(Dialect::Framed(r));
+        }
     }
     registry::tool_dialect_with_suffix(name, None)
         .map(Dialect::Tool)
@@ -252,19 +265,19 @@ impl<'a> Prepared<'a> {
         let Some(fns) = select(tools, choice)? else {
             return Ok(None);
         };
-        check(&*writer(&dialect), &fns)?;
+        check(&*writer(&dialect)?, &fns)?;
         let many = *choice == ToolChoice::Required && options.parallel_tool_calls;
         Ok(Some(Prepared { dialect, fns, many }))
     }
 
     fn structural_tag(&self, options: &ConstraintOptions) -> Result<Value> {
-        let b = writer(&self.dialect);
+        let b = writer(&self.dialect)?;
         let format = b.structural_tag(&self.fns, self.many, options.reasoning.as_ref())?;
         Ok(json!({"type": "structural_tag", "format": format}))
     }
 
     fn lark(&self, options: &ConstraintOptions, l: &mut Lark<'_>) -> Result<String> {
-        let b = writer(&self.dialect);
+        let b = writer(&self.dialect)?;
         b.lark_start(l, &self.fns, self.many, options.reasoning.as_ref())
     }
 }
@@ -416,11 +429,20 @@ fn constraint_inputs(
         return Ok(None);
     }
     let named = |n: &Option<String>| n.clone().filter(|n| !n.is_empty());
-    let harmony = match named(&this.response_parser) {
-        Some(n) => registry::response_dialect(&n)?.name == harmony::NAME,
-        None => false,
+    let response = match named(&this.response_parser) {
+        Some(n) => Some(registry::response_dialect(&n)?),
+        None => None,
     };
-    let (dialect, reasoning) = if harmony {
+    let harmony = response.as_ref().is_some_and(|r| r.name == harmony::NAME);
+    let framed = response
+        .as_ref()
+        .and_then(|r| r.framed.as_ref().map(|f| (r, f)));
+    let (dialect, reasoning) = if let Some((r, f)) = framed {
+        // A reasoning message may come first unless thinking is switched off.
+        let on = this.thinking_flags().resolve(&[]) != Some(false);
+        let section = framed::constraint::FramedCalls::reasoning(f).filter(|_| on);
+        (Dialect::Framed(r.clone()), section)
+    } else if harmony {
         let (open, close) = DEFAULT_REASONING;
         let on = this.thinking_flags().resolve(&[]) != Some(false);
         let tags = on.then(|| ReasoningSection::starting_inside(open, close));

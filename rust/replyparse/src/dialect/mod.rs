@@ -3,6 +3,7 @@
 //! [`crate::registry`] holds the registered ones by name.
 
 mod former;
+pub(crate) mod framed;
 mod suffix;
 mod validate;
 
@@ -18,8 +19,14 @@ use crate::scan::special::SpecialTokens;
 use crate::thinking::{FlagRule, ThinkingFlags};
 #[cfg(feature = "internals")]
 pub use former::upgrade_tool_dialect_json;
+pub use framed::{
+    BodyBlock, CallName, CallPayload, ForcedCall, ForcedReasoning, FrameMarker, FrameRoute,
+    FramedSyntax, MarkerRole, RouteTo,
+};
 pub use suffix::{SuffixedTags, TagSuffix, SUFFIX_MAX, SUFFIX_PLACEHOLDER};
-pub(crate) use validate::{validate_reasoning_dialect, validate_tool_dialect};
+pub(crate) use validate::{
+    validate_reasoning_dialect, validate_response_dialect, validate_tool_dialect,
+};
 
 /// A tool-call dialect: how one family of models writes tool calls, as data. The outer
 /// tags of a tool block, the payload's [`Syntax`] (which grammar family reads it, and
@@ -623,8 +630,9 @@ impl ReasoningDialect {
 }
 
 /// A response parser's registry entry: `default` composes a reasoning and a tool
-/// dialect; `gpt-oss` (OpenAI Harmony) is a dedicated parser. Response parsers are
-/// code, so they are listed, not declared: the registry holds no others.
+/// dialect; `gpt-oss` (OpenAI Harmony) is a dedicated parser; an entry with `framed`
+/// is a framed-message dialect, declared as data and read by the one framed engine
+/// ([`FramedSyntax`]: Muse, Beam, Inkling).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ResponseDialect {
@@ -633,6 +641,13 @@ pub struct ResponseDialect {
     /// Other names (`harmony`, `openai`).
     #[serde(default)]
     pub aliases: Vec<String>,
+    /// The framing of a framed-message dialect: its markers, routes and call payload.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub framed: Option<FramedSyntax>,
+    /// A note for the dialect reference: where the format comes from, what is not
+    /// known about it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// The JSON Schema of the declarations: `{"tool_dialect": ..., "reasoning_dialect":

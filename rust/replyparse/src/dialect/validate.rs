@@ -2,7 +2,7 @@
 //! naming the bad field by its path. The syntax's own checks are its family's
 //! ([`crate::grammars::Syntax::validate`]).
 
-use super::{ReasoningDialect, ToolDialect, SEPARATOR_MAX};
+use super::{ReasoningDialect, ResponseDialect, ToolDialect, SEPARATOR_MAX};
 use crate::error::{Error, Result};
 use crate::grammars::pythonic::Container;
 use crate::grammars::{FieldError, Syntax};
@@ -11,6 +11,19 @@ use crate::grammars::{FieldError, Syntax};
 pub(crate) fn invalid(name: &str, e: FieldError) -> Error {
     let name = if name.is_empty() { "(unnamed)" } else { name };
     Error::InvalidDialect(format!("{name}: {e}"))
+}
+
+/// Checks a response parser's entry: its name, and a framed dialect's framing (its
+/// markers, routes and call payload).
+pub(crate) fn validate_response_dialect(d: &ResponseDialect) -> Result<()> {
+    let check = || -> std::result::Result<(), FieldError> {
+        non_empty("name", &d.name)?;
+        if let Some(f) = &d.framed {
+            f.validate().map_err(|e| e.within("framed"))?;
+        }
+        Ok(())
+    };
+    check().map_err(|e| invalid(&d.name, e))
 }
 
 /// Checks a tool dialect declaration: its tags, its kinds of block, its markup rules,

@@ -72,6 +72,18 @@ pub trait PayloadGrammar: Send + std::fmt::Debug {
     fn buffered_bytes(&self) -> usize {
         0
     }
+    /// Begins a call whose name the caller read outside the payload (a framed
+    /// message's recipient): the payload then holds its arguments only. Returns false
+    /// for a grammar whose payloads always name their call.
+    fn begin_named(
+        &mut self,
+        name: &str,
+        calls: &mut CallEmitter,
+        out: &mut DeltaSink<'_>,
+    ) -> bool {
+        let _ = (name, calls, out);
+        false
+    }
     /// The payload was closed by the end of input, not by its own end. Only dialects
     /// without a close tag need it: otherwise the missing close tag says so.
     fn cut_by_end_of_input(&self) -> bool {

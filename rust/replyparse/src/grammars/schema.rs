@@ -98,6 +98,20 @@ pub(crate) fn convert_value(raw: &str, types: &[Ty], python: bool) -> String {
     s
 }
 
+/// A value of no declared type: its text when it is one JSON value (surrounding
+/// whitespace aside; `NaN` and `Infinity` are not JSON), else the text as a string.
+pub(crate) fn json_or_string(raw: &str) -> String {
+    let t = raw.trim();
+    if serde_json::from_str::<serde::de::IgnoredAny>(t).is_ok() {
+        return t.to_owned();
+    }
+    let mut s = String::with_capacity(raw.len() + 2);
+    s.push('"');
+    escape_json_into(&mut s, raw);
+    s.push('"');
+    s
+}
+
 pub use crate::scan::escape::escape_json_into;
 
 #[cfg(test)]

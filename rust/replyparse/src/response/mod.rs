@@ -6,6 +6,7 @@
 //! parser of [`harmony`] (`gpt-oss`), a whole response protocol of its own.
 
 mod composed;
+pub mod framed;
 pub mod harmony;
 mod newlines;
 #[cfg(test)]
@@ -24,6 +25,7 @@ use crate::registry::{self, ReasoningDialect, ToolDialect};
 use crate::request::ToolPolicy;
 use crate::scan::tokens::MarkerIds;
 use composed::Composed;
+use framed::FramedParser;
 use harmony::HarmonyParser;
 
 /// The parser of one response: it turns the text a model decodes into `content`,
@@ -78,6 +80,7 @@ pub struct ResponseParser {
 enum Inner {
     Composed(Composed),
     Harmony(HarmonyParser),
+    Framed(FramedParser),
 }
 
 /// `expr` on whichever parser the façade holds (both have the same inherent methods;
@@ -87,6 +90,7 @@ macro_rules! each {
         match $inner {
             Inner::Composed($p) => $e,
             Inner::Harmony($p) => $e,
+            Inner::Framed($p) => $e,
         }
     };
 }
@@ -97,9 +101,13 @@ impl ResponseParser {
     /// another form, such as Python objects, can then skip converting the schemas.
     /// Fails on an unknown name, as [`ResponseParser::new`] does.
     pub fn uses_tool_schemas(config: &ParserConfig) -> Result<bool> {
-        if dedicated(&Self::normalized_config(config))? {
+        match dedicated(&Self::normalized_config(config))? {
             // Harmony arguments are the model's JSON as written.
-            return Ok(false);
+            Dedicated::Harmony => return Ok(false),
+            Dedicated::Framed(d) => {
+                return Ok(d.framed.as_ref().is_some_and(|f| f.uses_schemas()));
+            }
+            Dedicated::No => {}
         }
         match config.tool_parser.as_deref().filter(|n| !n.is_empty()) {
             Some(n) => Ok(registry::tool_dialect(n)?.family().uses_schemas()),
@@ -107,11 +115,11 @@ impl ResponseParser {
         }
     }
 
-    /// `config` with a reasoning parser name that names the gpt-oss response parser
-    /// (vLLM's `openai_gptoss`, SGLang's `gpt-oss` are reasoning parser names there) read
-    /// as that response parser: Harmony's channels carry the reasoning, so a server that
-    /// sets only a reasoning parser for gpt-oss gets the Harmony parser. This is the
-    /// configuration [`new`](Self::new) builds from.
+    /// `config` with a reasoning parser name that names a dedicated response parser
+    /// (vLLM's `openai_gptoss`, SGLang's `gpt-oss`, `muse`, `inkling`, `beam` are
+    /// reasoning parser names there) read as that response parser: its messages carry
+    /// the reasoning, so a server that sets only a reasoning parser for such a model gets
+    /// the response parser. This is the configuration [`new`](Self::new) builds from.
     pub fn normalized_config(config: &ParserConfig) -> Cow<'_, ParserConfig> {
         let set = |n: &Option<String>| n.as_deref().is_some_and(|n| !n.is_empty());
         if set(&config.response_parser) || set(&config.tool_parser) {
@@ -120,9 +128,10 @@ impl ResponseParser {
         let Some(name) = config.reasoning_parser.as_deref().filter(|n| !n.is_empty()) else {
             return Cow::Borrowed(config);
         };
-        let harmony = registry::reasoning_dialect(name).is_err()
-            && registry::response_dialect(name).is_ok_and(|r| r.name == harmony::NAME);
-        if !harmony {
+        let dedicated = registry::reasoning_dialect(name).is_err()
+            && registry::response_dialect(name)
+                .is_ok_and(|r| r.name == harmony::NAME || r.framed.is_some());
+        if !dedicated {
             return Cow::Borrowed(config);
         }
         let mut c = config.clone();
@@ -135,10 +144,13 @@ impl ResponseParser {
     /// refuses a `tool_parser` or `reasoning_parser` it would otherwise ignore.
     pub fn new(config: &ParserConfig) -> Result<Self> {
         let config = &*Self::normalized_config(config);
-        let mut inner = if dedicated(config)? {
-            Inner::Harmony(HarmonyParser::new(config)?)
-        } else {
-            Inner::Composed(Composed::new(config)?)
+        let mut inner = match dedicated(config)? {
+            Dedicated::Harmony => Inner::Harmony(HarmonyParser::new(config)?),
+            Dedicated::Framed(d) => {
+                let syntax = d.framed.clone().expect("a framed entry");
+                Inner::Framed(FramedParser::new(&d.name, Arc::new(syntax), config)?)
+            }
+            Dedicated::No => Inner::Composed(Composed::new(config)?),
         };
         each!(&mut inner, p => p.set_whole_calls(config.whole_calls));
         if let Inner::Composed(p) = &mut inner {
@@ -278,8 +290,10 @@ impl ResponseParser {
         if self.streamed {
             return Err(Error::AlreadyStreamed);
         }
-        if let Inner::Composed(p) = &mut self.inner {
-            p.set_marker_ids(MarkerIds::new(ids));
+        match &mut self.inner {
+            Inner::Composed(p) => p.set_marker_ids(MarkerIds::new(ids)),
+            Inner::Framed(p) => p.set_marker_ids(ids),
+            Inner::Harmony(_) => {}
         }
         Ok(())
     }
@@ -296,6 +310,7 @@ impl ResponseParser {
                 .iter()
                 .map(|(t, _)| (*t).to_owned())
                 .collect(),
+            Inner::Framed(p) => p.marker_texts(),
         }
     }
 
@@ -328,6 +343,7 @@ impl ResponseParser {
     pub fn builtin_calls(&self) -> &[BuiltinCall] {
         match &self.inner {
             Inner::Harmony(p) => p.builtin_calls(),
+            Inner::Framed(p) => p.builtin_calls(),
             Inner::Composed(_) => &[],
         }
     }
@@ -364,11 +380,28 @@ impl ResponseParser {
     }
 }
 
-/// Whether `config` names a dedicated response parser (Harmony) rather than the
-/// composition of a reasoning and a tool dialect.
-fn dedicated(config: &ParserConfig) -> Result<bool> {
-    match config.response_parser.as_deref().filter(|n| !n.is_empty()) {
-        Some(name) => Ok(registry::response_dialect(name)?.name == harmony::NAME),
-        None => Ok(false),
-    }
+/// Which parser a configuration names.
+enum Dedicated {
+    /// The composition of a reasoning and a tool dialect (`default`).
+    No,
+    /// OpenAI Harmony (`gpt-oss`).
+    Harmony,
+    /// A framed-message dialect.
+    Framed(Arc<registry::ResponseDialect>),
+}
+
+/// Whether `config` names a dedicated response parser (Harmony, a framed dialect)
+/// rather than the composition of a reasoning and a tool dialect.
+fn dedicated(config: &ParserConfig) -> Result<Dedicated> {
+    let Some(name) = config.response_parser.as_deref().filter(|n| !n.is_empty()) else {
+        return Ok(Dedicated::No);
+    };
+    let d = registry::response_dialect(name)?;
+    Ok(if d.name == harmony::NAME {
+        Dedicated::Harmony
+    } else if d.framed.is_some() {
+        Dedicated::Framed(d)
+    } else {
+        Dedicated::No
+    })
 }

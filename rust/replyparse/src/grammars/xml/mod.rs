@@ -270,6 +270,13 @@ pub struct XmlSyntax {
     /// Values written as child elements (MiniMax M3).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nested: Option<NestedValues>,
+    /// A value the request's schema does not type (no schema, a parameter it does not
+    /// describe, or one without a type) is JSON when it is one JSON value (a number,
+    /// `true`, `null`, an array, an object, a quoted string), else the text as a
+    /// string: the template asks for lists and objects in JSON and scalars as they are
+    /// (Muse). Without it such a value is a string.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub untyped_json: bool,
     /// The model writes several calls as functions of one block (MiniMax, HY, Step-3,
     /// Kimi K3) rather than one block each (Qwen3-Coder, GLM). The parser reads both;
     /// the decoding constraint writes this one.
@@ -525,7 +532,8 @@ pub struct XmlGrammar {
     key_written: bool,
     /// Values written in the current call: the first key opens the object with `{`.
     params: usize,
-    /// The current value's types: from its type attribute, or its schema.
+    /// The current value's types: from its type attribute, or its schema. Empty: an
+    /// untyped value read as JSON when it is JSON (`untyped_json`).
     types: Vec<Ty>,
     /// No value byte seen yet (for the protocol newline after the open tag).
     value_fresh: bool,
@@ -837,6 +845,7 @@ impl XmlGrammar {
                 // Text of a dialect that writes values as elements reads as its
                 // elements do: an empty container is `[]` / `{}`.
                 Some(_) => self.elements().convert(&self.buf, self.value_schema(), 0),
+                None if self.types.is_empty() => schema::json_or_string(&self.buf),
                 None => schema::convert_value(&self.buf, &self.types, self.syn.python_values),
             };
             calls.push_args(&v, out);
@@ -991,7 +1000,14 @@ impl XmlGrammar {
         self.key_written = false;
         self.types = match own_type {
             Some(t) => vec![t],
-            None => Types::of(property(self.schemas.get(&self.function), &self.key)).into_try(),
+            None => {
+                let types = Types::of(property(self.schemas.get(&self.function), &self.key));
+                if self.syn.untyped_json && types.declared().is_empty() {
+                    Vec::new()
+                } else {
+                    types.into_try()
+                }
+            }
         };
         if self.syn.element_keys() {
             self.value_close_text = self.syn.value_close_for(&self.key);
@@ -1166,6 +1182,23 @@ impl PayloadGrammar for XmlGrammar {
 
     fn started(&self) -> bool {
         self.began
+    }
+
+    /// The call is named: its parameters follow at once (Beam's body after a
+    /// ` to=NAME` header).
+    fn begin_named(
+        &mut self,
+        name: &str,
+        calls: &mut CallEmitter,
+        out: &mut DeltaSink<'_>,
+    ) -> bool {
+        self.began = true;
+        calls.begin_call(out);
+        calls.set_name(name, None, out);
+        self.function = calls.open_name().unwrap_or(name).to_owned();
+        self.buf.clear();
+        self.state = State::ArgStart;
+        true
     }
 
     fn payload_marker(&self) -> Option<&str> {
@@ -1365,7 +1398,8 @@ impl XmlGrammar {
                     return Step::Next(n);
                 }
                 calls.set_name(&name, None, out);
-                self.function = name;
+                // The name as the emitter took it (a doubled name read as its single).
+                self.function = calls.open_name().map_or(name, str::to_owned);
                 self.state = State::ArgStart;
                 Step::Next(n)
             }

@@ -1,0 +1,301 @@
+//! The framed engine on each built-in entry: routing, chunking invariance, the
+//! recovery rules, markers by token id, and the declaration checks.
+
+use super::*;
+use crate::delta::ParsedResponse;
+use crate::registry;
+use crate::request::{ToolChoice, ToolSpec};
+use crate::response::testutil::{calls, chunking_invariant_outcome, tool_specs};
+use crate::response::ResponseParser;
+
+fn cfg(parser: &str, names: &[&str]) -> ParserConfig {
+    ParserConfig {
+        response_parser: Some(parser.into()),
+        tools: (!names.is_empty()).then(|| tool_specs(names)),
+        tool_choice: ToolChoice::Auto,
+        ..Default::default()
+    }
+}
+
+fn typed(parser: &str) -> ParserConfig {
+    let tools = vec![ToolSpec {
+        name: "get_weather".into(),
+        parameters: Some(serde_json::json!({
+            "type": "object",
+            "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}
+        })),
+    }];
+    ParserConfig {
+        response_parser: Some(parser.into()),
+        tools: Some(tools),
+        ..Default::default()
+    }
+}
+
+fn run(cfg: &ParserConfig, text: &str) -> ParsedResponse {
+    chunking_invariant_outcome(cfg, text, false).0
+}
+
+const MUSE_TURN: &str = " to=self<|message|>Need weather.<|eom|><|start|>assistant to=get_weather.get_weather<|message|>\n<atem:function_calls>\n<atem:invoke name=\"get_weather\">\n<atem:parameter name=\"city\">Paris</atem:parameter>\n<atem:parameter name=\"days\">3</atem:parameter>\n</atem:invoke>\n</atem:function_calls><|eom|><|start|>assistant to=user<|message|>Done.<|eot|>";
+
+#[test]
+fn muse_reasoning_call_content() {
+    let r = run(&typed("muse"), MUSE_TURN);
+    assert_eq!(r.reasoning_content.as_deref(), Some("Need weather."));
+    assert_eq!(r.content.as_deref(), Some("Done."));
+    assert_eq!(
+        calls(&r),
+        [("get_weather", "{\"city\": \"Paris\", \"days\": 3}")]
+    );
+}
+
+#[test]
+fn muse_unterminated_self_ends_at_next_header() {
+    // The model left the reasoning without `<|eom|>` and wrote the tool header bare.
+    let text = " to=self<|message|>Think. to=get_weather<|message|><atem:function_calls><atem:invoke name=\"get_weather\"></atem:invoke></atem:function_calls><|eom|>";
+    let r = run(&typed("muse"), text);
+    assert_eq!(r.reasoning_content.as_deref(), Some("Think."));
+    assert_eq!(calls(&r), [("get_weather", "{}")]);
+    // A `to=` word that no `<|message|>` follows is reasoning text.
+    let r = run(&typed("muse"), " to=self<|message|>go to=bed now<|eom|>");
+    assert_eq!(r.reasoning_content.as_deref(), Some("go to=bed now"));
+}
+
+#[test]
+fn muse_doubled_name_and_values() {
+    let text = " to=get_weather.get_weather<|message|><atem:function_calls><atem:invoke name=\"get_weather.get_weather\"><atem:parameter name=\"city\">42</atem:parameter><atem:parameter name=\"extra\">[1, 2]</atem:parameter><atem:parameter name=\"note\"> hi </atem:parameter></atem:invoke></atem:function_calls><|eom|>";
+    let r = run(&typed("muse"), text);
+    // city is a string by the schema (kept raw), extra is JSON, note stays text.
+    assert_eq!(
+        calls(&r),
+        [(
+            "get_weather",
+            "{\"city\": \"42\", \"extra\": [1, 2], \"note\": \" hi \"}"
+        )]
+    );
+}
+
+#[test]
+fn muse_profiles_differ() {
+    let text = "<|message|>bare<|eom|><|start|>assistant to=commentary<|message|>note<|eom|><|start|>assistant to=developer<|message|>dev<|eom|>";
+    let spark = run(&cfg("muse", &["f"]), text);
+    assert_eq!(spark.reasoning_content.as_deref(), Some("bare"));
+    assert_eq!(spark.content.as_deref(), Some("note"));
+    let glimmer = run(&cfg("muse_glimmer", &["f"]), text);
+    assert_eq!(glimmer.content.as_deref(), Some("bare"));
+    assert_eq!(glimmer.reasoning_content, None);
+    let mut p = ResponseParser::new(&cfg("muse", &["f"])).unwrap();
+    p.parse_complete(text, None).unwrap();
+    assert_eq!(p.builtin_calls().len(), 1);
+    assert_eq!(p.builtin_calls()[0].recipient, "developer");
+    assert_eq!(p.builtin_calls()[0].body, "dev");
+    // Reasoning messages are joined as written (the peers' Glimmer profile puts a
+    // newline between them; the parser writes no text the model did not).
+    let two = " to=self<|message|>a<|eom|><|start|>assistant to=self<|message|>b<|eom|>";
+    for name in ["muse", "muse_glimmer"] {
+        let r = run(&cfg(name, &[]), two);
+        assert_eq!(r.reasoning_content.as_deref(), Some("ab"), "{name}");
+    }
+}
+
+#[test]
+fn unframed_text_is_content() {
+    for name in ["muse", "muse_glimmer", "beam", "inkling"] {
+        let r = run(&cfg(name, &["f"]), "Hello <b>world</b>, 2 < 3.");
+        assert_eq!(
+            r.content.as_deref(),
+            Some("Hello <b>world</b>, 2 < 3."),
+            "{name}"
+        );
+    }
+}
+
+const BEAM_TURN: &str = "<|channel|>analysis<|message|>Weather needed.<|end|><|start|>assistant to=get_weather<|channel|>analysis <|constrain|>xml<|message|><rfl:parameter name=\"city\">\nParis\n</rfl:parameter>\n<rfl:parameter name=\"days\">\n3\n</rfl:parameter><|call|>";
+
+#[test]
+fn beam_reasoning_then_call() {
+    let r = run(&typed("beam"), BEAM_TURN);
+    assert_eq!(r.reasoning_content.as_deref(), Some("Weather needed."));
+    assert_eq!(r.content, None);
+    assert_eq!(
+        calls(&r),
+        [("get_weather", "{\"city\": \"Paris\", \"days\": 3}")]
+    );
+    let answer = "<|channel|>analysis<|message|>x<|end|><|start|>assistant<|channel|>final<|message|>Sunny.<|return|>";
+    let r = run(&typed("beam"), answer);
+    assert_eq!(r.content.as_deref(), Some("Sunny."));
+    let none = " to=get_weather<|channel|>analysis <|constrain|>xml<|message|><|call|>";
+    assert_eq!(calls(&run(&typed("beam"), none)), [("get_weather", "{}")]);
+}
+
+const INKLING_TURN: &str = "<|content_thinking|>Check it.<|end_message|><|message_model|><|content_text|>Looking.<|end_message|><|message_model|>get_weather<|content_invoke_tool_json|>{\"name\":\"get_weather\",\"args\":{\"city\":\"SF\"}}<|end_message|><|content_model_end_sampling|>";
+
+#[test]
+fn inkling_blocks() {
+    let r = run(&cfg("inkling", &["get_weather"]), INKLING_TURN);
+    assert_eq!(r.reasoning_content.as_deref(), Some("Check it."));
+    assert_eq!(r.content.as_deref(), Some("Looking."));
+    assert_eq!(calls(&r), [("get_weather", "{\"city\":\"SF\"}")]);
+    let raw = "<|content_invoke_tool_text|>run ls<|end_message|><|message_model|><|content_tool_error|>oops<|end_message|>";
+    assert_eq!(
+        run(&cfg("inkling", &["get_weather"]), raw)
+            .content
+            .as_deref(),
+        Some("run lsoops")
+    );
+}
+
+#[test]
+fn inkling_markers_by_token_id() {
+    // `<|end_message|>` spelt in ordinary tokens inside the text is text.
+    let toks: Vec<(&str, u32)> = vec![
+        ("<|content_text|>", 200004),
+        ("Say ", 1),
+        ("<|end_message|>", 2),
+        (" ok", 3),
+        ("<|end_message|>", 200010),
+    ];
+    let mut p = ResponseParser::new(&cfg("inkling", &[])).unwrap();
+    let mut items = Vec::new();
+    for (i, (t, id)) in toks.iter().enumerate() {
+        items.extend(
+            p.stream_chunk(t, Some(&[*id]), i + 1 == toks.len())
+                .unwrap(),
+        );
+    }
+    let r = ParsedResponse::from_deltas(items.iter().map(|(d, _)| d));
+    assert_eq!(r.content.as_deref(), Some("Say <|end_message|> ok"));
+    // The special tokens stripped from the text (skip_special_tokens): put back.
+    let mut p = ResponseParser::new(&cfg("inkling", &[])).unwrap();
+    let mut items = Vec::new();
+    for (i, (t, id)) in toks.iter().enumerate() {
+        let text = if *id >= 200000 { "" } else { t };
+        items.extend(
+            p.stream_chunk(text, Some(&[*id]), i + 1 == toks.len())
+                .unwrap(),
+        );
+    }
+    let r = ParsedResponse::from_deltas(items.iter().map(|(d, _)| d));
+    assert_eq!(r.content.as_deref(), Some("Say <|end_message|> ok"));
+}
+
+#[test]
+fn cut_call_is_left_out() {
+    let text = "<|message_model|>get_weather<|content_invoke_tool_json|>{\"name\":\"get_weather\",\"args\":{\"city\":\"S";
+    // Whole-call streaming agrees with the complete parse (incremental streaming keeps
+    // what it sent and names the cut call).
+    let whole = |mut c: ParserConfig| {
+        c.whole_calls = true;
+        c
+    };
+    let o = chunking_invariant_outcome(&whole(cfg("inkling", &["get_weather"])), text, false);
+    assert!(o.0.tool_calls.is_empty());
+    assert_eq!(o.1.len(), 1);
+    assert_eq!(o.1[0].reason, crate::RejectReason::Cut);
+    let text = " to=self<|message|>x<|eom|><|start|>assistant to=get_weather<|message|><atem:function_calls><atem:invoke name=\"get_weather\"><atem:parameter name=\"city\">Par";
+    let o = chunking_invariant_outcome(&whole(typed("muse")), text, false);
+    assert!(o.0.tool_calls.is_empty());
+    assert!(o.1.iter().any(|r| r.reason == crate::RejectReason::Cut));
+}
+
+#[test]
+fn no_tools_leaves_call_bodies_as_content() {
+    let text = " to=get_weather<|message|><atem:invoke name=\"get_weather\"></atem:invoke><|eom|>";
+    let r = run(&cfg("muse", &[]), text);
+    assert_eq!(
+        r.content.as_deref(),
+        Some("<atem:invoke name=\"get_weather\"></atem:invoke>")
+    );
+    assert!(r.tool_calls.is_empty());
+}
+
+#[test]
+fn unknown_tool_is_recorded_not_sent() {
+    let text = "<|content_invoke_tool_json|>{\"name\":\"rm\",\"args\":{}}<|end_message|><|message_model|>get_weather<|content_invoke_tool_json|>{\"name\":\"get_weather\",\"args\":{}}<|end_message|>";
+    let o = chunking_invariant_outcome(&cfg("inkling", &["get_weather"]), text, false);
+    assert_eq!(calls(&o.0), [("get_weather", "{}")]);
+    assert_eq!(o.1[0].name.as_deref(), Some("rm"));
+}
+
+#[test]
+fn builtins_validate_and_bad_declarations_are_refused() {
+    let muse = registry::response_dialect("musespark1x").unwrap();
+    assert_eq!(muse.name, "muse");
+    let good = muse.framed.clone().unwrap();
+    let bad = |f: &dyn Fn(&mut FramedSyntax)| {
+        let mut s = good.clone();
+        f(&mut s);
+        let d = crate::ResponseDialect {
+            name: "x".into(),
+            aliases: vec![],
+            framed: Some(s),
+            note: None,
+        };
+        match crate::dialect::validate_response_dialect(&d) {
+            Err(Error::InvalidDialect(m)) => m,
+            other => panic!("{other:?}"),
+        }
+    };
+    assert!(bad(&|s| s.markers.retain(|m| m.role != MarkerRole::End)).contains("framed.markers"));
+    assert!(bad(&|s| s.markers[0].text.clear()).contains("framed.markers[0].text"));
+    assert!(bad(&|s| s.routes.clear()).contains("framed.routes"));
+    assert!(bad(&|s| s.routes[0].kind = Some(vec!["<|x|>".into()])).contains("routes[0].kind"));
+    assert!(bad(&|s| s.routes[3].call = None).contains("routes[3].call"));
+    assert!(bad(&|s| s.routes[0].channel = Some(vec!["a".into()])).contains("routes[0].channel"));
+    assert!(bad(&|s| {
+        let c = s.routes[3].clone();
+        s.routes.push(c);
+    })
+    .contains("more than one route"));
+    assert!(bad(&|s| {
+        if let Some(c) = &mut s.routes[3].call {
+            c.name = CallName::Recipient;
+        }
+    })
+    .contains("function_open"));
+}
+
+#[test]
+fn header_text_never_leaks() {
+    let r = run(&typed("beam"), BEAM_TURN);
+    let all = format!("{:?}{:?}", r.content, r.reasoning_content);
+    for w in ["assistant", "analysis", "xml", "to=", "<|"] {
+        assert!(!all.contains(w), "{w} leaked: {all}");
+    }
+}
+
+#[test]
+fn clause_holding() {
+    assert_eq!(clause_hold("abc to=get_w", false), 9);
+    assert_eq!(clause_hold("abc t", false), 2);
+    assert_eq!(clause_hold("abc ", false), 1);
+    assert_eq!(clause_hold("abcto=x", false), 0);
+    assert_eq!(clause_hold("to=x", true), 4);
+    assert_eq!(clause_hold("to=x", false), 0);
+    assert_eq!(clause_hold("a to=x y", false), 0);
+    assert_eq!(clause_at_end("abc to=get", false), 7);
+    assert_eq!(clause_at_end("abc to=", false), 0);
+    assert_eq!(clause_at_end("to=self", true), 7);
+}
+
+/// A fuzz finding: in a call body that holds blocks, text outside them then a ` to=R`
+/// clause and `<|message|>` opens the next message under every chunking (the clause was
+/// recorded as stray text when a chunk ended inside it).
+#[test]
+fn recipient_clause_after_stray_text_in_a_call_body() {
+    let text = " to=search<|message|>\n<atem:x to=self<|message|>Think.<|eom|>";
+    let o = chunking_invariant_outcome(&cfg("muse_glimmer", &["search"]), text, false);
+    assert_eq!(o.0.reasoning_content.as_deref(), Some("Think."));
+    assert_eq!(o.1.len(), 1);
+    assert_eq!(o.1[0].raw, "\n<atem:x");
+}
+
+/// A fuzz finding: an end marker while still in a call's header (no `message` marker) is
+/// a message with an empty body; the named call's block is closed by it (`{}`), the same
+/// streamed and parsed whole.
+#[test]
+fn end_marker_in_a_call_header_closes_the_call() {
+    let text = " to=get_weather<|channel|>analysis <|constrain|>xml<|call|>";
+    let r = run(&typed("beam"), text);
+    assert_eq!(calls(&r), [("get_weather", "{}")]);
+}
