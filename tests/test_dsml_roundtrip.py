@@ -300,12 +300,18 @@ prose = _text.filter(lambda s: not _FORBIDDEN.search(s))
 def expressible(value: str) -> bool:
     """False when a parameter close tag inside the string value is followed, after
     whitespace, by what follows a real one (the next parameter or a DSML close tag, the
-    value's own end included): the rendering is then the same as a shorter value's."""
+    value's own end included): the rendering is then the same as a shorter value's. Also
+    False when such a tag is followed, later in the value, by another DSML close tag:
+    where the value ends is then decided by a lookahead that passes at most two close
+    tags (the parsing rules), and past it the first reading wins, which the encoder
+    cannot know."""
     rest = value + PARAM_CLOSE
     at = rest.find(PARAM_CLOSE)
     while at != -1 and at < len(value):
         after = rest[at + len(PARAM_CLOSE) :].lstrip(" \t\n\r")
         if after.startswith(("<｜DSML｜parameter", "</｜DSML｜")):
+            return False
+        if "</｜DSML｜" in value[at + len(PARAM_CLOSE) :]:
             return False
         at = rest.find(PARAM_CLOSE, at + 1)
     return True
@@ -350,3 +356,4 @@ def test_the_generator_excludes_only_inexpressible_values() -> None:
     assert not expressible("a</｜DSML｜parameter>")
     assert not expressible("a</｜DSML｜parameter>\n<｜DSML｜parameter")
     assert not expressible("a</｜DSML｜parameter> </｜DSML｜invoke>")
+    assert not expressible("</｜DSML｜parameter>0</｜DSML｜invoke></｜DSML｜parameter")
