@@ -1117,6 +1117,9 @@ fn every_prefix_gives_the_first_calls_unchanged() {
 /// dialect that closes a call: a spelling of the block close, or the function close of
 /// its syntax or of one of its forms.
 fn ends_with_call_close(case: &Case, text: &str) -> bool {
+    if let Some(name) = case.config.response_parser.as_deref() {
+        return ends_with_framed_call_close(name, text);
+    }
     let Some(name) = case.config.tool_parser.as_deref() else {
         return false;
     };
@@ -1144,6 +1147,40 @@ fn ends_with_call_close(case: &Case, text: &str) -> bool {
                 .map(|b| &b["close"]),
         )
         .chain(syntaxes.map(|s| &s["function_close"]))
+        .filter_map(Value::as_str)
+        .filter(|c| !c.is_empty())
+        .collect();
+    let text = text.trim_end_matches([' ', '\t', '\n', '\r']);
+    closes.iter().any(|c| text.ends_with(c))
+}
+
+/// [`ends_with_call_close`] for a framed-message response parser: a message's end
+/// marker, or its call payload's function or block close, ends the call there (a value
+/// whose close tag is missing ends at the message end that ends the output).
+fn ends_with_framed_call_close(name: &str, text: &str) -> bool {
+    let Ok(d) = replyparse::registry::response_dialect(name) else {
+        return false;
+    };
+    let decl = serde_json::to_value(&*d).expect("a dialect serializes");
+    let framed = &decl["framed"];
+    let ends = framed["markers"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|m| m["role"] == "end")
+        .map(|m| &m["text"]);
+    let payload = framed["routes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|r| {
+            [
+                &r["call"]["syntax"]["function_close"],
+                &r["call"]["block"]["close"],
+            ]
+        });
+    let closes: Vec<&str> = ends
+        .chain(payload)
         .filter_map(Value::as_str)
         .filter(|c| !c.is_empty())
         .collect();

@@ -236,7 +236,7 @@ pub struct XmlSyntax {
     /// An optional element between the key and the value element that names the
     /// value's type (K2 Horizon's `<ifm|arg_type>`): it picks among the types the schema
     /// allows (a union) and types a value the schema does not describe; a single type
-    /// the schema gives stands ([`element_types`]).
+    /// the schema gives stands.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub type_element: Option<Box<TypeElement>>,
     /// Attribute values escape `&quot; &apos; &lt; &gt; &amp;`; decode them.
