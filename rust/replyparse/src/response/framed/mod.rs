@@ -604,12 +604,14 @@ impl FramedParser {
         if tool.truncated() {
             self.ended_in_tool_block = true;
         }
-        // Which marker closed the block, if one did: it acts as it does after a body.
-        let ender = self
-            .block_enders
-            .find(&text[..used])
-            .filter(|m| m.end == used)
-            .map(|m| self.block_enders.text(m.tag).to_owned());
+        // Which marker closed the block, if one did (the consumed text ends with it; one
+        // inside a value earlier is data): it acts as it does after a body.
+        let consumed = &text[..used];
+        let ender = (0..self.block_enders.len())
+            .map(|i| self.block_enders.text(i))
+            .filter(|t| consumed.ends_with(t))
+            .max_by_key(|t| t.len())
+            .map(str::to_owned);
         let Some(ender) = ender else {
             if self.block_open.is_some() {
                 self.state = State::Body(Body::Call { in_block: false });

@@ -299,3 +299,13 @@ fn end_marker_in_a_call_header_closes_the_call() {
     let r = run(&typed("beam"), text);
     assert_eq!(calls(&r), [("get_weather", "{}")]);
 }
+
+/// A fuzz finding: a message's end marker inside a parameter value is data; the block's
+/// real end (the consumed text ends with it) ends the message, whatever the chunking.
+#[test]
+fn end_marker_inside_a_value_then_the_real_end() {
+    let text = " to=search<|message|><atem:function_calls><atem:invoke name=\"search\"><atem:parameter name=\"query\">a <|eom|> b</atem:parameter></atem:invoke></atem:function_calls><|eom|>tail<|start|>assistant to=user<|message|>ok<|eot|>";
+    let o = chunking_invariant_outcome(&cfg("muse_glimmer", &["search"]), text, false);
+    assert_eq!(calls(&o.0), [("search", "{\"query\": \"a <|eom|> b\"}")]);
+    assert_eq!(o.0.content.as_deref(), Some("tailok"));
+}
