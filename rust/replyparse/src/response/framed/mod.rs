@@ -463,17 +463,13 @@ impl FramedParser {
                 self.tags.held_suffix(text)
             };
             let end = text.len() - keep;
-            self.header.push_str(&text[..end]);
-            if self.header.len() > MAX_HEADER_BYTES {
-                self.overflow(sink);
-                return Step::Next(end);
+            if let Some(n) = self.push_header(&text[..end], sink) {
+                return Step::Next(n);
             }
             return Step::Wait(end);
         };
-        self.header.push_str(&text[..m.start]);
-        if self.header.len() > MAX_HEADER_BYTES {
-            self.overflow(sink);
-            return Step::Next(m.start);
+        if let Some(n) = self.push_header(&text[..m.start], sink) {
+            return Step::Next(n);
         }
         let role = self.role(&m);
         if !self.header_tagged
@@ -518,6 +514,25 @@ impl FramedParser {
             }
         }
         Step::Next(m.end)
+    }
+
+    /// Adds header text, up to [`MAX_HEADER_BYTES`]: at that byte of the header the text
+    /// is not a header (see [`overflow`](Self::overflow)), and `Some(n)` says how much of
+    /// `s` was taken; the rest is read as the content body it now is. The byte is the
+    /// same under every chunking, so the decision is.
+    fn push_header(&mut self, s: &str, sink: &mut DeltaSink) -> Option<usize> {
+        let room = MAX_HEADER_BYTES.saturating_sub(self.header.len());
+        if s.len() <= room {
+            self.header.push_str(s);
+            return None;
+        }
+        let mut cut = room;
+        while !s.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        self.header.push_str(&s[..cut]);
+        self.overflow(sink);
+        Some(cut)
     }
 
     /// A text or aside body, up to the marker that ends it.

@@ -309,3 +309,15 @@ fn end_marker_inside_a_value_then_the_real_end() {
     assert_eq!(calls(&o.0), [("search", "{\"query\": \"a <|eom|> b\"}")]);
     assert_eq!(o.0.content.as_deref(), Some("tailok"));
 }
+
+/// A fuzz finding: a header that grows past the bound becomes content at the same byte
+/// under every chunking, and what follows is read as the content body it is (a recipient
+/// clause there opens the next message either way).
+#[test]
+fn header_overflow_is_decided_at_one_byte() {
+    let long = "x".repeat(MAX_HEADER_BYTES + 20);
+    let text = format!("{long} to=search<|message|><atem:function_calls><atem:invoke name=\"search\"></atem:invoke></atem:function_calls><|eom|>");
+    let o = chunking_invariant_outcome(&cfg("muse_glimmer", &["search"]), &text, false);
+    assert_eq!(o.0.content.as_deref(), Some(long.as_str()));
+    assert_eq!(calls(&o.0), [("search", "{}")]);
+}
