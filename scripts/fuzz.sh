@@ -24,7 +24,7 @@ secs="${1:-60}"
 shift || true
 targets=("$@")
 if [ "${#targets[@]}" -eq 0 ]; then
-    targets=(json_envelope xml dsml kimi pythonic gemma harmony response wire)
+    targets=(json_envelope xml dsml kimi pythonic gemma harmony framed response wire)
 fi
 export RUSTC_BOOTSTRAP=1
 
