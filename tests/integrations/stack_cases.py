@@ -8,6 +8,7 @@ builds them), with `--noconftest`, so this module puts `tests/` on the path itse
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import sys
 from collections.abc import Callable
@@ -35,6 +36,20 @@ def _always_opens() -> set[str]:
     return names
 
 
+_FRAMED = {
+    n
+    for d in json.loads(rp._native.builtin_dialects_json())["response_parsers"]
+    if "framed" in d
+    for n in (d["name"], *d.get("aliases", []))
+}
+
+
+_SPELT_IN_TEXT = {
+    "reasoning_k2_horizon-thinking_off_model_reasons",
+    "reasoning_ling3-vllm_enable_thinking_false",
+}
+
+
 def sendable(case: fixture_files.Fixture) -> bool:
     """Whether any stack's request can carry the case (README, "Serving stacks"):
     - the explicit `enable_thinking` override of a template that always opens reasoning
@@ -43,12 +58,23 @@ def sendable(case: fixture_files.Fixture) -> bool:
     - an output with no text: a stack calls no parser for it;
     - a checkpoint's tag suffix (`tag_suffix`): the plug-ins read it from the served
       tokenizer, and the stub tokenizers hold no suffixed vocabulary (the suffix is
-      checked through the plug-ins' shared helper, tests/test_integrations_common.py).
+      checked through the plug-ins' shared helper, tests/test_integrations_common.py);
+    - a framed-message response parser (Muse, Beam, Inkling): the stub tokenizers' ids
+      are not these checkpoints' vocabularies (Inkling declares its marker ids, so
+      markers fed with other ids read as text), and the stacks drop the stop token that
+      ends a Beam call message, which then reads as cut; both are known gaps of the
+      framed parsers with stub stacks, not yet covered here;
+    - a reasoning close tag written in content while thinking is off (`_SPELT_IN_TEXT`):
+      a stack that feeds token ids spells it with the stub tokenizer's ordinary tokens,
+      so by the rule of markers by token id it is text there, where the fixture (fed
+      without ids) drops it.
     A value the stack's own request model rejects (a `reasoning_effort` outside its
     set) is left out by that stack's test, through `files(accepts=...)`."""
     if case.enable_thinking is not None and case.reasoning_parser in _always_opens():
         return False
     if "tag_suffix" in case.options:
+        return False
+    if case.response_parser in _FRAMED or case.id in _SPELT_IN_TEXT:
         return False
     return case.text != ""
 
