@@ -177,14 +177,7 @@ impl ToolDialect {
     /// # Ok::<(), replyparse::Error>(())
     /// ```
     pub fn with_tag_suffix(&self, suffix: &str) -> Result<ToolDialect> {
-        let Some(shape) = &self.tag_suffix else {
-            return Ok(self.clone());
-        };
-        let tags = placeholder_strings(self);
-        if let Some(why) = shape.refuse(suffix, &ends_of(&tags)) {
-            return Err(bad_suffix(&self.name, suffix, &why));
-        }
-        Ok(substituted(self, suffix))
+        spelt(self, &self.name, self.tag_suffix.as_ref(), suffix)
     }
 
     /// The tags (and other strings) of this declaration that hold the placeholder.
@@ -205,20 +198,31 @@ impl ReasoningDialect {
     /// # Ok::<(), replyparse::Error>(())
     /// ```
     pub fn with_tag_suffix(&self, suffix: &str) -> Result<ReasoningDialect> {
-        let Some(shape) = &self.tag_suffix else {
-            return Ok(self.clone());
-        };
-        let tags = placeholder_strings(self);
-        if let Some(why) = shape.refuse(suffix, &ends_of(&tags)) {
-            return Err(bad_suffix(&self.name, suffix, &why));
-        }
-        Ok(substituted(self, suffix))
+        spelt(self, &self.name, self.tag_suffix.as_ref(), suffix)
     }
 
     /// The tags of this declaration that hold the placeholder.
     pub fn suffixed_tags(&self) -> Vec<String> {
         placeholder_strings(self)
     }
+}
+
+/// `d` (named `name`, whose suffix shape is `shape`) with its tags spelt for `suffix`:
+/// the one body of both dialect kinds' `with_tag_suffix`.
+fn spelt<T: Serialize + DeserializeOwned + Clone>(
+    d: &T,
+    name: &str,
+    shape: Option<&TagSuffix>,
+    suffix: &str,
+) -> Result<T> {
+    let Some(shape) = shape else {
+        return Ok(d.clone());
+    };
+    let tags = placeholder_strings(d);
+    if let Some(why) = shape.refuse(suffix, &ends_of(&tags)) {
+        return Err(bad_suffix(name, suffix, &why));
+    }
+    Ok(substituted(d, suffix))
 }
 
 fn bad_suffix(name: &str, suffix: &str, why: &str) -> Error {

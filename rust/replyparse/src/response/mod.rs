@@ -405,3 +405,19 @@ fn dedicated(config: &ParserConfig) -> Result<Dedicated> {
         Dedicated::No
     })
 }
+
+/// A header that outgrew its bound, shown as content without its tags (the framed and
+/// Harmony parsers' overflow): the tags were framing the model meant, the text between
+/// them is what it wrote.
+fn content_without_tags(
+    tags: &crate::scan::prefix::TagSet,
+    text: &str,
+    sink: &mut crate::delta::DeltaSink,
+) {
+    let mut rest = text;
+    while let Some(m) = tags.find(rest) {
+        sink.text(crate::delta::Channel::Content, &rest[..m.start]);
+        rest = &rest[m.end..];
+    }
+    sink.text(crate::delta::Channel::Content, rest);
+}

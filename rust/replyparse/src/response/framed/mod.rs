@@ -833,12 +833,7 @@ impl FramedParser {
     /// The header grew past [`MAX_HEADER_BYTES`]: it is text, not a header; content
     /// streams until the next marker.
     fn overflow(&mut self, sink: &mut DeltaSink) {
-        let mut rest = self.header.as_str();
-        while let Some(m) = self.tags.find(rest) {
-            sink.text(Channel::Content, &rest[..m.start]);
-            rest = &rest[m.end..];
-        }
-        sink.text(Channel::Content, rest);
+        super::content_without_tags(&self.tags, &self.header, sink);
         self.header.clear();
         self.header_tagged = false;
         self.body_fresh = true;
