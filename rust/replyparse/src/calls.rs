@@ -404,6 +404,12 @@ impl CallEmitter {
         self.allowed.allows(name)
     }
 
+    /// Whether `name` is one of the request's tools (false when every name is allowed:
+    /// there is no request to name it).
+    pub fn is_request_tool(&self, name: &str) -> bool {
+        matches!(&self.allowed, AllowedNames::Only(set) if set.contains(name))
+    }
+
     /// Whether `text` may be an allowed name cut short: a prefix of one (any text
     /// without whitespace when every name is allowed).
     pub fn may_be_name(&self, text: &str) -> bool {

@@ -34,7 +34,10 @@
 //!   of it is in the deltas. Armed or not, the same. Exceptions: a recipient that is one
 //!   of Harmony's roles (`assistant`, `user`, `system`, `developer`) addresses a
 //!   participant, so the message follows its channel; `functions` alone is a call
-//!   without a name. (openai-harmony renders and parses every recipient alike; vLLM's
+//!   without a name; and a bare recipient that is the name of one of the request's
+//!   tools (`to=get_weather`: the model left the `functions.` namespace out) is a call
+//!   of that tool, unless it is one of the built-ins (`python`, `browser.*`,
+//!   `container.*`). (openai-harmony renders and parses every recipient alike; vLLM's
 //!   Chat Completions parser makes `python`, `browser.*` and `container.*` messages
 //!   reasoning on `analysis` and drops them on `commentary`; llama.cpp drops them);
 //! - otherwise `analysis` is reasoning and every other channel (`final`, `commentary`
@@ -249,6 +252,15 @@ fn addressee(recipient: Option<&str>) -> Addressee<'_> {
             None => Addressee::Builtin(r),
         },
     }
+}
+
+/// Harmony's built-in tools (openai-harmony's `python`, `browser.*` and `container.*`):
+/// a message to one of them is never a call of the request's tools, whatever the
+/// request names its tools.
+fn reserved_builtin(recipient: &str) -> bool {
+    recipient == "python"
+        || recipient.starts_with("browser.")
+        || recipient.starts_with("container.")
 }
 
 /// Whether `text` is one whole JSON value (surrounding whitespace allowed).
@@ -731,7 +743,7 @@ impl HarmonyParser {
     fn open_message(&mut self, sink: &mut DeltaSink) {
         let info = parse_header(&self.tags, &self.header);
         let analysis = info.channel == Some("analysis");
-        let route = match addressee(info.recipient) {
+        let route = match self.calls_bare(addressee(info.recipient)) {
             Addressee::Function(name) if self.armed => {
                 self.emitter.begin_call(sink);
                 if !name.is_empty() {
@@ -756,6 +768,22 @@ impl HarmonyParser {
         self.header.clear();
         self.header_tagged = false;
         self.state = State::Body { route, analysis };
+    }
+
+    /// A bare recipient that is one of the request's tools (`to=get_weather`) is a call
+    /// of it, as vLLM reads it, unless it is one of Harmony's own built-in tools: models
+    /// drop the `functions.` namespace, and a server that does not provide a tool of that
+    /// name could do nothing with the message. Without a request's tools (every name
+    /// allowed) a bare recipient stays a built-in message.
+    fn calls_bare<'a>(&self, to: Addressee<'a>) -> Addressee<'a> {
+        match to {
+            Addressee::Builtin(r)
+                if self.armed && !reserved_builtin(r) && self.emitter.is_request_tool(r) =>
+            {
+                Addressee::Function(r)
+            }
+            other => other,
+        }
     }
 
     fn close_message(&mut self, sink: &mut DeltaSink) {
