@@ -25,7 +25,9 @@ use crate::grammars::Syntax;
 /// What the fields compile to, before naming.
 #[derive(Debug, Clone)]
 pub(crate) struct Draft {
-    pub tool: Option<ToolDialect>,
+    /// The tool calls compiled, or why they cannot be (selection by their literal
+    /// pieces may still read them).
+    pub tool: Option<Result<ToolDialect, String>>,
     pub reasoning: Option<ReasoningDialect>,
     /// The reasoning opens at the start of the response by the template's own rule
     /// (`^`, or a lookahead up to the close), not only at a tag.
@@ -44,7 +46,7 @@ pub(crate) fn compile(t: &Template, name: &str) -> Result<Draft, String> {
         }
         None => (None, false),
     };
-    let mut tool = t.field(Role::Tools).map(|f| tool(f, name)).transpose()?;
+    let mut tool = t.field(Role::Tools).map(|f| tool(f, name));
     let mut reasoning = reasoning;
     if let Some(f) = t.field(Role::Content) {
         let (wrappers, dropped) = content(f)?;
@@ -52,14 +54,17 @@ pub(crate) fn compile(t: &Template, name: &str) -> Result<Draft, String> {
             // The markup goes with a dialect that is in every parser built from the
             // template: the tool dialect, else the reasoning dialect.
             match (&mut tool, &mut reasoning) {
-                (Some(d), _) => {
+                (Some(Ok(d)), _) => {
                     d.content_wrappers = wrappers;
                     d.drop_markup = dropped;
                 }
-                (None, Some(d)) => {
+                (None | Some(Err(_)), Some(d)) => {
                     d.content_wrappers = wrappers;
                     d.drop_markup = dropped;
                 }
+                // Tool calls a registered dialect may still read by selection: that
+                // dialect's own rules then apply.
+                (Some(Err(_)), None) => {}
                 (None, None) => notes.push(
                     "the content field's delimiters stay in the content: the template \
                      declares no reasoning or tool field to hold them"

@@ -374,30 +374,33 @@ fn build(t: &Value, canonical: &str, chat_template: Option<&str>) -> Result<Comp
         reason: String::new(),
     };
     let mut parts = Vec::new();
-    if let Some(d) = draft.tool {
-        match select::tool(&d) {
-            Some(reg) => {
-                parts.push(format!(
-                    "tool calls: selected {} (it reads the template's calls)",
-                    reg.name
-                ));
-                out.tool_dialect = Some((*reg).clone());
-                out.tool_selected = true;
-            }
-            None => {
-                validate_tool_dialect(&d).map_err(|e| {
-                    invalid(format!(
-                        "the compiled tool calls do not make a declaration: {e}"
-                    ))
-                })?;
-                parts.push(format!(
-                    "tool calls: compiled {} ({})",
-                    d.name,
-                    d.family().name()
-                ));
-                out.tool_dialect = Some(d);
-            }
+    if let Some(result) = draft.tool {
+        let (d, how) = match result {
+            Ok(d) => match select::tool(&d) {
+                Some(reg) => (reg, "it reads the template's calls".to_owned()),
+                None => {
+                    validate_tool_dialect(&d).map_err(|e| {
+                        invalid(format!(
+                            "the compiled tool calls do not make a declaration: {e}"
+                        ))
+                    })?;
+                    parts.push(format!(
+                        "tool calls: compiled {} ({})",
+                        d.name,
+                        d.family().name()
+                    ));
+                    (std::sync::Arc::new(d), String::new())
+                }
+            },
+            // Delimiters no bounded reader streams: a registered dialect whose tags they
+            // spell still reads them; otherwise the refusal stands.
+            Err(refusal) => select::tool_by_pieces(&template).ok_or_else(|| invalid(refusal))?,
+        };
+        if !how.is_empty() {
+            parts.push(format!("tool calls: selected {} ({how})", d.name));
+            out.tool_selected = true;
         }
+        out.tool_dialect = Some((*d).clone());
     }
     if let Some(d) = draft.reasoning {
         let start = serde_json::to_value(d.starts_in_reasoning).expect("serialisable");

@@ -160,6 +160,58 @@ pub(crate) fn tool(t: &ToolDialect) -> Option<Arc<ToolDialect>> {
     all.into_iter().find(|d| reads_tool(t, d))
 }
 
+/// The registered tool dialect a template's uncompilable tool field names by its
+/// literal pieces, with the reason: its open tag (and close tag) are in the opener's
+/// (and closer's) literal text and its family reads the field's content parser; or, for
+/// a dialect whose calls may stand bare, the opener spells the start of its JSON call
+/// object (`{"name": ..., "parameters": `, Llama 3).
+pub(crate) fn tool_by_pieces(t: &Template) -> Option<(Arc<ToolDialect>, String)> {
+    let f = t.field(Role::Tools)?;
+    let opens = f.open.as_ref()?.literal_text();
+    let closes = f.close.as_ref().map(|c| c.literal_text()).unwrap_or_default();
+    let families: &[Family] = match f.parser.as_str() {
+        "json" => &[Family::JsonEnvelope, Family::Header, Family::Gemma],
+        "xml-inline" => &[Family::Xml, Family::Pythonic],
+        "python-call-list" => &[Family::Pythonic],
+        _ => return None,
+    };
+    let within = |pieces: &[String], tag: &str| pieces.iter().any(|p| p.contains(tag));
+    let mut all: Vec<Arc<ToolDialect>> = registry::tool_dialects()
+        .into_iter()
+        .filter(|d| !d.name.starts_with(PREFIX) && d.tag_suffix.is_none())
+        .collect();
+    all.sort_by_key(|d| rank(&ORDER.tool_parsers, &d.name));
+    all.into_iter().find_map(|d| {
+        if !families.contains(&d.family()) {
+            return None;
+        }
+        let tagged = !d.open.is_empty()
+            && d.open_tags().any(|o| within(&opens, o))
+            && (d.close.is_none() || d.close_tags().any(|c| within(&closes, c)));
+        if tagged {
+            let why = format!(
+                "its tags are in the template's tool-call delimiters ({})",
+                d.open_tags().chain(d.close_tags()).collect::<Vec<_>>().join(", ")
+            );
+            return Some((d, why));
+        }
+        let Syntax::JsonEnvelope(env) = &d.syntax else {
+            return None;
+        };
+        let bare = d.bare_start
+            && opens
+                .first()
+                .is_some_and(|p| p.starts_with(&format!("{{\"{}\":", env.name_field)))
+            && within(&opens, &format!("\"{}\":", env.argument_field));
+        let why = format!(
+            "the template's tool opener spells its bare JSON call ({{\"{}\": ..., \"{}\": \
+             ...}})",
+            env.name_field, env.argument_field
+        );
+        bare.then_some((d.clone(), why))
+    })
+}
+
 /// Syntax fields a selected dialect may set otherwise: what a template cannot say, or
 /// what the dialect reads besides.
 const LENIENT: [&str; 13] = [
