@@ -168,7 +168,11 @@ pub(crate) fn tool(t: &ToolDialect) -> Option<Arc<ToolDialect>> {
 pub(crate) fn tool_by_pieces(t: &Template) -> Option<(Arc<ToolDialect>, String)> {
     let f = t.field(Role::Tools)?;
     let opens = f.open.as_ref()?.literal_text();
-    let closes = f.close.as_ref().map(|c| c.literal_text()).unwrap_or_default();
+    let closes = f
+        .close
+        .as_ref()
+        .map(|c| c.literal_text())
+        .unwrap_or_default();
     let families: &[Family] = match f.parser.as_str() {
         "json" => &[Family::JsonEnvelope, Family::Header, Family::Gemma],
         "xml-inline" => &[Family::Xml, Family::Pythonic],
@@ -191,7 +195,10 @@ pub(crate) fn tool_by_pieces(t: &Template) -> Option<(Arc<ToolDialect>, String)>
         if tagged {
             let why = format!(
                 "its tags are in the template's tool-call delimiters ({})",
-                d.open_tags().chain(d.close_tags()).collect::<Vec<_>>().join(", ")
+                d.open_tags()
+                    .chain(d.close_tags())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             );
             return Some((d, why));
         }
