@@ -111,7 +111,7 @@ def tools_for(case: dict[str, Any]) -> list[dict[str, Any]]:
     for c in case["expected"].get("tool_calls", []):
         args = c["function"]["arguments"]
         p = props.setdefault(c["function"]["name"], {})
-        for k, v in (args.items() if isinstance(args, dict) else []):
+        for k, v in args.items() if isinstance(args, dict) else []:
             p[k] = {"type": JSON_TYPES[type(v)]}
     props.setdefault("get_weather", {})
     return [
@@ -156,7 +156,6 @@ def check(
         check_invariants(items, generated_ids=False)
         stream = reconstruct(items)
         assert stream.result() == parsed, f"{name}: {chunking.__name__} differs from complete"
-    expected = case["expected"]
     rule = DIFFERS.get(name)
     calls = [(n, json.loads(a)) for n, a in parsed["calls"]]
     want = expected_calls(case)
@@ -207,9 +206,7 @@ def trl_cases() -> list[Any]:
         if "text" not in case:
             continue
         out.append(
-            pytest.param(
-                case, id=f"{case['template']}-{case['chat_template']}-{case['scenario']}"
-            )
+            pytest.param(case, id=f"{case['template']}-{case['chat_template']}-{case['scenario']}")
         )
     return out
 
@@ -221,3 +218,96 @@ def test_trl_templates(case: dict[str, Any]) -> None:
     d = rp.dialect_from_response_template(template, chat_template=chat)
     name = f"{case['template']}-{case['chat_template']}-{case['scenario']}"
     check(d, template, case, name)
+
+
+# ---------------------------------------------------------------------------------------
+# Where the template comes from, and the API around it
+# ---------------------------------------------------------------------------------------
+
+GEMMA4 = TRANSFORMERS["templates"]["gemma4"]
+TOOLS = [{"type": "function", "function": {"name": "f", "parameters": {}}}]
+OWN = {
+    "start_anchor": "<|bot|>",
+    "fields": {
+        "thinking": {"open": "<mind>", "close": "</mind>"},
+        "tool_calls": {
+            "open": "<act>",
+            "close": "</act>",
+            "content": "json",
+            "transform": {"type": "function", "function": "{content}"},
+        },
+    },
+}
+CHAT = (
+    "{%- if add_generation_prompt %}<|bot|>{% if enable_thinking is defined and not "
+    "enable_thinking %}<mind></mind>{% else %}<mind>{% endif %}{% endif %}"
+)
+
+
+def test_the_reasoning_field_may_be_named_thinking_or_reasoning_content() -> None:
+    text = 'hm</mind>Sure.<act>{"name": "f", "arguments": {"a": 1}}</act>'
+    results = []
+    for field in ("thinking", "reasoning_content", "reasoning"):
+        fields = dict(OWN["fields"])
+        fields[field] = fields.pop("thinking")
+        d = rp.dialect_from_response_template({**OWN, "fields": fields}, chat_template=CHAT)
+        assert not d.tool_selected and d.tool_dialect.name.startswith("response_template_")
+        assert d.reasoning_dialect.starts_in_reasoning == "unless_disabled", d.reason
+        m = rp.ResponseParser(**d.parser_names(), tools=TOOLS).parse_complete(text)
+        results.append(complete_result(m))
+    assert results[0] == results[1] == results[2]
+    assert results[0]["reasoning"] == "hm" and results[0]["content"] == "Sure."
+    off = rp.ResponseParser(**d.parser_names(), tools=TOOLS, enable_thinking=False)
+    assert off.parse_complete("Plain.").content == "Plain."
+
+
+def test_from_a_tokenizer_config_file_or_its_directory(tmp_path: Path) -> None:
+    (tmp_path / "tokenizer_config.json").write_text(
+        json.dumps({"response_template": OWN, "model_max_length": 8}), encoding="utf-8"
+    )
+    (tmp_path / "chat_template.jinja").write_text(CHAT, encoding="utf-8")
+    by_dir = rp.dialect_from_response_template(tmp_path)
+    by_file = rp.dialect_from_response_template(str(tmp_path / "tokenizer_config.json"))
+    assert by_dir == by_file
+    assert by_dir.reasoning_dialect.starts_in_reasoning == "unless_disabled"
+    # A config holding its chat template as a string.
+    inline = {"response_template": OWN, "chat_template": CHAT}
+    assert rp.dialect_from_response_template(inline) == by_dir
+
+
+def test_from_the_tokenizer_a_stack_holds() -> None:
+    from types import SimpleNamespace
+
+    tok = SimpleNamespace(response_template=GEMMA4, chat_template=None)
+    d = rp.dialect_from_response_template(tok)
+    assert d.tool_dialect.name == "gemma4" and d.tool_selected
+    # A stack's tokenizer that keeps it in init_kwargs, and a processor.
+    raw = SimpleNamespace(init_kwargs={"response_template": GEMMA4})
+    assert rp.dialect_from_response_template(raw) == d
+    assert rp.dialect_from_response_template(SimpleNamespace(tokenizer=tok)) == d
+    with pytest.raises(rp.InvalidDialectError, match="no response_template"):
+        rp.dialect_from_response_template(SimpleNamespace(chat_template="x"))
+    with pytest.raises(rp.InvalidDialectError, match="legacy response_schema"):
+        rp.dialect_from_response_template({"response_schema": {}})
+
+
+def test_a_refusal_names_the_construct() -> None:
+    bad = {
+        "start_anchor": "x",
+        "fields": {"thinking": {"open_pattern": r"[^<]*<t>", "close": "</t>"}},
+    }
+    with pytest.raises(rp.InvalidDialectError, match=r"fields\.thinking\.open_pattern.*\[\^<\]\*"):
+        rp.dialect_from_response_template(bad)
+
+
+def test_an_unknown_model_takes_its_checkpoints_template() -> None:
+    choice = rp.parsers_for_model("acme/tiny-unknown-1b", response_template=OWN)
+    assert choice.tool_parser.startswith("response_template_")
+    assert "no table row matches" in choice.reason
+    parser = rp.ResponseParser.for_model(
+        "acme/tiny-unknown-1b", response_template={"response_template": OWN}, tools=TOOLS
+    )
+    m = parser.parse_complete('<mind>x</mind><act>{"name": "f", "arguments": {}}</act>')
+    assert m.reasoning_content == "x" and m.tool_calls[0].function.name == "f"
+    # The table's row wins for a model it knows.
+    assert rp.parsers_for_model("Qwen/Qwen3-8B", response_template=OWN).row is not None

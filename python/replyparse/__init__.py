@@ -35,7 +35,6 @@ from ._models import (
     tool_choice_json,
     validated_tools,
 )
-from ._response_template import ResponseTemplateDialects, dialect_from_response_template
 from ._native import (
     BufferLimitError,
     ConcurrentUseError,
@@ -56,6 +55,7 @@ from ._native import (
     stream_many,
     tool_parsers,
 )
+from ._response_template import ResponseTemplateDialects, dialect_from_response_template
 
 __all__ = [
     "BlockTags",

@@ -663,9 +663,7 @@ def parsers_for_model(
 
         template_json, beside = response_template_json(response_template)
         chat_template = chat_template or beside
-    text = _native.parsers_for_model_json(
-        model, model_type, chat_template, default, template_json
-    )
+    text = _native.parsers_for_model_json(model, model_type, chat_template, default, template_json)
     choice = _CHOICE_OBJECTS.get(text)
     if choice is None:
         if len(_CHOICE_OBJECTS) >= 256:

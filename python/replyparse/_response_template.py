@@ -88,11 +88,7 @@ def template_and_chat_template(source: Any) -> tuple[dict[str, Any], str | None]
         raise _native.InvalidDialectError(
             "no response_template: neither a template (with fields) nor a tokenizer config "
             "holding one"
-            + (
-                " (it has only the legacy response_schema)"
-                if "response_schema" in source
-                else ""
-            )
+            + (" (it has only the legacy response_schema)" if "response_schema" in source else "")
         )
     for holder in (source, getattr(source, "tokenizer", None)):
         if holder is None:
