@@ -28,7 +28,7 @@
 //! | `python-call-list` | pythonic list |
 //!
 //! What cannot stream with a bounded hold is refused with
-//! [`Error::InvalidDialect`](crate::Error::InvalidDialect), naming the field and the
+//! [`Error::InvalidDialect`], naming the field and the
 //! construct: a free repetition before a literal (`[^<]*<|content_text|>`, `.*?`), a
 //! lookaround inside a pattern, a backreference. Templates written so (Inkling's,
 //! gpt-oss's, Beam's) work only where they select a registered parser, which they do.
