@@ -3,8 +3,9 @@
 //!
 //! - A response parser (Harmony, or a framed-message dialect: Beam, Inkling, Muse) is
 //!   selected when every special-token marker (`<|...|>`) the template's delimiters
-//!   spell is one of the parser's markers (two at least), and the template's tool calls
-//!   are read as the parser's calls are (JSON, or XML-like). Such templates spell their
+//!   spell is one of the parser's markers, among them one that opens a message body and
+//!   one that ends it, and the template's tool calls are read as the parser's calls are
+//!   (JSON, or XML-like). Such templates spell their
 //!   framing with free repetitions and lookarounds that no bounded reader streams, so
 //!   they work by selection only.
 //! - A tool dialect is selected when it reads what the compiled declaration reads: the
@@ -114,6 +115,13 @@ pub(crate) fn response_parser(t: &Template) -> Option<(String, String)> {
         if !found.iter().all(|m| known.contains(m)) {
             continue;
         }
+        // The template frames messages as the parser does: it spells a marker that
+        // opens a body and one that ends it (two markers of any kind are not a framing).
+        let (opens, ends) = framing(&name);
+        let spells = |set: &[String]| found.iter().any(|m| set.contains(m));
+        if !(spells(&opens) && spells(&ends)) {
+            continue;
+        }
         let family = call_family(&name);
         let agrees = match calls {
             None => true,
@@ -134,6 +142,34 @@ pub(crate) fn response_parser(t: &Template) -> Option<(String, String)> {
         }
     }
     None
+}
+
+/// A response parser's markers that open a message body and that end one.
+fn framing(name: &str) -> (Vec<String>, Vec<String>) {
+    use crate::dialect::MarkerRole;
+    let Some(framed) = registry::response_dialect(name)
+        .ok()
+        .and_then(|d| d.framed.clone())
+    else {
+        // Harmony's.
+        let own = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect();
+        return (
+            own(&["<|message|>"]),
+            own(&["<|end|>", "<|call|>", "<|return|>"]),
+        );
+    };
+    let with = |roles: &[MarkerRole]| {
+        framed
+            .markers
+            .iter()
+            .filter(|m| roles.contains(&m.role))
+            .map(|m| m.text.clone())
+            .collect()
+    };
+    (
+        with(&[MarkerRole::Message, MarkerRole::Kind]),
+        with(&[MarkerRole::End]),
+    )
 }
 
 /// The family a response parser reads calls with (Harmony: a JSON body).

@@ -338,6 +338,11 @@ fn registered_dialects_are_selected() {
         compile(&beam).unwrap().response_parser.as_deref(),
         Some("beam")
     );
+    // Two of Harmony's markers used as plain tags are not its framing.
+    let tags = template(json!({"thinking": {"open": "<|start|>", "close": "<|end|>"}}));
+    let c = compile(&tags).unwrap();
+    assert_eq!(c.response_parser, None);
+    assert_eq!(c.reasoning_dialect.unwrap().open, "<|start|>");
 }
 
 #[test]
