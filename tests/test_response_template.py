@@ -311,3 +311,13 @@ def test_an_unknown_model_takes_its_checkpoints_template() -> None:
     assert m.reasoning_content == "x" and m.tool_calls[0].function.name == "f"
     # The table's row wins for a model it knows.
     assert rp.parsers_for_model("Qwen/Qwen3-8B", response_template=OWN).row is not None
+
+
+@pytest.mark.parametrize("entry", TRANSFORMERS["refusals"], ids=lambda e: e["template"])
+def test_transformers_templates_no_channel_or_family_takes_are_refused(
+    entry: dict[str, Any],
+) -> None:
+    """transformers' fixtures that parse into something other than the three channels
+    (a `kv-lines` call body, a transform deeper than one key, a `citation` field)."""
+    with pytest.raises(rp.InvalidDialectError, match=re.escape(entry["names"])):
+        rp.dialect_from_response_template(TRANSFORMERS["templates"][entry["template"]])
