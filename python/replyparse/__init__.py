@@ -55,6 +55,7 @@ from ._native import (
     stream_many,
     tool_parsers,
 )
+from ._response_template import ResponseTemplateDialects, dialect_from_response_template
 
 __all__ = [
     "BlockTags",
@@ -84,6 +85,7 @@ __all__ = [
     "ParserFinishedError",
     "ReasoningDialect",
     "ResponseParser",
+    "ResponseTemplateDialects",
     "TagSuffix",
     "Tool",
     "ToolCall",
@@ -94,6 +96,7 @@ __all__ = [
     "UsageWarning",
     "XmlSyntax",
     "diagnostic_counts",
+    "dialect_from_response_template",
     "parsers_for_model",
     "reasoning_dialects",
     "reasoning_parsers",
@@ -235,6 +238,7 @@ class ResponseParser(_native.ResponseParser):
         model_type: str | None = None,
         chat_template: str | None = None,
         default: bool = False,
+        response_template: Any = None,
         **options: Any,
     ) -> ResponseParser:
         """Builds the parser for `model` with the parsers `parsers_for_model` chooses
@@ -244,9 +248,15 @@ class ResponseParser(_native.ResponseParser):
         model raises `UnknownParserError` naming the closest rows, unless `default=True`
         (the documented default: Hermes `<tool_call>` JSON, no reasoning parser). The
         checkpoint's tag suffix the chat template shows (`choice.tag_suffix`) is used
-        unless `tag_suffix=` says otherwise."""
+        unless `tag_suffix=` says otherwise. A model no row matches gets the parsers of
+        `response_template` when given (the checkpoint's template, its tokenizer config,
+        or the tokenizer)."""
         choice = parsers_for_model(
-            model, model_type=model_type, chat_template=chat_template, default=default
+            model,
+            model_type=model_type,
+            chat_template=chat_template,
+            default=default,
+            response_template=response_template,
         )
         if options.get("tag_suffix") is None:
             options["tag_suffix"] = choice.tag_suffix

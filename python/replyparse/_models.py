@@ -646,14 +646,24 @@ def parsers_for_model(
     model_type: str | None = None,
     chat_template: str | None = None,
     default: bool = False,
+    response_template: Any = None,
 ) -> ParserChoice:
     """Chooses the parsers for `model` (an HF id or a served name) from the engine's model
     table: the chat template's markers when `chat_template` is given, then the HF
-    `model_type`, then the longest model-id pattern. An unknown model raises
+    `model_type`, then the longest model-id pattern. A model no row matches gets the
+    parsers of its checkpoint's `response_template` when one is given (the template, a
+    tokenizer config or its path, or the tokenizer: see
+    `dialect_from_response_template`), its `reason` saying so. An unknown model raises
     `UnknownParserError` naming the closest rows; with `default=True` it gets the
     documented default instead (Hermes `<tool_call>` JSON, no reasoning parser). The
     engine caches the answers per model (bounded; a dialect registered later is seen)."""
-    text = _native.parsers_for_model_json(model, model_type, chat_template, default)
+    template_json = None
+    if response_template is not None:
+        from ._response_template import response_template_json
+
+        template_json, beside = response_template_json(response_template)
+        chat_template = chat_template or beside
+    text = _native.parsers_for_model_json(model, model_type, chat_template, default, template_json)
     choice = _CHOICE_OBJECTS.get(text)
     if choice is None:
         if len(_CHOICE_OBJECTS) >= 256:

@@ -48,6 +48,7 @@ __all__ = [
     "register_tool_dialect",
     "register_reasoning_dialect",
     "parsers_for_model_json",
+    "response_template_json",
     "model_table_json",
     "has_tag_suffix",
     "tag_suffix",
@@ -372,6 +373,10 @@ def parsers_for_model_json(
     model_type: str | None = None,
     chat_template: str | None = None,
     fallback: bool = False,
+    response_template_json: str | None = None,
+) -> str: ...
+def response_template_json(
+    template_json: str, chat_template: str | None = None, register: bool = True
 ) -> str: ...
 def model_table_json() -> str: ...
 def has_tag_suffix(tool_parser: str | None = None, reasoning_parser: str | None = None) -> bool: ...

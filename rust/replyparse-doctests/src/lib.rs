@@ -8,3 +8,6 @@ pub mod readme {}
 
 #[doc = include_str!("../../../docs/rust.md")]
 pub mod docs_rust {}
+
+#[doc = include_str!("../../../docs/response-templates.md")]
+pub mod docs_response_templates {}

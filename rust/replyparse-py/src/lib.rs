@@ -43,8 +43,9 @@ use crate::registry::{
     builtin_dialects_json, declaration_schema_json, has_tag_suffix, model_table_json,
     normalized_reasoning_dialect_json, normalized_tool_dialect_json, parsers_for_model_json,
     reasoning_dialects_json, reasoning_parsers, register_reasoning_dialect, register_tool_dialect,
-    response_parsers, spell_reasoning_dialect_json, spell_tool_dialect_json, tag_suffix,
-    tool_dialects_json, tool_parsers, upgrade_tool_dialect_json,
+    response_parsers, response_template_json, spell_reasoning_dialect_json,
+    spell_tool_dialect_json, tag_suffix, tool_dialects_json, tool_parsers,
+    upgrade_tool_dialect_json,
 };
 use crate::serve::{anthropic_tool_input, serve_many, NativeServeStream};
 use crate::testing::{_noop_chunk, _panic_in_engine_for_tests, _panic_in_parser_for_tests};
@@ -94,6 +95,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(register_tool_dialect, m)?)?;
     m.add_function(wrap_pyfunction!(register_reasoning_dialect, m)?)?;
     m.add_function(wrap_pyfunction!(parsers_for_model_json, m)?)?;
+    m.add_function(wrap_pyfunction!(response_template_json, m)?)?;
     m.add_function(wrap_pyfunction!(has_tag_suffix, m)?)?;
     m.add_function(wrap_pyfunction!(tag_suffix, m)?)?;
     m.add_function(wrap_pyfunction!(spell_tool_dialect_json, m)?)?;

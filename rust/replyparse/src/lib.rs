@@ -23,6 +23,7 @@ mod models;
 pub mod registry;
 mod request;
 mod response;
+pub mod response_template;
 mod scan;
 mod schema;
 mod serve;
