@@ -249,8 +249,9 @@ fn spelt<T: HasName>(
     Ok(out)
 }
 
-/// What the cache of spelt dialects keys them by besides the suffix.
-trait HasName {
+/// A declaration's registered name (what the cache of spelt dialects keys them by
+/// besides the suffix, and what run-time registration checks).
+pub(crate) trait HasName {
     fn name(&self) -> &str;
 }
 

@@ -88,7 +88,7 @@ use serde_json::Value;
 use crate::dialect::{validate_reasoning_dialect, validate_tool_dialect};
 use crate::error::{Error, Result};
 use crate::models::ParserChoice;
-use crate::registry;
+use crate::registry::{self, HasName};
 use crate::thinking::FlagRule;
 use crate::{ReasoningDialect, ToolDialect};
 
@@ -177,22 +177,6 @@ fn register_once<T: Clone + PartialEq + HasName>(
                 Err(e)
             }
         }
-    }
-}
-
-trait HasName {
-    fn name(&self) -> &str;
-}
-
-impl HasName for ToolDialect {
-    fn name(&self) -> &str {
-        &self.name
-    }
-}
-
-impl HasName for ReasoningDialect {
-    fn name(&self) -> &str {
-        &self.name
     }
 }
 
