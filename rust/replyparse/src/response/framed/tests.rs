@@ -179,6 +179,78 @@ fn inkling_markers_by_token_id() {
     assert_eq!(r.content.as_deref(), Some("Say <|end_message|> ok"));
 }
 
+/// Feeds `(text, ids)` chunks, the last one final; the call ids cleared.
+fn feed_ids(cfg: &ParserConfig, chunks: &[(&str, Vec<u32>)]) -> ParsedResponse {
+    let mut p = ResponseParser::new(cfg).unwrap();
+    let mut items = Vec::new();
+    for (i, (t, ids)) in chunks.iter().enumerate() {
+        items.extend(p.stream_chunk(t, Some(ids), i + 1 == chunks.len()).unwrap());
+    }
+    crate::response::testutil::check_stream(&items);
+    let mut r = ParsedResponse::from_deltas(items.iter().map(|(d, _)| d));
+    // Generated call ids differ between runs.
+    for c in &mut r.tool_calls {
+        c.id.clear();
+    }
+    r
+}
+
+/// Ids of another vocabulary (a serving stack's, here each character's code point)
+/// never hold a declared marker id: the declared ids are not looked for, and the
+/// markers are read from the text, under every chunking.
+#[test]
+fn declared_ids_wait_for_a_marker_token() {
+    let cfg = cfg("inkling", &["get_weather"]);
+    let want = run(&cfg, INKLING_TURN);
+    assert_eq!(calls(&want), [("get_weather", "{\"city\":\"SF\"}")]);
+    let codes = |t: &str| t.chars().map(u32::from).collect::<Vec<u32>>();
+    let chars: Vec<String> = INKLING_TURN.chars().map(String::from).collect();
+    let per_char: Vec<(&str, Vec<u32>)> = chars.iter().map(|c| (c.as_str(), codes(c))).collect();
+    assert_eq!(feed_ids(&cfg, &per_char), want);
+    assert_eq!(feed_ids(&cfg, &[(INKLING_TURN, codes(INKLING_TURN))]), want);
+    let b: Vec<usize> = (1..INKLING_TURN.len())
+        .filter(|&i| INKLING_TURN.is_char_boundary(i))
+        .collect();
+    for &cut in b.iter().step_by(7) {
+        let (a, z) = INKLING_TURN.split_at(cut);
+        assert_eq!(
+            feed_ids(&cfg, &[(a, codes(a)), (z, codes(z))]),
+            want,
+            "{cut}"
+        );
+    }
+}
+
+/// The caller's ids (the served vocabulary's) count from the first chunk, with no
+/// declared id seen, and replace the declared id of the same marker.
+#[test]
+fn caller_ids_win_and_count_at_once() {
+    let mut c = cfg("inkling", &[]);
+    c.marker_token_ids = vec![
+        ("<|content_text|>".into(), 50),
+        ("<|end_message|>".into(), 51),
+    ];
+    let chunks = |end_as_text: u32| {
+        vec![
+            ("<|content_text|>", vec![50]),
+            ("Say ", vec![1]),
+            ("<|end_message|>", vec![end_as_text]),
+            (" ok", vec![3]),
+            ("<|end_message|>", vec![51]),
+            ("after", vec![4]),
+        ]
+    };
+    // `<|end_message|>` spelt in an ordinary token, then the caller's marker token.
+    let r = feed_ids(&c, &chunks(2));
+    assert_eq!(r.content.as_deref(), Some("Say <|end_message|> okafter"));
+    // The declared id of `<|end_message|>` (200010) is an ordinary token now, even
+    // once a declared id (`<|message_model|>`'s) was seen.
+    let mut with_declared = chunks(200_010);
+    with_declared.insert(0, ("<|message_model|>", vec![200_001]));
+    let r = feed_ids(&c, &with_declared);
+    assert_eq!(r.content.as_deref(), Some("Say <|end_message|> okafter"));
+}
+
 #[test]
 fn cut_call_is_left_out() {
     let text = "<|message_model|>get_weather<|content_invoke_tool_json|>{\"name\":\"get_weather\",\"args\":{\"city\":\"S";
