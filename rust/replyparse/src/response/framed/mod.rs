@@ -31,7 +31,13 @@
 //!   content and content streams until the next marker;
 //! - the end of input inside a body keeps what was streamed; a call the output ended
 //!   inside is cut (the payload grammar's rule: left out of the complete parse,
-//!   recorded with reason `cut`); the end inside a call's header is a cut call.
+//!   recorded with reason `cut`); the end inside a call's header is a cut call. Where
+//!   an end marker is a stop token ([`FrameMarker::stop_token`](crate::FrameMarker),
+//!   Beam's `<|call|>`), engines strip it, so the output may end where it stood: in a
+//!   body that is one block, the call is finished when its payload is at a boundary
+//!   (no parameter or value open, only whitespace after the last one), and cut
+//!   otherwise (a value the model did not finish is never closed). A payload that ends
+//!   its call itself (a closed JSON envelope, a function close) ends it as always.
 //!
 //! Markers by token id: marker ids make a marker count only where its special token
 //! wrote it, and put back markers a detokenizer stripped, as the other parsers do
@@ -208,6 +214,9 @@ impl FramedParser {
             };
             let mut t = ToolParser::with_schemas(Arc::new(d), allowed, schemas);
             t.set_doubled_names(call.doubled_names);
+            // A body that is one block closes at the message's end; where that may be a
+            // stop token the engine strips, the output may end at the call's end.
+            t.set_end_may_close(call.block.is_none() && syntax.ends_with_stop_token());
             tool = Some(t);
             name_from_recipient = call.name == CallName::Recipient;
         }
