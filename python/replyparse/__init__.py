@@ -138,7 +138,9 @@ class ResponseParser(_native.ResponseParser):
     before the first chunk), a chunk fed with its `token_ids` reads a marker only where
     its special token wrote it; the same text spelt with ordinary tokens (a model quoting
     `<tool_call>` in prose) is text. Without ids every spelling is the marker. The
-    `gpt-oss` parser knows its own token ids.
+    `gpt-oss` parser knows its own token ids, and a framed dialect may declare its
+    markers' ids (Inkling): those count once a chunk's ids hold one of them; the ids
+    given here count from the first chunk and win over declared ones.
     `tools` are OpenAI tool dicts (or pydantic objects); with no tools, or
     `tool_choice="none"`, tool markup stays content.
 

@@ -80,8 +80,13 @@ _launch(["serve", "api_server", MODEL_DIR])  # registers replyparse, as a server
 
 
 def _names(case) -> tuple[str, str | None, str | None]:
-    if case.response_parser:
+    if case.response_parser == "gpt-oss":
         return "GptOssForCausalLM", None, None
+    if case.response_parser:
+        # Another dedicated response parser (a framed one) is chosen by its plug-in
+        # name, on both sides, as with vLLM and SGLang.
+        name = f"replyparse-{case.response_parser}"
+        return "Qwen3ForCausalLM", name, name
     # mmengine reads a dot as a scope: the dot-free spelling is the registered one.
     tool = f"replyparse-{case.tool_parser}".replace(".", "") if case.tool_parser else None
     reasoning = case.reasoning_parser and f"replyparse-{case.reasoning_parser}".replace(".", "")
