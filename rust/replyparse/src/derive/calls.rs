@@ -15,8 +15,8 @@ use serde_json::{json, Map, Value as Json};
 use super::diff::{diff, split_ws};
 use super::families::{envelope, header, pythonic, tagged};
 use super::probes::{
-    after_user, Prober, ProbeCall, Turn, ARG_BOOL, ARG_INT, ARG_LIST, ARG_OBJ, ARG_STR,
-    CONTENT, FN1, FN2, ID1, ID2, VAL_INT, VAL_STR,
+    after_user, Prober, ProbeCall, Turn, ARG_BOOL, ARG_INT, ARG_LIST, ARG_MARK, ARG_OBJ, ARG_STR,
+    CONTENT, FN1, FN2, ID1, ID2, VAL_INT, VAL_MARK, VAL_STR,
 };
 use super::turn::PromptOf;
 
@@ -51,29 +51,64 @@ pub(crate) struct Sections {
     pub before_blocks: Vec<String>,
     /// Whitespace after the last call's markup, before the end of the turn.
     pub after_blocks: Vec<String>,
+    /// What ends a turn whose content follows its calls, where it is not what ends a
+    /// turn without calls (Gemma 4 opens the tool's response instead).
+    pub turn_end: Option<String>,
 }
 
 /// The arguments of the typed probe.
 pub(crate) fn typed_arguments() -> Json {
-    json!({ARG_STR: VAL_STR, ARG_BOOL: true, ARG_LIST: ["YYYY", 2], ARG_OBJ: {"k": null}})
+    json!({ARG_STR: VAL_STR, ARG_BOOL: true, ARG_LIST: ["YYYY", 2], ARG_OBJ: {"k": null},
+           ARG_MARK: VAL_MARK})
 }
 
 /// The diff of a turn with calls against `plain` (the same turn without them): the
-/// middle of the turn with calls, and its whole text after the user's turn.
+/// middle of the turn with calls, its whole text after the user's turn, and where the
+/// content is.
 fn section_of(
     prober: &mut Prober<'_>,
     base: &PromptOf,
     plain: &str,
     calls: Vec<ProbeCall>,
-) -> Result<(String, String), String> {
+) -> Result<(String, String, ContentPlace), String> {
     let with = prober
         .history(&Turn::calls(CONTENT, calls), &base.setting.kwargs())
         .map_err(|e| e.to_string())?;
     let Some(b) = after_user(&with) else {
         return Err("the template does not write the user's message".into());
     };
-    let (p, s) = diff(plain, b);
-    Ok((b[p..b.len() - s].to_owned(), b.to_owned()))
+    let (mut p, mut s) = diff(plain, b);
+    // The first call's name in what the calls add (a template may list the tools'
+    // names after the user's turn too).
+    let first = [FN1, FN2]
+        .iter()
+        .filter_map(|n| b[p..].find(n).map(|i| p + i))
+        .min();
+    let place = match (b.find(CONTENT), first) {
+        (None, _) => ContentPlace::Dropped,
+        (Some(c), Some(f)) if c < f => ContentPlace::Before,
+        (Some(_), _) => ContentPlace::After,
+    };
+    // The content is the turn's, not the calls': what the two renders share stops at
+    // it (a template that writes the calls as a message of their own repeats the end
+    // of the content's message before them, which is then the calls' opening).
+    if let Some(c) = b.find(CONTENT) {
+        match place {
+            ContentPlace::Before => {
+                p = p.min(c + CONTENT.len());
+                // The end of the content's turn, repeated after the calls' message, is
+                // the end of the turn, not the calls' close.
+                let eot = plain.find(CONTENT).map_or("", |i| &plain[i + CONTENT.len()..]);
+                let middle = &b[p..b.len() - s];
+                if !eot.trim().is_empty() && middle.ends_with(eot) && middle.len() > eot.len() {
+                    s += eot.len();
+                }
+            }
+            ContentPlace::After => s = b.len() - c,
+            ContentPlace::Dropped => {}
+        }
+    }
+    Ok((b[p..b.len() - s].to_owned(), b.to_owned(), place))
 }
 
 /// Why no section could be read.
@@ -116,17 +151,19 @@ pub(crate) fn sections(prober: &mut Prober<'_>, base: &PromptOf) -> Result<Secti
         json!({ARG_STR: VAL_STR, ARG_INT: VAL_INT}),
         ID1,
     )];
-    let (middle, whole) = section_of(prober, base, &plain, one_call).map_err(fails)?;
+    let (middle, whole, content) = section_of(prober, base, &plain, one_call).map_err(fails)?;
+    let end_after = |text: &str| text.find(CONTENT).map(|i| text[i + CONTENT.len()..].to_owned());
+    let turn_end = match (content, end_after(&whole), end_after(&plain)) {
+        (ContentPlace::After, Some(a), Some(b)) if a.trim() != b.trim() && !a.trim().is_empty() => {
+            Some(a.trim().to_owned())
+        }
+        _ => None,
+    };
     if !middle.contains(FN1) {
         return Err(NoSections::NoCalls(
             "the template does not write the call's name".into(),
         ));
     }
-    let content = match (whole.find(CONTENT), whole.find(FN1)) {
-        (None, _) => ContentPlace::Dropped,
-        (Some(c), Some(f)) if c < f => ContentPlace::Before,
-        _ => ContentPlace::After,
-    };
     let (lead, core, trail) = split_ws(&middle);
     let mut before_blocks = Vec::new();
     let mut after_blocks = Vec::new();
@@ -148,13 +185,15 @@ pub(crate) fn sections(prober: &mut Prober<'_>, base: &PromptOf) -> Result<Secti
     let one = core.to_owned();
     let zero = section_of(prober, base, &plain, vec![ProbeCall::new(FN2, json!({}), ID1)])
         .ok()
-        .map(|(m, _)| m.trim().to_owned());
+        .map(|(m, _, _)| m.trim().to_owned());
     let two_calls = vec![
         ProbeCall::new(FN1, json!({ARG_STR: VAL_STR}), ID1),
         ProbeCall::new(FN2, json!({}), ID2),
     ];
     let (two, two_refused) = match section_of(prober, base, &plain, two_calls) {
-        Ok((m, _)) if m.contains(FN2) && m.contains(FN1) => (Some(m.trim().to_owned()), None),
+        Ok((m, _, _)) if m.contains(FN2) && m.contains(FN1) => {
+            (Some(m.trim().to_owned()), None)
+        }
         Ok(_) => (None, Some("it writes only one of two calls".to_owned())),
         Err(e) => (None, Some(format!("it fails on two calls ({e})"))),
     };
@@ -165,7 +204,7 @@ pub(crate) fn sections(prober: &mut Prober<'_>, base: &PromptOf) -> Result<Secti
         vec![ProbeCall::new(FN1, typed_arguments(), ID1)],
     )
     .ok()
-    .map(|(m, _)| m.trim().to_owned());
+    .map(|(m, _, _)| m.trim().to_owned());
     Ok(Sections {
         one,
         zero,
@@ -175,6 +214,7 @@ pub(crate) fn sections(prober: &mut Prober<'_>, base: &PromptOf) -> Result<Secti
         content,
         before_blocks,
         after_blocks,
+        turn_end,
     })
 }
 
@@ -191,6 +231,29 @@ pub(crate) struct CallShape {
     pub between_blocks: Vec<String>,
     /// What the reader noticed (kept in the derivation's findings).
     pub notes: Vec<String>,
+    /// Markup the template writes after the calls' block to end a turn with calls
+    /// (an end-of-sequence token a turn without calls does not get): not the block's.
+    pub turn_end: Option<String>,
+}
+
+/// Splits the text after a call's payload into the block's close tag (its first tag,
+/// `None` when there is no text) and the rest, which ends the turn.
+pub(crate) fn close_and_rest(text: &str) -> (Option<String>, Option<String>) {
+    use super::diff::{segments, Kind};
+    let text = text.trim();
+    if text.is_empty() {
+        return (None, None);
+    }
+    let segs = segments(text);
+    if segs.len() <= 1 || segs[0].kind != Kind::Marker {
+        return (Some(text.to_owned()), None);
+    }
+    let first = segs[0].text;
+    let rest = text[first.len()..].trim();
+    (
+        Some(first.to_owned()),
+        Some(rest.to_owned()).filter(|r| !r.is_empty()),
+    )
 }
 
 /// The section with the probe names and ids replaced by [`NAME_MARK`] and [`ID_MARK`].

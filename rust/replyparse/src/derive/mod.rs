@@ -252,12 +252,21 @@ fn keep_valid_separators(decl: &mut Json, notes: &mut Vec<String>) {
     }
 }
 
+/// The render options with `bos_token` and `eos_token` set when the caller gave none
+/// (transformers always passes the tokenizer's; templates concatenate them).
+fn with_special_tokens(options: &Map<String, Json>) -> Map<String, Json> {
+    let mut o = options.clone();
+    o.entry("bos_token").or_insert_with(|| json!("<s>"));
+    o.entry("eos_token").or_insert_with(|| json!("</s>"));
+    o
+}
+
 /// The derivation (uncached, unregistered).
 fn derive(template: &str, options: &Map<String, Json>) -> Result<DerivedDialect, DeriveError> {
     let name = derived_name(template, options);
     let compiled = ChatTemplate::new(template)
         .map_err(|e| DeriveError::new(format!("the chat template does not compile: {e}")))?;
-    let mut prober = Prober::new(&compiled, options.clone());
+    let mut prober = Prober::new(&compiled, with_special_tokens(options));
     prober.find_shape().map_err(|e| {
         DeriveError::new(format!(
             "the template fails on a plain conversation (a user's message and an answer): {e}"
@@ -277,6 +286,7 @@ fn derive(template: &str, options: &Map<String, Json>) -> Result<DerivedDialect,
                 .is_some_and(|g| g.skipped.trim().is_empty())
         })
         .unwrap_or(0);
+    let mut turn_end = None;
     let tool = match calls::sections(&mut prober, &prompts[base]) {
         Ok(sections) => {
             let shape = calls::classify(&sections).map_err(DeriveError::new)?;
@@ -300,6 +310,13 @@ fn derive(template: &str, options: &Map<String, Json>) -> Result<DerivedDialect,
                     "the template leaves a turn's content out when the turn has calls".into(),
                 );
             }
+            if let Some(end) = shape.turn_end.as_ref().or(sections.turn_end.as_ref()) {
+                findings.push(format!(
+                    "the template ends a turn with calls with {end:?} (the end of the turn, \
+                     not the calls' markup)"
+                ));
+            }
+            turn_end = shape.turn_end.clone().or_else(|| sections.turn_end.clone());
             findings.extend(notes);
             Some(d)
         }
@@ -383,6 +400,7 @@ fn derive(template: &str, options: &Map<String, Json>) -> Result<DerivedDialect,
         parser: &factory,
         reasoning_tags: reasoning.as_ref().map(|r| (r.open.as_str(), r.close.as_str())),
         keeps_ids,
+        turn_end: turn_end.as_deref(),
     };
     let checked = selfcheck::run(&mut prober, &prompts, &under)
         .map_err(|e| DeriveError::new(format!("the derived dialect fails its self-check: {e}")))?;
@@ -415,7 +433,7 @@ pub(crate) fn check_parsers(
     config: &ParserConfig,
 ) -> Result<(), String> {
     let compiled = ChatTemplate::new(template).map_err(|e| e.to_string())?;
-    let mut prober = Prober::new(&compiled, Map::new());
+    let mut prober = Prober::new(&compiled, with_special_tokens(&Map::new()));
     prober.find_shape().map_err(|e| e.to_string())?;
     let prompts: Vec<PromptOf> = turn::settings(&mut prober)?;
     let _ = prober.find_args_form(&prompts[0].setting.kwargs(), |t| t.contains(probes::FN1));
@@ -450,6 +468,7 @@ pub(crate) fn check_parsers(
             .as_ref()
             .map(|r| (r.open.as_str(), r.close.as_str())),
         keeps_ids: false,
+        turn_end: None,
     };
     selfcheck::run(&mut prober, &prompts, &under).map(|_| ())
 }

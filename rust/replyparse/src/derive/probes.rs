@@ -36,6 +36,10 @@ pub(crate) const VAL_INT_TEXT: &str = "4231";
 pub(crate) const ARG_BOOL: &str = "CC_ARG_BOOL_CC";
 pub(crate) const ARG_LIST: &str = "DD_ARG_LIST_DD";
 pub(crate) const ARG_OBJ: &str = "EE_ARG_OBJ_EE";
+/// A string parameter whose value holds markup characters and a newline (how the
+/// template escapes them: as written, or inside CDATA).
+pub(crate) const ARG_MARK: &str = "FF_ARG_MARK_FF";
+pub(crate) const VAL_MARK: &str = "P<Q>&R\nS";
 /// The call ids the probes give (nine letters and digits: the only ids some templates
 /// accept).
 pub(crate) const ID1: &str = "call00001";
@@ -57,6 +61,7 @@ pub(crate) fn probe_tools() -> Vec<Json> {
                 ARG_BOOL: {"type": "boolean", "description": "A boolean."},
                 ARG_LIST: {"type": "array", "description": "A list.", "items": {}},
                 ARG_OBJ: {"type": "object", "description": "An object."},
+                ARG_MARK: {"type": "string", "description": "Text with markup."},
             }, "required": [ARG_STR]},
         }}),
         json!({"type": "function", "function": {
@@ -244,6 +249,13 @@ impl<'t> Prober<'t> {
         messages.push(self.assistant(turn));
         let tools = self.tools();
         self.render(&messages, &tools, false, flags)
+    }
+
+    /// The prompt with other tools than the probe's (OpenAI tool objects).
+    pub(crate) fn prompt_with(&mut self, flags: &Map<String, Json>, tools: &[Json]) -> RenderResult {
+        let messages = self.head();
+        let tools = self.shaped_tools(tools.to_vec());
+        self.render(&messages, &tools, true, flags)
     }
 
     /// The history with other tools than the probe's (OpenAI tool objects).

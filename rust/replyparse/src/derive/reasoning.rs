@@ -45,10 +45,40 @@ fn push_sep(list: &mut Vec<String>, ws: &str) {
     }
 }
 
-/// One marker, alone: the text is exactly one bracketed marker.
-fn one_marker(text: &str) -> bool {
+/// A tag: a marker, and the words written right after it (`<think>`,
+/// `<|channel>thought`), with no whitespace; the whole text must be one.
+fn one_tag(text: &str) -> bool {
     let segs = segments(text);
-    segs.len() == 1 && segs[0].kind == Kind::Marker
+    !segs.is_empty()
+        && segs[0].kind == Kind::Marker
+        && segs[1..].iter().all(|s| s.kind == Kind::Word)
+}
+
+/// The last tag of `text`: from its last marker to its end, when only words follow it.
+fn last_tag(text: &str) -> Option<&str> {
+    let segs = segments(text);
+    let i = segs.iter().rposition(|s| s.kind == Kind::Marker)?;
+    if segs[i + 1..].iter().any(|s| s.kind != Kind::Word) {
+        return None;
+    }
+    let start: usize = segs[..i].iter().map(|s| s.text.len()).sum();
+    Some(&text[start..])
+}
+
+/// The first tag of `text`: its first marker and the words right after it, and the
+/// rest.
+fn first_tag(text: &str) -> Option<(&str, &str)> {
+    let segs = segments(text);
+    if segs.first()?.kind != Kind::Marker {
+        return None;
+    }
+    // Words written right after the marker belong to the tag when whitespace or the
+    // end follows them (`<|channel>thought\n`), not when another marker does.
+    let words = segs[1..].iter().take_while(|s| s.kind == Kind::Word).count();
+    let ends = segs.get(1 + words).is_none_or(|s| s.kind == Kind::Space);
+    let n = 1 + if ends { words } else { 0 };
+    let len: usize = segs[..n].iter().map(|s| s.text.len()).sum();
+    Some((&text[..len], &text[len..]))
 }
 
 /// Finds the reasoning tags and start rules. `Ok(None)`: the template writes no
@@ -59,61 +89,72 @@ pub(crate) fn analyse(
     prober: &mut Prober<'_>,
     prompts: &[PromptOf],
 ) -> Result<Option<Reasoning>, String> {
-    // The first setting whose history shows the reasoning.
-    let mut found = None;
+    // The settings whose history shows the reasoning; the first whose history also
+    // extends its prompt is read (a prompt that closes the reasoning writes an empty
+    // block the history's turn replaces).
+    let mut shown = Vec::new();
     for (i, p) in prompts.iter().enumerate() {
         if let Some(history) = prober.find_reasoning_key(&p.setting.kwargs()) {
-            found = Some((i, history));
-            break;
+            let g = generated(&p.tail, &history).expect("the history holds the user's turn");
+            let extends = g.skipped.trim().is_empty();
+            shown.push((i, g));
+            if extends {
+                break;
+            }
         }
     }
-    let Some((at, history)) = found else {
-        return no_reasoning(prober, prompts);
+    let Some((at, g)) = shown
+        .iter()
+        .find(|(_, g)| g.skipped.trim().is_empty())
+        .or(shown.first())
+        .cloned()
+    else {
+        return match from_prompts(prober, prompts)? {
+            Some(tags) => finish(prober, prompts, tags, ReasoningSeparators::default()),
+            None => no_reasoning(prober, prompts),
+        };
     };
     let prompt = &prompts[at];
-    let g = generated(&prompt.tail, &history).expect("the history holds the user's turn");
     if !g.skipped.trim().is_empty() {
         return Err(format!(
             "under {} the generation prompt ends with {:?}, which the history's reasoning \
-             turn does not start with",
+             turn does not start with (and under no setting does the history extend the \
+             prompt)",
             prompt.setting.label(),
             g.skipped
         ));
     }
     let text = &g.text;
-    let (Some(r), Some(c)) = (
-        text.find(REASONING),
-        text.rfind(CONTENT).filter(|&c| c > text.find(REASONING).unwrap_or(usize::MAX)),
-    ) else {
+    let r = text.find(REASONING).expect("the reasoning is shown");
+    let Some(c) = text[r..].find(CONTENT).map(|c| c + r) else {
         return Err(format!(
             "the template writes the reasoning after the content ({text:?})"
         ));
     };
     let (lead_b, core_b, trail_b) = split_ws(&text[..r]);
-    let (lead_a, close, trail_a) = split_ws(&text[r + REASONING.len()..c]);
-    if close.is_empty() {
+    let (lead_a, core_a, trail_a) = split_ws(&text[r + REASONING.len()..c]);
+    let Some((close, rest)) = first_tag(core_a) else {
         return Err(format!(
-            "the template writes nothing between the reasoning and the content \
-             ({text:?}): no close tag to read"
+            "the template writes {core_a:?} between the reasoning and the content: no close \
+             tag to read"
         ));
-    }
-    if !one_marker(close) {
+    };
+    if !rest.is_empty() {
         return Err(format!(
-            "the template writes {close:?} between the reasoning and the content, not one \
-             close tag"
+            "the template writes {rest:?} between the reasoning's close tag {close:?} and the \
+             content"
         ));
     }
     let mut separators = ReasoningSeparators::default();
     let open = if core_b.is_empty() {
-        // The generation prompt opened the reasoning: its last marker is the open tag.
+        // The generation prompt opened the reasoning: its last tag is the open tag.
         let (_, core, trail) = split_ws(&prompt.tail);
-        let last = segments(core).last().copied();
-        match last {
-            Some(s) if s.kind == Kind::Marker => {
+        match last_tag(core) {
+            Some(tag) => {
                 push_sep(&mut separators.after_open, &format!("{trail}{}", &text[..r]));
-                s.text.to_owned()
+                tag.to_owned()
             }
-            _ => {
+            None => {
                 return Err(format!(
                     "the reasoning starts the turn with no open tag, and the generation \
                      prompt ({:?}) does not end with one",
@@ -122,7 +163,7 @@ pub(crate) fn analyse(
             }
         }
     } else {
-        if !one_marker(core_b) {
+        if !one_tag(core_b) {
             return Err(format!(
                 "the template writes {core_b:?} before the reasoning, not one open tag"
             ));
@@ -133,6 +174,59 @@ pub(crate) fn analyse(
     };
     push_sep(&mut separators.before_close, lead_a);
     push_sep(&mut separators.after_close, trail_a);
+    finish(prober, prompts, (open, close.to_owned()), separators)
+}
+
+/// The tags from the generation prompts alone, where the template writes no reasoning
+/// in the history but shows both tags: a setting's prompt ends with the open tag and
+/// the history's turn, at that place, starts with the close tag right before the
+/// content (the reasoning dropped, its close kept: DeepSeek V3.1's `<think>` prompt
+/// and `</think>answer` turn).
+fn from_prompts(
+    prober: &mut Prober<'_>,
+    prompts: &[PromptOf],
+) -> Result<Option<(String, String)>, String> {
+    let mut found: Option<(String, String)> = None;
+    for p in prompts {
+        let Ok(h) = prober.history(&Turn::content(CONTENT), &p.setting.kwargs()) else {
+            continue;
+        };
+        let Some(g) = generated(&p.tail, &h) else { continue };
+        if g.skipped.trim().is_empty() {
+            continue;
+        }
+        let Some(open) = last_tag(g.skipped.trim()) else { continue };
+        let text = g.text.trim_start();
+        let Some(close) = segments(text).first().filter(|s| s.kind == Kind::Marker).map(|s| s.text)
+        else {
+            continue;
+        };
+        let rest = &text[close.len()..];
+        if close == open || !rest.trim_start().starts_with(CONTENT) {
+            continue;
+        }
+        let pair = (open.to_owned(), close.to_owned());
+        match &found {
+            Some(f) if *f != pair => {
+                return Err(format!(
+                    "the generation prompts open reasoning with {:?} and with {:?}",
+                    f.0, pair.0
+                ))
+            }
+            _ => found = Some(pair),
+        }
+    }
+    Ok(found)
+}
+
+/// The dialect's start rule and the whitespace a turn without reasoning writes, for
+/// the tags found.
+fn finish(
+    prober: &mut Prober<'_>,
+    prompts: &[PromptOf],
+    (open, close): (String, String),
+    mut separators: ReasoningSeparators,
+) -> Result<Option<Reasoning>, String> {
     let starts: Vec<bool> = prompts
         .iter()
         .map(|p| starts_in_reasoning(&p.tail, &open, &close))
@@ -147,7 +241,7 @@ pub(crate) fn analyse(
             continue;
         };
         let Some(g) = generated(&p.tail, &h) else { continue };
-        if !g.skipped.is_empty() {
+        if !g.skipped.trim().is_empty() {
             continue;
         }
         let Some(c) = g.text.find(CONTENT) else { continue };
@@ -156,7 +250,7 @@ pub(crate) fn analyse(
         if core.is_empty() {
             push_sep(&mut separators.response_start, lead);
         } else if let Some(rest) = core.strip_prefix(open.as_str()) {
-            if rest.trim().strip_suffix(close).is_some_and(|m| m.trim().is_empty()) {
+            if rest.trim().strip_suffix(close.as_str()).is_some_and(|m| m.trim().is_empty()) {
                 push_sep(&mut separators.response_start, lead);
                 push_sep(&mut separators.after_close, trail);
             }
@@ -165,7 +259,7 @@ pub(crate) fn analyse(
     let (start, flags) = start_rule(prompts, &starts)?;
     Ok(Some(Reasoning {
         open,
-        close: close.to_owned(),
+        close,
         separators,
         start,
         flags,

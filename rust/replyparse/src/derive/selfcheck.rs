@@ -15,7 +15,7 @@
 
 use serde_json::{json, Map, Value as Json};
 
-use super::probes::{Prober, ProbeCall, Turn, CONTENT, REASONING};
+use super::probes::{after_user, Prober, ProbeCall, Turn, CONTENT, REASONING};
 use super::reasoning::starts_in_reasoning;
 use super::turn::{end_of_turn, generated, PromptOf};
 use crate::delta::ParsedResponse;
@@ -121,6 +121,9 @@ pub(crate) struct UnderTest<'a> {
     pub reasoning_tags: Option<(&'a str, &'a str)>,
     /// The parsers keep the model's call ids: compare them too.
     pub keeps_ids: bool,
+    /// What ends a turn with calls besides what ends one without (the end of a
+    /// sequence the template writes only after calls).
+    pub turn_end: Option<&'a str>,
 }
 
 /// How many turns were checked, and how many the template could not show.
@@ -151,6 +154,19 @@ pub(crate) fn run(
     };
     for prompt in prompts {
         let flags = prompt.setting.kwargs();
+        // The prompt with these tools (a template may list the tools after the user's
+        // turn).
+        let Some(tail) = prober
+            .prompt_with(&flags, &tools)
+            .ok()
+            .and_then(|t| after_user(&t).map(str::to_owned))
+        else {
+            continue;
+        };
+        let prompt = &PromptOf {
+            setting: prompt.setting.clone(),
+            tail,
+        };
         let Ok(h) = prober.history_with(&Turn::content(CONTENT), &flags, &tools) else {
             continue;
         };
@@ -191,7 +207,22 @@ pub(crate) fn run(
                 checked.not_shown += 1;
                 continue;
             };
-            let g = g.cut(&eot);
+            // The end of the turn comes after the last call's name and the content.
+            let from = calls
+                .iter()
+                .filter_map(|c| g.text.rfind(&c.name).map(|i| i + c.name.len()))
+                .chain(
+                    g.text
+                        .rfind(case.content)
+                        .filter(|_| !case.content.is_empty())
+                        .map(|i| i + case.content.len()),
+                )
+                .max()
+                .unwrap_or(0);
+            let mut g = g.cut(&eot, from);
+            if let Some(end) = under.turn_end {
+                g = g.cut(end, from);
+            }
             let skipped = !g.skipped.trim().is_empty();
             if skipped && (opened || turn.reasoning.is_some()) {
                 // The prompt opened (or closed) a reasoning block the history's turn

@@ -10,7 +10,7 @@
 
 use serde_json::{Map, Value as Json};
 
-use super::diff::{common_prefix, fix_prefix};
+use super::diff::{common_prefix, fix_prefix, segments, Kind};
 use super::probes::{after_user, Prober, CONTENT};
 
 /// The flags a template may read to switch thinking, with the values tried.
@@ -108,7 +108,10 @@ pub(crate) struct Generated {
     pub skipped: String,
 }
 
-/// The generated part of `history` (a full render) after `prompt_tail`.
+/// The generated part of `history` (a full render) after `prompt_tail`. Where the
+/// history does not extend the prompt, it is the history after the text the two share,
+/// less what it keeps of the end of the prompt's opener (a history turn that writes
+/// only the `</think>` of the prompt's `<think></think>`).
 pub(crate) fn generated(prompt_tail: &str, history: &str) -> Option<Generated> {
     let h = after_user(history)?;
     if let Some(rest) = h.strip_prefix(prompt_tail) {
@@ -119,10 +122,34 @@ pub(crate) fn generated(prompt_tail: &str, history: &str) -> Option<Generated> {
     }
     let p = common_prefix(prompt_tail, h);
     let p = fix_prefix(&h[..p], &[&prompt_tail[p..], &h[p..]]);
+    let skipped = &prompt_tail[p..];
+    let mut text = &h[p..];
+    let opener = skipped.trim_end();
+    let kept = segment_starts(opener)
+        .into_iter()
+        .filter(|&i| i > 0)
+        .map(|i| &opener[i..])
+        .find(|k| !k.trim().is_empty() && text.starts_with(k));
+    if let Some(k) = kept {
+        text = &text[k.len()..];
+    }
     Some(Generated {
-        text: h[p..].to_owned(),
-        skipped: prompt_tail[p..].to_owned(),
+        text: text.to_owned(),
+        skipped: skipped.to_owned(),
     })
+}
+
+/// Where each marker or word of `text` starts.
+fn segment_starts(text: &str) -> Vec<usize> {
+    let mut at = 0;
+    let mut out = Vec::new();
+    for s in segments(text) {
+        if s.kind != Kind::Space {
+            out.push(at);
+        }
+        at += s.text.len();
+    }
+    out
 }
 
 /// What ends a turn: the text the template writes after a turn's content, read from the
@@ -136,9 +163,9 @@ pub(crate) fn end_of_turn(content_turn: &Generated) -> String {
 
 impl Generated {
     /// The text cut at the end of the turn (`eot`): removed where it ends the text,
-    /// else cut at its last occurrence (a template may write more after a turn with
-    /// calls); unchanged when it does not occur.
-    pub(crate) fn cut(mut self, eot: &str) -> Self {
+    /// else cut at its first occurrence from `from` on (a template may go on with more
+    /// after a turn with calls); unchanged when it does not occur.
+    pub(crate) fn cut(mut self, eot: &str, from: usize) -> Self {
         if eot.is_empty() {
             return self;
         }
@@ -147,9 +174,10 @@ impl Generated {
             return self;
         }
         let core = eot.trim();
-        if !core.is_empty() {
-            if let Some(i) = self.text.rfind(core) {
-                self.text.truncate(i);
+        let from = from.min(self.text.len());
+        if !core.is_empty() && self.text.is_char_boundary(from) {
+            if let Some(i) = self.text[from..].find(core) {
+                self.text.truncate(from + i);
             }
         }
         self

@@ -8,7 +8,7 @@
 use serde_json::{json, Map, Value as Json};
 
 use super::json_at;
-use crate::derive::calls::{CallShape, Sections};
+use crate::derive::calls::{close_and_rest, CallShape, Sections};
 use crate::derive::diff::split_ws;
 use crate::derive::probes::{ARG_STR, FN1, FN2, ID1};
 
@@ -106,7 +106,7 @@ pub(crate) fn read(s: &Sections) -> Result<Option<CallShape>, String> {
         ));
     }
     let open = one[..start].trim().to_owned();
-    let close = Some(one[end..].trim().to_owned()).filter(|c| !c.is_empty());
+    let (close, turn_end) = close_and_rest(&one[end..]);
     if open.is_empty() {
         return Err(format!(
             "the template writes a call as bare JSON ({one:?}), with no marker before it: \
@@ -158,6 +158,7 @@ pub(crate) fn read(s: &Sections) -> Result<Option<CallShape>, String> {
         syntax: Json::Object(syntax),
         between_blocks: between,
         notes,
+        turn_end,
     }))
 }
 

@@ -15,7 +15,7 @@
 use serde_json::{json, Map, Value as Json};
 
 use super::json_at;
-use crate::derive::calls::{normalized, CallShape, Sections, ID_MARK, NAME_MARK};
+use crate::derive::calls::{close_and_rest, normalized, CallShape, Sections, ID_MARK, NAME_MARK};
 use crate::derive::diff::{
     common_prefix, common_suffix, fix_prefix, fix_suffix, segments, split_ws, Kind, Seg,
 };
@@ -173,7 +173,7 @@ pub(crate) fn read(s: &Sections) -> Result<Option<CallShape>, String> {
         _ => return Err(bad(&format!("{mid:?} between the name and the arguments"))),
     }
     // After the arguments: [args_suffix] [call_end].
-    let mut close = Some(section_close.trim().to_owned()).filter(|c| !c.is_empty());
+    let (mut close, mut turn_end) = close_and_rest(&section_close);
     let mut between_blocks = Vec::new();
     let ends = words(&end);
     let call_end = match ends.as_slice() {
@@ -191,8 +191,12 @@ pub(crate) fn read(s: &Sections) -> Result<Option<CallShape>, String> {
     };
     if per_block {
         // Each call is a block: its end, if any, closes the block.
-        if close.is_some() {
-            return Err(bad("a section close follows calls that open no section"));
+        if let Some(c) = close.take() {
+            // Text after calls that open no section ends the turn.
+            turn_end = Some(match turn_end {
+                Some(t) => format!("{c}{t}"),
+                None => c,
+            });
         }
         close = call_end.map(str::to_owned);
         let (_, core, _) = split_ws(&between);
@@ -209,5 +213,6 @@ pub(crate) fn read(s: &Sections) -> Result<Option<CallShape>, String> {
         syntax: Json::Object(syntax),
         between_blocks,
         notes,
+        turn_end,
     }))
 }

@@ -5,7 +5,7 @@
 
 use serde_json::json;
 
-use crate::derive::calls::{CallShape, Sections};
+use crate::derive::calls::{close_and_rest, CallShape, Sections};
 use crate::derive::diff::split_ws;
 use crate::derive::probes::{ARG_INT, ARG_STR, FN1, FN2, VAL_INT_TEXT, VAL_STR};
 
@@ -52,7 +52,7 @@ fn python(s: &Sections, n: usize) -> Result<CallShape, String> {
              before it: a dialect needs a marker to tell a call from an answer"
         ));
     }
-    let close = Some(one[end + 1..].trim().to_owned()).filter(|c| !c.is_empty());
+    let (close, turn_end) = close_and_rest(&one[end + 1..]);
     let mut between = Vec::new();
     if let Some(two) = &s.two {
         // One list holding both calls, or a block each.
@@ -75,6 +75,7 @@ fn python(s: &Sections, n: usize) -> Result<CallShape, String> {
         syntax: json!({"family": "pythonic", "container": container}),
         between_blocks: between,
         notes: two_note(s),
+        turn_end,
     })
 }
 
@@ -98,7 +99,7 @@ fn gemma(s: &Sections) -> Result<CallShape, String> {
             "the template writes a call as {one:?}, with no marker before it"
         ));
     }
-    let close = Some(one[end + 1..].trim().to_owned()).filter(|c| !c.is_empty());
+    let (close, turn_end) = close_and_rest(&one[end + 1..]);
     let mut between = Vec::new();
     if let (Some(two), Some(c)) = (&s.two, close.as_deref()) {
         if let Some(i) = two.find(c) {
@@ -116,5 +117,6 @@ fn gemma(s: &Sections) -> Result<CallShape, String> {
         syntax: json!({"family": "gemma", "quote": quote, "values": values}),
         between_blocks: between,
         notes: two_note(s),
+        turn_end,
     })
 }

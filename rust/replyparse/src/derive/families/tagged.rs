@@ -18,7 +18,8 @@ use serde_json::{json, Map, Value as Json};
 use crate::derive::calls::{typed_arguments, CallShape, Sections};
 use crate::derive::diff::{common_suffix, fix_suffix, segments, split_ws, Kind, Seg};
 use crate::derive::probes::{
-    ARG_BOOL, ARG_INT, ARG_LIST, ARG_OBJ, ARG_STR, FN1, FN2, VAL_INT_TEXT, VAL_STR,
+    ARG_BOOL, ARG_INT, ARG_LIST, ARG_MARK, ARG_OBJ, ARG_STR, FN1, FN2, VAL_INT_TEXT, VAL_MARK,
+    VAL_STR,
 };
 
 fn words(text: &str) -> Vec<Seg<'_>> {
@@ -217,7 +218,14 @@ pub(crate) fn read(s: &Sections) -> Result<Option<CallShape>, String> {
     // The function's and the block's closes, after the last value and in the
     // zero-argument call.
     let closes_text = &after_v2[w2.len() + value_close.len()..];
-    let closes = words(closes_text);
+    let mut closes = words(closes_text);
+    // The closes the openings call for; markup after them ends the turn.
+    let wanted = usize::from(!fn_open.is_empty()) + blocks.len();
+    let turn_end = (closes.len() > wanted && wanted > 0).then(|| {
+        let rest = closes.split_off(wanted);
+        let start = rest[0].text.as_ptr() as usize - closes_text.as_ptr() as usize;
+        closes_text[start..].trim().to_owned()
+    });
     if let Some(zero) = &s.zero {
         let z = zero.find(FN2).map(|i| &zero[i + FN2.len()..]);
         let z = z.map(|z| match fn_attr {
@@ -229,7 +237,8 @@ pub(crate) fn read(s: &Sections) -> Result<Option<CallShape>, String> {
             t.strip_prefix(function_name_end.trim()).unwrap_or(t)
         });
         let same = rest.is_some_and(|r| {
-            let a: Vec<_> = words(r).iter().map(|s| s.text).collect();
+            let mut a: Vec<_> = words(r).iter().map(|s| s.text).collect();
+            a.truncate(closes.len());
             let b: Vec<_> = closes.iter().map(|s| s.text).collect();
             a == b
         });
@@ -321,12 +330,14 @@ pub(crate) fn read(s: &Sections) -> Result<Option<CallShape>, String> {
             syntax,
             between_blocks: between,
             notes,
+            turn_end,
         }));
     }
     if e1.attrs != e2.attrs {
         return Err(bad("a key's attributes differ with the value's type"));
     }
     let python_values = notation(s, &e2, value_close)?;
+    let cdata = markup_notation(s, &e1, value_close)?;
     let mut syntax = Map::new();
     syntax.insert("family".into(), json!("xml"));
     syntax.insert("function_open".into(), json!(function_open));
@@ -366,6 +377,9 @@ pub(crate) fn read(s: &Sections) -> Result<Option<CallShape>, String> {
     if python_values {
         syntax.insert("python_values".into(), json!(true));
     }
+    if cdata {
+        syntax.insert("cdata".into(), json!(true));
+    }
     if one_block {
         syntax.insert("one_block".into(), json!(true));
     }
@@ -376,6 +390,7 @@ pub(crate) fn read(s: &Sections) -> Result<Option<CallShape>, String> {
         syntax: Json::Object(syntax),
         between_blocks: between,
         notes,
+        turn_end,
     }))
 }
 
@@ -435,4 +450,37 @@ fn notation(s: &Sections, key: &KeyEnd, value_close: &str) -> Result<bool, Strin
         python = Some(this);
     }
     Ok(python.unwrap_or(false))
+}
+
+/// How the template writes a string value holding markup characters and a newline:
+/// `Ok(false)` as it is, `Ok(true)` inside `<![CDATA[...]]>`; anything else (entities,
+/// escapes) is an unknown notation.
+fn markup_notation(s: &Sections, key: &KeyEnd, value_close: &str) -> Result<bool, String> {
+    let Some(typed) = &s.typed else {
+        return Ok(false);
+    };
+    let Some(at) = typed.find(ARG_MARK) else {
+        return Err(format!("the template leaves the argument {VAL_MARK:?} out of a call"));
+    };
+    let rest = &typed[at + ARG_MARK.len()..];
+    let start = rest.find(key.name_end.as_str()).map(|i| i + key.name_end.len());
+    let start = start.map(|i| match &key.value_open {
+        Some(v) => rest[i..].find(v.as_str()).map_or(i, |j| i + j + v.len()),
+        None => i,
+    });
+    let Some(start) = start else {
+        return Err(format!("the template writes the argument {ARG_MARK} as {rest:?}"));
+    };
+    let value = &rest[start..];
+    let value = value.strip_prefix(key.ws.as_str()).unwrap_or(value);
+    if value.starts_with(VAL_MARK) {
+        return Ok(false);
+    }
+    if value.starts_with(&format!("<![CDATA[{VAL_MARK}]]>")) {
+        return Ok(true);
+    }
+    let shown = value.find(value_close).map_or(value, |e| &value[..e]);
+    Err(format!(
+        "unknown argument notation: the template writes the text {VAL_MARK:?} as {shown:?}"
+    ))
 }
