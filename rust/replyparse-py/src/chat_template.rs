@@ -1,12 +1,12 @@
 //! Chat-template rendering (`render_chat_template`), exposed for the test suite that
-//! compares it with transformers' renderer.
+//! compares it with transformers' renderer, and dialects derived from a chat template.
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
 use replyparse::ChatTemplate;
 
-use crate::errors::guarded;
+use crate::errors::{guarded, to_py_err, DialectDerivationError};
 
 fn parse_json(what: &str, text: &str) -> PyResult<serde_json::Value> {
     serde_json::from_str(text)
@@ -67,4 +67,49 @@ pub(crate) fn render_chat_template(
         })
     })?;
     result.map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+fn options_of(options_json: Option<&str>) -> PyResult<serde_json::Map<String, serde_json::Value>> {
+    match options_json.map(|o| parse_json("options_json", o)).transpose()? {
+        None | Some(serde_json::Value::Null) => Ok(serde_json::Map::new()),
+        Some(serde_json::Value::Object(map)) => Ok(map),
+        Some(_) => Err(PyValueError::new_err(
+            "options_json must be a JSON object or null",
+        )),
+    }
+}
+
+/// Derives (or answers from the cache) the dialects of `template` rendered with the
+/// options (`options_json`, an object of keyword arguments), registers them, and
+/// returns the export (JSON text). Raises `DialectDerivationError` with the reason when
+/// none can be derived. Runs without the GIL.
+#[pyfunction]
+#[pyo3(signature = (template, options_json=None))]
+pub(crate) fn dialect_from_chat_template(
+    py: Python<'_>,
+    template: &str,
+    options_json: Option<&str>,
+) -> PyResult<String> {
+    let options = options_of(options_json)?;
+    let result = py.detach(|| {
+        guarded(|| replyparse::dialect_from_chat_template(template, &options))
+    })?;
+    match result {
+        Ok(d) => Ok(d.to_json()),
+        Err(e) => Err(DialectDerivationError::new_err(e.to_string())),
+    }
+}
+
+/// Reads an export, registers and pins it; returns it as the engine holds it (JSON).
+#[pyfunction]
+pub(crate) fn load_derived_dialect(export_json: &str) -> PyResult<String> {
+    let d = guarded(|| replyparse::load_derived_dialect(export_json))?.map_err(to_py_err)?;
+    Ok(d.to_json())
+}
+
+/// The derivation cache's counters: `(entries, derivations, hits, pinned)`.
+#[pyfunction]
+pub(crate) fn derived_cache_info() -> PyResult<(usize, u64, u64, usize)> {
+    let i = guarded(replyparse::derived_cache_info)?;
+    Ok((i.entries, i.derivations, i.hits, i.pinned))
 }

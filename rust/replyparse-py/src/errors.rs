@@ -25,6 +25,12 @@ create_exception!(
 );
 create_exception!(
     replyparse,
+    DialectDerivationError,
+    PyValueError,
+    "No dialect can be derived from a chat template; the message says why."
+);
+create_exception!(
+    replyparse,
     InvalidToolsError,
     PyValueError,
     "Request tools or tool_choice that cannot be understood."
