@@ -57,10 +57,48 @@ RECORDS_FILE = Path(__file__).parent / "templates" / "derived.json"
 RECORDS = json.loads(RECORDS_FILE.read_text(encoding="utf-8"))
 SOURCES = [s for s in sources() if not s.key.startswith("encoder:")]
 CHUNKINGS = {"whole": whole, "chars": per_char, "bursts1": bursts(1), "bursts2": bursts(2)}
+# The hand-declared dialects: what the model table chooses for the template's model id
+# with the template given (the better of the round-trip test's two modes).
+HAND_MODE = "id+template"
 
 # (template, dialect kind, field) -> why the derived value differs from the hand-written
 # one. Checked to still differ.
-FIELD_DIFFERENCES: dict[tuple[str, str, str], str] = {}
+_ALSO_ENABLE_THINKING = (
+    "the template reads one flag; the hand-written dialect also honours another one "
+    "(`enable_thinking` or `thinking`) that serving stacks send, which this template ignores"
+)
+FIELD_DIFFERENCES: dict[tuple[str, str, str], str] = {
+    ("deepseek-v3.1.jinja", "reasoning", "starts_in_reasoning"): _ALSO_ENABLE_THINKING,
+    ("laguna-xs.2.jinja", "reasoning", "starts_in_reasoning"): _ALSO_ENABLE_THINKING,
+    ("ling-3.jinja", "reasoning", "starts_in_reasoning"): _ALSO_ENABLE_THINKING,
+    ("hy3.jinja", "reasoning", "starts_in_reasoning"): (
+        "the template accepts `reasoning_effort` no_think, low or high (it raises on any "
+        "other value); the derived rule names the values that open reasoning (low, high), "
+        "the hand-written one the value that does not (no_think): the same on every value "
+        "the template accepts"
+    ),
+    ("mistral-nemo.jinja", "tool", "syntax.family"): (
+        "the hand-written Mistral dialect reads both Mistral call formats: the header form "
+        "(`[TOOL_CALLS]NAME[ARGS]{...}`) and, as its `[` form, the JSON array this template "
+        "writes; the derived one reads the array only"
+    ),
+    ("seed-oss.jinja", "reasoning", "starts_in_reasoning"): (
+        "the generation prompt opens no reasoning (the model writes `<seed:think>` itself), "
+        "so the derived dialect starts in content; the hand-written one starts in reasoning "
+        "and drops a leading open tag, which reads the same outputs as long as the model "
+        "always opens its reasoning"
+    ),
+    ("gigachat3.jinja", "tool", "open"): (
+        "the hand-written open tag keeps the newline before the JSON; the derived one leaves "
+        "it to the JSON (whitespace before a JSON value is skipped)"
+    ),
+    ("gemma-4.jinja", "reasoning", "starts_in_reasoning"): (
+        "`enable_thinking` changes the system turn, not the generation prompt, which opens "
+        "no reasoning: the model writes `<|channel>thought` itself, so the derived dialect "
+        "starts in content and reads the open tag; the hand-written one starts in reasoning "
+        "when thinking is on (dropping a leading open tag or `thought` label)"
+    ),
+}
 
 
 def derive(template: str) -> tuple[rp.DerivedDialect | None, str | None]:
@@ -109,7 +147,9 @@ def outcome_of(source: Source) -> tuple[dict[str, Any], list[str]]:
             want = comparable(expected(case, rendered.reasoning, decl.get("transforms", [])))
             ran += 1
             hand = complete_result(
-                make_parser(decl, source.template, "id", setting).parse_complete(rendered.text)
+                make_parser(decl, source.template, HAND_MODE, setting).parse_complete(
+                    rendered.text
+                )
             )
             ok_hand = comparable(hand) == want
             got = parse_all(lambda: derived_parser(d, decl, setting), rendered.text)
@@ -154,3 +194,82 @@ def test_records_cover_every_template() -> None:
             assert r["reason"], key
         else:
             assert r["hand"] <= r["derived"] <= r["cases"], key
+
+
+# ---- the derived declarations against the hand-written ones ---------------------------
+
+
+def _engine_dialects(kind: str) -> dict[str, dict[str, Any]]:
+    from replyparse import _native
+
+    text = _native.tool_dialects_json() if kind == "tool" else _native.reasoning_dialects_json()
+    return {d["name"]: d for d in json.loads(text)}
+
+
+def _syntax_fields(syntax: dict[str, Any]) -> dict[str, Any]:
+    """A syntax's declared fields (nulls are not declared), with the XML value
+    whitespace under one name."""
+    out = {k: v for k, v in syntax.items() if v is not None}
+    if out.get("family") == "xml":
+        declared = out.pop("value_whitespace", None)
+        newline = out.pop("trim_value_newline", False)
+        if declared is not None or newline:
+            out["value_whitespace"] = declared or "newline"
+    return out
+
+
+def _flags(r: dict[str, Any]) -> list[Any]:
+    rules = r.get("thinking_flags") or [{"key": "enable_thinking"}]
+    return sorted((f["key"], f.get("on", []), f.get("off", [])) for f in rules)
+
+
+def field_differences(derived: dict[str, Any], hand: dict[str, Any], kind: str) -> dict[str, Any]:
+    """`{field: (derived, hand)}` for every field both declare with different values;
+    separators compare as sets (the derived ones must be among the hand-written ones,
+    which list every template of the dialect)."""
+    diffs: dict[str, Any] = {}
+    # A tag is the hand-written one when it is one of its spellings (tag or alias).
+    for f in ("open", "close"):
+        spellings = [hand.get(f), *hand.get(f"{f}_aliases", [])]
+        if derived.get(f) is not None and hand.get(f) is not None and derived[f] not in spellings:
+            diffs[f] = (derived[f], hand[f])
+    for pos, values in (derived.get("separators") or {}).items():
+        theirs = (hand.get("separators") or {}).get(pos)
+        if theirs and not set(values) <= set(theirs):
+            diffs[f"separators.{pos}"] = (values, theirs)
+    if kind == "tool":
+        mine, theirs = _syntax_fields(derived["syntax"]), _syntax_fields(hand["syntax"])
+        for k, v in mine.items():
+            if k in theirs and theirs[k] != v:
+                diffs[f"syntax.{k}"] = (v, theirs[k])
+    else:
+        mine_start = (derived["starts_in_reasoning"], _flags(derived))
+        hand_start = (hand.get("starts_in_reasoning", "unless_disabled"), _flags(hand))
+        if mine_start != hand_start:
+            diffs["starts_in_reasoning"] = (mine_start, hand_start)
+    return diffs
+
+
+def _template_sources() -> list[Source]:
+    return [s for s in SOURCES if "#" not in s.key]
+
+
+@pytest.mark.parametrize("source", _template_sources(), ids=lambda s: s.key)
+def test_derived_fields_equal_the_hand_written_ones(source: Source) -> None:
+    assert source.template is not None
+    d, _ = derive(source.template)
+    if d is None:
+        pytest.skip("the derivation is refused")
+    export = json.loads(d.to_json())
+    choice = rp.parsers_for_model(source.decl["model"], chat_template=source.template)
+    seen: dict[tuple[str, str, str], Any] = {}
+    for kind, name in (("tool", choice.tool_parser), ("reasoning", choice.reasoning_parser)):
+        mine = export[f"{kind}_parser"]
+        if mine is None or name is None:
+            continue
+        for field, pair in field_differences(mine, _engine_dialects(kind)[name], kind).items():
+            seen[(source.key, kind, field)] = pair
+    expected_keys = {k for k in FIELD_DIFFERENCES if k[0] == source.key}
+    unexplained = {k: v for k, v in seen.items() if k not in FIELD_DIFFERENCES}
+    assert not unexplained, f"derived != hand-written: {unexplained}"
+    assert expected_keys <= set(seen), f"listed but no longer different: {expected_keys - set(seen)}"
