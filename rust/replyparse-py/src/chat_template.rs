@@ -70,7 +70,10 @@ pub(crate) fn render_chat_template(
 }
 
 fn options_of(options_json: Option<&str>) -> PyResult<serde_json::Map<String, serde_json::Value>> {
-    match options_json.map(|o| parse_json("options_json", o)).transpose()? {
+    match options_json
+        .map(|o| parse_json("options_json", o))
+        .transpose()?
+    {
         None | Some(serde_json::Value::Null) => Ok(serde_json::Map::new()),
         Some(serde_json::Value::Object(map)) => Ok(map),
         Some(_) => Err(PyValueError::new_err(
@@ -91,9 +94,8 @@ pub(crate) fn dialect_from_chat_template(
     options_json: Option<&str>,
 ) -> PyResult<String> {
     let options = options_of(options_json)?;
-    let result = py.detach(|| {
-        guarded(|| replyparse::dialect_from_chat_template(template, &options))
-    })?;
+    let result =
+        py.detach(|| guarded(|| replyparse::dialect_from_chat_template(template, &options)))?;
     match result {
         Ok(d) => Ok(d.to_json()),
         Err(e) => Err(DialectDerivationError::new_err(e.to_string())),

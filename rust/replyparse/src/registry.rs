@@ -354,7 +354,10 @@ pub(crate) fn register_derived(
     let mut reg = write();
     let mut changed = false;
     if let Some(t) = tool {
-        let same = reg.tools.get(ParserKind::Tool, &t.name).is_ok_and(|d| *d == *t);
+        let same = reg
+            .tools
+            .get(ParserKind::Tool, &t.name)
+            .is_ok_and(|d| *d == *t);
         if !same {
             reg.tools.insert(&t.name, &[], t.clone(), true)?;
             changed = true;

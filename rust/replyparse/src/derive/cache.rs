@@ -153,8 +153,9 @@ pub fn dialect_from_chat_template(
     }
     let answer = derive(template, options).map(Arc::new);
     if let Ok(d) = &answer {
-        registry::register_derived(d.tool_parser.as_ref(), d.reasoning_parser.as_ref())
-            .map_err(|e| DeriveError::new(format!("the derived dialect cannot be registered: {e}")))?;
+        registry::register_derived(d.tool_parser.as_ref(), d.reasoning_parser.as_ref()).map_err(
+            |e| DeriveError::new(format!("the derived dialect cannot be registered: {e}")),
+        )?;
     }
     let evicted = put(&name, template, opts, &answer);
     for gone in evicted {
@@ -175,7 +176,10 @@ fn put(
     let mut c = lock(&CACHE);
     c.derivations += 1;
     let mut evicted = Vec::new();
-    if c.entries.iter().any(|e| e.name == name && &*e.template == template && e.options == options) {
+    if c.entries
+        .iter()
+        .any(|e| e.name == name && &*e.template == template && e.options == options)
+    {
         return evicted; // another thread derived the same meanwhile
     }
     let bytes = template.len() + options.len() + 256;

@@ -15,7 +15,7 @@ use serde_json::{json, Map, Value as Json};
 use super::diff::{diff, split_ws};
 use super::families::{envelope, header, pythonic, tagged};
 use super::probes::{
-    after_user, Prober, ProbeCall, Turn, ARG_BOOL, ARG_INT, ARG_LIST, ARG_MARK, ARG_OBJ, ARG_STR,
+    after_user, ProbeCall, Prober, Turn, ARG_BOOL, ARG_INT, ARG_LIST, ARG_MARK, ARG_OBJ, ARG_STR,
     CONTENT, FN1, FN2, ID1, ID2, VAL_INT, VAL_MARK, VAL_STR,
 };
 use super::turn::PromptOf;
@@ -98,7 +98,9 @@ fn section_of(
                 p = p.min(c + CONTENT.len());
                 // The end of the content's turn, repeated after the calls' message, is
                 // the end of the turn, not the calls' close.
-                let eot = plain.find(CONTENT).map_or("", |i| &plain[i + CONTENT.len()..]);
+                let eot = plain
+                    .find(CONTENT)
+                    .map_or("", |i| &plain[i + CONTENT.len()..]);
                 let middle = &b[p..b.len() - s];
                 if !eot.trim().is_empty() && middle.ends_with(eot) && middle.len() > eot.len() {
                     s += eot.len();
@@ -124,21 +126,26 @@ pub(crate) enum NoSections {
 pub(crate) fn sections(prober: &mut Prober<'_>, base: &PromptOf) -> Result<Sections, NoSections> {
     let flags = base.setting.kwargs();
     // The argument form: the one under which the call shows, readable.
-    prober.find_args_form(&flags, |text| {
-        after_user(text).is_some_and(|t| {
-            t.contains(FN1)
-                && t.contains(ARG_STR)
-                && t.contains(VAL_STR)
-                && !t.contains(&format!("'{ARG_STR}'"))
+    prober
+        .find_args_form(&flags, |text| {
+            after_user(text).is_some_and(|t| {
+                t.contains(FN1)
+                    && t.contains(ARG_STR)
+                    && t.contains(VAL_STR)
+                    && !t.contains(&format!("'{ARG_STR}'"))
+            })
         })
-    })
-    .map_err(|(rendered, tried)| {
-        if rendered {
-            NoSections::NoCalls(format!("the template writes no tool call in the history ({tried})"))
-        } else {
-            NoSections::Fails(format!("the template fails on a turn with a tool call ({tried})"))
-        }
-    })?;
+        .map_err(|(rendered, tried)| {
+            if rendered {
+                NoSections::NoCalls(format!(
+                    "the template writes no tool call in the history ({tried})"
+                ))
+            } else {
+                NoSections::Fails(format!(
+                    "the template fails on a turn with a tool call ({tried})"
+                ))
+            }
+        })?;
     let fails = |e: String| NoSections::Fails(e);
     let plain = prober
         .history(&Turn::content(CONTENT), &flags)
@@ -152,7 +159,10 @@ pub(crate) fn sections(prober: &mut Prober<'_>, base: &PromptOf) -> Result<Secti
         ID1,
     )];
     let (middle, whole, content) = section_of(prober, base, &plain, one_call).map_err(fails)?;
-    let end_after = |text: &str| text.find(CONTENT).map(|i| text[i + CONTENT.len()..].to_owned());
+    let end_after = |text: &str| {
+        text.find(CONTENT)
+            .map(|i| text[i + CONTENT.len()..].to_owned())
+    };
     let turn_end = match (content, end_after(&whole), end_after(&plain)) {
         (ContentPlace::After, Some(a), Some(b)) if a.trim() != b.trim() && !a.trim().is_empty() => {
             Some(a.trim().to_owned())
@@ -183,17 +193,20 @@ pub(crate) fn sections(prober: &mut Prober<'_>, base: &PromptOf) -> Result<Secti
         after_blocks.push(trail.to_owned());
     }
     let one = core.to_owned();
-    let zero = section_of(prober, base, &plain, vec![ProbeCall::new(FN2, json!({}), ID1)])
-        .ok()
-        .map(|(m, _, _)| m.trim().to_owned());
+    let zero = section_of(
+        prober,
+        base,
+        &plain,
+        vec![ProbeCall::new(FN2, json!({}), ID1)],
+    )
+    .ok()
+    .map(|(m, _, _)| m.trim().to_owned());
     let two_calls = vec![
         ProbeCall::new(FN1, json!({ARG_STR: VAL_STR}), ID1),
         ProbeCall::new(FN2, json!({}), ID2),
     ];
     let (two, two_refused) = match section_of(prober, base, &plain, two_calls) {
-        Ok((m, _, _)) if m.contains(FN2) && m.contains(FN1) => {
-            (Some(m.trim().to_owned()), None)
-        }
+        Ok((m, _, _)) if m.contains(FN2) && m.contains(FN1) => (Some(m.trim().to_owned()), None),
         Ok(_) => (None, Some("it writes only one of two calls".to_owned())),
         Err(e) => (None, Some(format!("it fails on two calls ({e})"))),
     };

@@ -118,7 +118,10 @@ pub(crate) fn diff(a: &str, b: &str) -> (usize, usize) {
     let p = fix_prefix(&a[..p], &[&a[p..], &b[p..]]);
     let (ra, rb) = (&a[p..], &b[p..]);
     let s = common_suffix(ra, rb);
-    let drop = fix_suffix(&ra[ra.len() - s..], &[&ra[..ra.len() - s], &rb[..rb.len() - s]]);
+    let drop = fix_suffix(
+        &ra[ra.len() - s..],
+        &[&ra[..ra.len() - s], &rb[..rb.len() - s]],
+    );
     (p, s - drop)
 }
 
@@ -163,7 +166,9 @@ pub(crate) fn segments(text: &str) -> Vec<Seg<'_>> {
         }
         if let Some(cl) = closer_of(c) {
             let body = &rest[c.len_utf8()..];
-            let stop = body.char_indices().find(|&(_, d)| d == cl || d == '\n' || d == c);
+            let stop = body
+                .char_indices()
+                .find(|&(_, d)| d == cl || d == '\n' || d == c);
             match stop {
                 Some((j, d)) if d == cl => {
                     let n = c.len_utf8() + j + d.len_utf8();
@@ -249,7 +254,13 @@ mod tests {
             ]
         );
         let segs = segments("\n```json\n{");
-        assert_eq!(segs[1], Seg { kind: Kind::Word, text: "```json" });
+        assert_eq!(
+            segs[1],
+            Seg {
+                kind: Kind::Word,
+                text: "```json"
+            }
+        );
         let segs = segments("a < b");
         assert!(segs.iter().all(|s| s.kind != Kind::Marker));
     }

@@ -52,13 +52,22 @@ use turn::{generated, PromptOf};
 pub struct DeriveError {
     /// The reason.
     pub reason: String,
+    /// The reason in a few words (the self-check's failing turn without its text), for
+    /// a choice's `reason`.
+    brief: Option<String>,
 }
 
 impl DeriveError {
     fn new(reason: impl Into<String>) -> Self {
         DeriveError {
             reason: reason.into(),
+            brief: None,
         }
+    }
+
+    /// The reason in a few words: what failed, without the text that shows it.
+    pub fn brief(&self) -> &str {
+        self.brief.as_deref().unwrap_or(&self.reason)
     }
 }
 
@@ -248,7 +257,9 @@ fn keep_valid_separators(decl: &mut Json, notes: &mut Vec<String>) {
     }
     seps.retain(|_, v| v.as_array().is_none_or(|a| !a.is_empty()));
     if seps.is_empty() {
-        decl.as_object_mut().expect("an object").remove("separators");
+        decl.as_object_mut()
+            .expect("an object")
+            .remove("separators");
     }
 }
 
@@ -337,10 +348,14 @@ fn derive(template: &str, options: &Map<String, Json>) -> Result<DerivedDialect,
             let mut notes = Vec::new();
             keep_valid_separators(&mut decl, &mut notes);
             let d: ReasoningDialect = serde_json::from_value(decl).map_err(|e| {
-                DeriveError::new(format!("the reasoning reads as an invalid declaration: {e}"))
+                DeriveError::new(format!(
+                    "the reasoning reads as an invalid declaration: {e}"
+                ))
             })?;
             validate_reasoning_dialect(&d).map_err(|e| {
-                DeriveError::new(format!("the reasoning reads as an invalid declaration: {e}"))
+                DeriveError::new(format!(
+                    "the reasoning reads as an invalid declaration: {e}"
+                ))
             })?;
             findings.push(format!(
                 "reasoning: {:?} ... {:?}; {}",
@@ -398,12 +413,19 @@ fn derive(template: &str, options: &Map<String, Json>) -> Result<DerivedDialect,
     });
     let under = UnderTest {
         parser: &factory,
-        reasoning_tags: reasoning.as_ref().map(|r| (r.open.as_str(), r.close.as_str())),
+        reasoning_tags: reasoning
+            .as_ref()
+            .map(|r| (r.open.as_str(), r.close.as_str())),
         keeps_ids,
         turn_end: turn_end.as_deref(),
     };
-    let checked = selfcheck::run(&mut prober, &prompts, &under)
-        .map_err(|e| DeriveError::new(format!("the derived dialect fails its self-check: {e}")))?;
+    let checked = selfcheck::run(&mut prober, &prompts, &under).map_err(|e| DeriveError {
+        reason: format!("the derived dialect fails its self-check: {}", e.detail),
+        brief: Some(format!(
+            "the derived dialect fails its self-check: {}",
+            e.short
+        )),
+    })?;
     findings.push(format!(
         "self-check: {} assistant turns rendered and read back{}",
         checked.turns,
@@ -425,23 +447,40 @@ fn derive(template: &str, options: &Map<String, Json>) -> Result<DerivedDialect,
     })
 }
 
+/// Why parsers chosen some other way do not pass the self-check.
+#[derive(Debug, Clone)]
+pub(crate) enum CheckFailed {
+    /// A turn with calls does not read back (named in a few words).
+    Fails(String),
+    /// No turn could be checked: the template fails on the probes, or refuses or hides
+    /// every turn with calls.
+    NotChecked(String),
+}
+
 /// The self-check of parsers chosen some other way (a model-table row chosen by the
 /// template's markers alone): `Ok` when the template's turns with calls read back with
-/// them, `Err` with the first turn that does not.
-pub(crate) fn check_parsers(
-    template: &str,
-    config: &ParserConfig,
-) -> Result<(), String> {
-    let compiled = ChatTemplate::new(template).map_err(|e| e.to_string())?;
+/// them.
+pub(crate) fn check_parsers(template: &str, config: &ParserConfig) -> Result<(), CheckFailed> {
+    let not_checked = |e: String| CheckFailed::NotChecked(e);
+    let compiled = ChatTemplate::new(template).map_err(|e| not_checked(e.to_string()))?;
     let mut prober = Prober::new(&compiled, with_special_tokens(&Map::new()));
-    prober.find_shape().map_err(|e| e.to_string())?;
-    let prompts: Vec<PromptOf> = turn::settings(&mut prober)?;
-    let _ = prober.find_args_form(&prompts[0].setting.kwargs(), |t| t.contains(probes::FN1));
+    prober
+        .find_shape()
+        .map_err(|e| not_checked(e.to_string()))?;
+    let prompts: Vec<PromptOf> = turn::settings(&mut prober).map_err(not_checked)?;
     for p in &prompts {
         if prober.find_reasoning_key(&p.setting.kwargs()).is_some() {
             break;
         }
     }
+    // What ends a turn with calls (read as the derivation reads it: the self-check
+    // must cut the turn where the model stops, whatever parsers read it).
+    let turn_end = calls::sections(&mut prober, &prompts[0])
+        .ok()
+        .and_then(|s| {
+            let shape = calls::classify(&s).ok().and_then(|c| c.turn_end);
+            shape.or(s.turn_end)
+        });
     let reasoning = config
         .reasoning_parser
         .as_deref()
@@ -468,7 +507,15 @@ pub(crate) fn check_parsers(
             .as_ref()
             .map(|r| (r.open.as_str(), r.close.as_str())),
         keeps_ids: false,
-        turn_end: None,
+        turn_end: turn_end.as_deref(),
     };
-    selfcheck::run(&mut prober, &prompts, &under).map(|_| ())
+    selfcheck::run(&mut prober, &prompts, &under)
+        .map(|_| ())
+        .map_err(|e| {
+            if e.nothing_checked {
+                CheckFailed::NotChecked(e.short)
+            } else {
+                CheckFailed::Fails(e.short)
+            }
+        })
 }

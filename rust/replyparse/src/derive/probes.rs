@@ -230,9 +230,9 @@ impl<'t> Prober<'t> {
             kwargs.insert(k.clone(), v.clone());
         }
         self.renders += 1;
-        let (text, fuel) = self
-            .template
-            .render_counting_fuel(messages, Some(tools), prompt, &kwargs)?;
+        let (text, fuel) =
+            self.template
+                .render_counting_fuel(messages, Some(tools), prompt, &kwargs)?;
         self.fuel += fuel;
         Ok(text)
     }
@@ -252,7 +252,11 @@ impl<'t> Prober<'t> {
     }
 
     /// The prompt with other tools than the probe's (OpenAI tool objects).
-    pub(crate) fn prompt_with(&mut self, flags: &Map<String, Json>, tools: &[Json]) -> RenderResult {
+    pub(crate) fn prompt_with(
+        &mut self,
+        flags: &Map<String, Json>,
+        tools: &[Json],
+    ) -> RenderResult {
         let messages = self.head();
         let tools = self.shaped_tools(tools.to_vec());
         self.render(&messages, &tools, true, flags)
@@ -281,10 +285,9 @@ impl<'t> Prober<'t> {
         {
             self.shape.system = system;
             self.shape.bare_functions = bare_functions;
-            let ok = self.prompt(&no_flags).and_then(|_| {
-                self.history(&Turn::content(CONTENT), &no_flags)
-                    .map(|_| ())
-            });
+            let ok = self
+                .prompt(&no_flags)
+                .and_then(|_| self.history(&Turn::content(CONTENT), &no_flags).map(|_| ()));
             match ok {
                 Ok(()) => return Ok(()),
                 Err(e) => {
@@ -304,7 +307,10 @@ impl<'t> Prober<'t> {
         flags: &Map<String, Json>,
         accept: impl Fn(&str) -> bool,
     ) -> Result<String, (bool, String)> {
-        let turn = Turn::calls(CONTENT, vec![ProbeCall::new(FN1, json!({ARG_STR: VAL_STR}), ID1)]);
+        let turn = Turn::calls(
+            CONTENT,
+            vec![ProbeCall::new(FN1, json!({ARG_STR: VAL_STR}), ID1)],
+        );
         let mut tried = Vec::new();
         let mut rendered = false;
         for form in [ArgsForm::Mapping, ArgsForm::JsonString] {

@@ -74,7 +74,10 @@ fn first_tag(text: &str) -> Option<(&str, &str)> {
     }
     // Words written right after the marker belong to the tag when whitespace or the
     // end follows them (`<|channel>thought\n`), not when another marker does.
-    let words = segs[1..].iter().take_while(|s| s.kind == Kind::Word).count();
+    let words = segs[1..]
+        .iter()
+        .take_while(|s| s.kind == Kind::Word)
+        .count();
     let ends = segs.get(1 + words).is_none_or(|s| s.kind == Kind::Space);
     let n = 1 + if ends { words } else { 0 };
     let len: usize = segs[..n].iter().map(|s| s.text.len()).sum();
@@ -151,7 +154,10 @@ pub(crate) fn analyse(
         let (_, core, trail) = split_ws(&prompt.tail);
         match last_tag(core) {
             Some(tag) => {
-                push_sep(&mut separators.after_open, &format!("{trail}{}", &text[..r]));
+                push_sep(
+                    &mut separators.after_open,
+                    &format!("{trail}{}", &text[..r]),
+                );
                 tag.to_owned()
             }
             None => {
@@ -191,13 +197,20 @@ fn from_prompts(
         let Ok(h) = prober.history(&Turn::content(CONTENT), &p.setting.kwargs()) else {
             continue;
         };
-        let Some(g) = generated(&p.tail, &h) else { continue };
+        let Some(g) = generated(&p.tail, &h) else {
+            continue;
+        };
         if g.skipped.trim().is_empty() {
             continue;
         }
-        let Some(open) = last_tag(g.skipped.trim()) else { continue };
+        let Some(open) = last_tag(g.skipped.trim()) else {
+            continue;
+        };
         let text = g.text.trim_start();
-        let Some(close) = segments(text).first().filter(|s| s.kind == Kind::Marker).map(|s| s.text)
+        let Some(close) = segments(text)
+            .first()
+            .filter(|s| s.kind == Kind::Marker)
+            .map(|s| s.text)
         else {
             continue;
         };
@@ -240,17 +253,25 @@ fn finish(
         let Ok(h) = prober.history(&Turn::content(CONTENT), &p.setting.kwargs()) else {
             continue;
         };
-        let Some(g) = generated(&p.tail, &h) else { continue };
+        let Some(g) = generated(&p.tail, &h) else {
+            continue;
+        };
         if !g.skipped.trim().is_empty() {
             continue;
         }
-        let Some(c) = g.text.find(CONTENT) else { continue };
+        let Some(c) = g.text.find(CONTENT) else {
+            continue;
+        };
         let head = &g.text[..c];
         let (lead, core, trail) = split_ws(head);
         if core.is_empty() {
             push_sep(&mut separators.response_start, lead);
         } else if let Some(rest) = core.strip_prefix(open.as_str()) {
-            if rest.trim().strip_suffix(close.as_str()).is_some_and(|m| m.trim().is_empty()) {
+            if rest
+                .trim()
+                .strip_suffix(close.as_str())
+                .is_some_and(|m| m.trim().is_empty())
+            {
                 push_sep(&mut separators.response_start, lead);
                 push_sep(&mut separators.after_close, trail);
             }
@@ -320,19 +341,31 @@ fn start_rule(prompts: &[PromptOf], starts: &[bool]) -> Result<(StartMode, Vec<F
         if seen.iter().all(|&(_, s)| s == default) {
             continue; // the flag changes the prompt, not where the response starts
         }
-        let state = |v: &Json| seen.iter().find(|(x, _)| *x == v).map_or(default, |&(_, s)| s);
+        let state = |v: &Json| {
+            seen.iter()
+                .find(|(x, _)| *x == v)
+                .map_or(default, |&(_, s)| s)
+        };
         let (t, f) = (state(&Json::Bool(true)), state(&Json::Bool(false)));
         let boolean = seen.iter().all(|(v, _)| v.is_boolean());
         let rule = if boolean && t && !f {
             FlagRule::key(key)
         } else if default {
             FlagRule {
-                off: seen.iter().filter(|&&(_, s)| !s).map(|(v, _)| (*v).clone()).collect(),
+                off: seen
+                    .iter()
+                    .filter(|&&(_, s)| !s)
+                    .map(|(v, _)| (*v).clone())
+                    .collect(),
                 ..FlagRule::key(key)
             }
         } else {
             FlagRule {
-                on: seen.iter().filter(|&&(_, s)| s).map(|(v, _)| (*v).clone()).collect(),
+                on: seen
+                    .iter()
+                    .filter(|&&(_, s)| s)
+                    .map(|(v, _)| (*v).clone())
+                    .collect(),
                 ..FlagRule::key(key)
             }
         };

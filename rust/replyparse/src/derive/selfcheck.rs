@@ -15,7 +15,7 @@
 
 use serde_json::{json, Map, Value as Json};
 
-use super::probes::{after_user, Prober, ProbeCall, Turn, CONTENT, REASONING};
+use super::probes::{after_user, ProbeCall, Prober, Turn, CONTENT, REASONING};
 use super::reasoning::starts_in_reasoning;
 use super::turn::{end_of_turn, generated, PromptOf};
 use crate::delta::ParsedResponse;
@@ -27,7 +27,11 @@ const CHECK_REASONING: &str = "The user wants help.\nI will call the tools.";
 
 /// The tools of the self-check's turns (OpenAI tool objects).
 pub(crate) fn check_tools(unions: bool) -> Vec<Json> {
-    let cursor = if unions { json!(["string", "null"]) } else { json!("string") };
+    let cursor = if unions {
+        json!(["string", "null"])
+    } else {
+        json!("string")
+    };
     let f = |name: &str, description: &str, properties: Json, required: Json| {
         json!({"type": "function", "function": {"name": name, "description": description,
             "parameters": {"type": "object", "properties": properties, "required": required}}})
@@ -133,13 +137,33 @@ pub(crate) struct Checked {
     pub not_shown: usize,
 }
 
+/// Why a self-check failed: `short` names the turn (or says none could be read),
+/// `detail` adds the text and both results.
+#[derive(Debug, Clone)]
+pub(crate) struct Failed {
+    pub short: String,
+    pub detail: String,
+    /// No turn could be checked at all (the template refuses or hides every one).
+    pub nothing_checked: bool,
+}
+
+impl Failed {
+    fn plain(text: String) -> Self {
+        Failed {
+            short: text.clone(),
+            detail: text,
+            nothing_checked: false,
+        }
+    }
+}
+
 /// The self-check. `Err` names the first turn that does not read back, the text and
 /// both results.
 pub(crate) fn run(
     prober: &mut Prober<'_>,
     prompts: &[PromptOf],
     under: &UnderTest<'_>,
-) -> Result<Checked, String> {
+) -> Result<Checked, Failed> {
     let mut checked = Checked::default();
     let tools = {
         // A template that cannot print a union type gets its non-null member.
@@ -236,32 +260,40 @@ pub(crate) fn run(
             }
             let want = expected(&turn, &g.text);
             let mut parser = (under.parser)(&flags, &tools)
-                .map_err(|e| format!("the parser cannot be built: {e}"))?;
+                .map_err(|e| Failed::plain(format!("the parser cannot be built: {e}")))?;
             let got = parser
                 .parse_complete(&g.text, None)
-                .map_err(|e| format!("parsing failed: {e}"))?;
+                .map_err(|e| Failed::plain(format!("parsing failed: {e}")))?;
             let got_view = view(&got, under.keeps_ids);
             let want_view = view_expected(&want, under.keeps_ids);
             if got_view != want_view {
-                return Err(format!(
-                    "under {} the turn \"{}\" does not read back: the template writes {:?}, \
-                     which parses as {} instead of {}",
+                let short = format!(
+                    "under {} the turn \"{}\" does not read back",
                     prompt.setting.label(),
-                    case.name,
-                    g.text,
-                    got_view,
-                    want_view
-                ));
+                    case.name
+                );
+                return Err(Failed {
+                    nothing_checked: false,
+                    detail: format!(
+                        "{short}: the template writes {:?}, which parses as {got_view} \
+                         instead of {want_view}",
+                        g.text
+                    ),
+                    short,
+                });
             }
             checked.turns += 1;
         }
     }
     if checked.turns == 0 {
-        return Err(
-            "no assistant turn with calls could be rendered and read back (the template \
-             refuses or hides every one)"
-                .into(),
-        );
+        return Err(Failed {
+            nothing_checked: true,
+            ..Failed::plain(
+                "no assistant turn with calls could be rendered and read back (the template \
+                 refuses or hides every one)"
+                    .into(),
+            )
+        });
     }
     Ok(checked)
 }

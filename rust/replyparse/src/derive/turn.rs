@@ -21,7 +21,13 @@ const FLAG_VALUES: [(&str, &[&str]); 5] = [
     ("thinking_mode", &["\"enabled\"", "\"disabled\""]),
     (
         "reasoning_effort",
-        &["\"none\"", "\"minimal\"", "\"low\"", "\"medium\"", "\"high\""],
+        &[
+            "\"none\"",
+            "\"minimal\"",
+            "\"low\"",
+            "\"medium\"",
+            "\"high\"",
+        ],
     ),
 ];
 

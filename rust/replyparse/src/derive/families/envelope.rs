@@ -128,7 +128,9 @@ pub(crate) fn read(s: &Sections) -> Result<Option<CallShape>, String> {
         },
         None => notes.push(format!(
             "two calls in one turn were not seen ({})",
-            s.two_refused.as_deref().unwrap_or("the template refuses them")
+            s.two_refused
+                .as_deref()
+                .unwrap_or("the template refuses them")
         )),
     }
     let mut syntax = Map::new();
@@ -187,7 +189,10 @@ fn two_calls(two: &str, open: &str, close: Option<&str>, array: bool) -> Result<
         let n = value.as_array().map_or(0, Vec::len);
         return if n == 2 { Ok(Two::Array) } else { Err(bad()) };
     }
-    let name_of = |v: &Json| v.as_object().is_some_and(|m| m.values().any(|x| x == FN1) || m.contains_key(FN1));
+    let name_of = |v: &Json| {
+        v.as_object()
+            .is_some_and(|m| m.values().any(|x| x == FN1) || m.contains_key(FN1))
+    };
     if !name_of(&value) {
         return Err(bad());
     }
@@ -209,5 +214,7 @@ fn two_calls(two: &str, open: &str, close: Option<&str>, array: bool) -> Result<
     if sep.contains(open) || close.is_some_and(|c| sep.contains(c)) {
         return Err(bad());
     }
-    Ok(Two::Sequence(Some(sep.to_owned()).filter(|s| !s.is_empty())))
+    Ok(Two::Sequence(
+        Some(sep.to_owned()).filter(|s| !s.is_empty()),
+    ))
 }

@@ -104,7 +104,13 @@ pub(crate) fn read(s: &Sections) -> Result<Option<CallShape>, String> {
             if !between.trim().is_empty() {
                 return Err(bad("two calls are separated by more than whitespace"));
             }
-            (section_open, start, m[..p].to_owned(), between, d[p..].to_owned())
+            (
+                section_open,
+                start,
+                m[..p].to_owned(),
+                between,
+                d[p..].to_owned(),
+            )
         }
         None => (
             String::new(),
@@ -120,7 +126,9 @@ pub(crate) fn read(s: &Sections) -> Result<Option<CallShape>, String> {
     if s.two.is_none() {
         notes.push(format!(
             "two calls in one turn were not seen ({}); each call is read as a block of its own",
-            s.two_refused.as_deref().unwrap_or("the template refuses them")
+            s.two_refused
+                .as_deref()
+                .unwrap_or("the template refuses them")
         ));
     }
     // The per-call start: [marker] [TYPE type_sep | ID id_sep | functions.]
@@ -131,7 +139,9 @@ pub(crate) fn read(s: &Sections) -> Result<Option<CallShape>, String> {
         _ => (None, segs.as_slice()),
     };
     let open = if per_block {
-        first.ok_or_else(|| bad("no marker begins the call"))?.to_owned()
+        first
+            .ok_or_else(|| bad("no marker begins the call"))?
+            .to_owned()
     } else {
         if let Some(b) = first {
             syntax.insert("call_begin".into(), json!(b));
@@ -150,10 +160,16 @@ pub(crate) fn read(s: &Sections) -> Result<Option<CallShape>, String> {
                 notes.push(format!("the type {:?} before the name is dropped", w.text));
             }
         }
-        _ => return Err(bad(&format!("{start:?} before the name is no known header"))),
+        _ => {
+            return Err(bad(&format!(
+                "{start:?} before the name is no known header"
+            )))
+        }
     }
     if indexed && !from_id {
-        return Err(bad("the name is followed by an index, but not written as an id"));
+        return Err(bad(
+            "the name is followed by an index, but not written as an id",
+        ));
     }
     if from_id {
         syntax.insert("name_from_id".into(), json!(true));

@@ -30,7 +30,9 @@ fn two_note(s: &Sections) -> Vec<String> {
         Some(_) => Vec::new(),
         None => vec![format!(
             "two calls in one turn were not seen ({})",
-            s.two_refused.as_deref().unwrap_or("the template refuses them")
+            s.two_refused
+                .as_deref()
+                .unwrap_or("the template refuses them")
         )],
     }
 }
@@ -44,7 +46,9 @@ fn python(s: &Sections, n: usize) -> Result<CallShape, String> {
     };
     let end = if list { one.rfind(']') } else { one.rfind(')') };
     let Some(end) = end.filter(|&e| e > n) else {
-        return Err(format!("the template writes a call as {one:?}, not a closed call"));
+        return Err(format!(
+            "the template writes a call as {one:?}, not a closed call"
+        ));
     };
     if open.is_empty() {
         return Err(format!(
@@ -85,14 +89,19 @@ fn gemma(s: &Sections) -> Result<CallShape, String> {
     let at = one.find(&head).expect("checked by the caller");
     let open = one[..at].trim();
     let after = &one[at + head.len()..];
-    let bad = || format!("the template writes a call as {one:?}, which Gemma's notation does not read");
+    let bad =
+        || format!("the template writes a call as {one:?}, which Gemma's notation does not read");
     let v = after.find(VAL_STR).ok_or_else(bad)?;
     let quote = &after[..v];
     if quote.is_empty() || !after[v + VAL_STR.len()..].starts_with(quote) {
         return Err(bad());
     }
     let int_quoted = one.contains(&format!("{ARG_INT}:{quote}{VAL_INT_TEXT}{quote}"));
-    let values = if int_quoted { "json_in_quote" } else { "literal" };
+    let values = if int_quoted {
+        "json_in_quote"
+    } else {
+        "literal"
+    };
     let end = one.rfind('}').ok_or_else(bad)?;
     if open.is_empty() {
         return Err(format!(

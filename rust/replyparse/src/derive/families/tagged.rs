@@ -33,13 +33,19 @@ fn words(text: &str) -> Vec<Seg<'_>> {
 /// `("<invoke", "name", "\"")`.
 fn attr_open(text: &str) -> Option<(&str, &str, &str)> {
     let (body, quote) = match text.chars().last()? {
-        q @ ('"' | '\'') => (&text[..text.len() - 1], &text[text.len() - 1..][..q.len_utf8()]),
+        q @ ('"' | '\'') => (
+            &text[..text.len() - 1],
+            &text[text.len() - 1..][..q.len_utf8()],
+        ),
         _ => (text, ""),
     };
     let body = body.strip_suffix('=')?.trim_end();
     let ws = body.rfind(char::is_whitespace)?;
     let (elem, attr) = (body[..ws].trim_end(), &body[ws + 1..]);
-    let ident = !attr.is_empty() && attr.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '-');
+    let ident = !attr.is_empty()
+        && attr
+            .chars()
+            .all(|c| c.is_alphanumeric() || c == '_' || c == '-');
     (ident && elem.starts_with('<') && !elem.contains(char::is_whitespace))
         .then_some((elem, attr, quote))
 }
@@ -78,7 +84,13 @@ fn spots(one: &str) -> Option<Spots> {
     let v1 = k1 + one[k1..].find(VAL_STR)?;
     let k2 = v1 + one[v1..].find(ARG_INT)?;
     let v2 = k2 + one[k2..].find(VAL_INT_TEXT)?;
-    Some(Spots { name, k1, v1, k2, v2 })
+    Some(Spots {
+        name,
+        k1,
+        v1,
+        k2,
+        v2,
+    })
 }
 
 /// How a key's markup ends: `(name_end, value_open, leading whitespace of the value,
@@ -166,7 +178,9 @@ pub(crate) fn read(s: &Sections) -> Result<Option<CallShape>, String> {
         _ => return Err(bad("no marker opens the call")),
     };
     if blocks.iter().any(|b| !b.starts_with(['<', '[', '◁'])) || blocks.len() > 1 {
-        return Err(bad(&format!("{name_pre:?} before the name is no known opening")));
+        return Err(bad(&format!(
+            "{name_pre:?} before the name is no known opening"
+        )));
     }
     let fn_attr = attr_open(fn_open);
     // The parameter's open text: what the text after the name and after the first
@@ -174,7 +188,10 @@ pub(crate) fn read(s: &Sections) -> Result<Option<CallShape>, String> {
     let n = common_suffix(name_to_k1, v1_k2);
     let n = n - fix_suffix(
         &v1_k2[v1_k2.len() - n..],
-        &[&name_to_k1[..name_to_k1.len() - n], &v1_k2[..v1_k2.len() - n]],
+        &[
+            &name_to_k1[..name_to_k1.len() - n],
+            &v1_k2[..v1_k2.len() - n],
+        ],
     );
     let (_, param_open_text, _) = split_ws(&v1_k2[v1_k2.len() - n..]);
     if param_open_text.is_empty() {
@@ -210,7 +227,9 @@ pub(crate) fn read(s: &Sections) -> Result<Option<CallShape>, String> {
     let close_text = &v1_k2[..v1_k2.len() - n];
     let (w2, value_close, _) = split_ws(close_text);
     if value_close.is_empty() || words(value_close).len() != 1 {
-        return Err(bad(&format!("{close_text:?} after a value is not one close tag")));
+        return Err(bad(&format!(
+            "{close_text:?} after a value is not one close tag"
+        )));
     }
     if !after_v2.starts_with(&format!("{w2}{value_close}")) {
         return Err(bad("the last value is closed differently"));
@@ -233,7 +252,11 @@ pub(crate) fn read(s: &Sections) -> Result<Option<CallShape>, String> {
             None => z,
         });
         let rest = z.map(|z| {
-            let t = if function_name_end.trim().is_empty() { z.trim_start() } else { z.trim_start() };
+            let t = if function_name_end.trim().is_empty() {
+                z.trim_start()
+            } else {
+                z.trim_start()
+            };
             t.strip_prefix(function_name_end.trim()).unwrap_or(t)
         });
         let same = rest.is_some_and(|r| {
@@ -248,31 +271,38 @@ pub(crate) fn read(s: &Sections) -> Result<Option<CallShape>, String> {
             )));
         }
     }
-    let (open, function_open, function_close, close, unquote) = match (blocks.as_slice(), closes.as_slice()) {
-        ([b], [fc, c]) if !fn_open.is_empty() => (
-            (*b).to_owned(),
-            fn_attr.map_or(fn_open, |(e, _, _)| e).to_owned(),
-            Some(fc.text.to_owned()),
-            Some(c.text.to_owned()),
-            false,
-        ),
-        ([b], [c]) => (
-            (*b).to_owned(),
-            fn_attr.map_or(fn_open, |(e, _, _)| e).to_owned(),
-            None,
-            Some(c.text.to_owned()),
-            false,
-        ),
-        // The function's element is the block (MiniCPM-5's `<function name="F">`).
-        ([], [c]) if !fn_open.is_empty() => {
-            let (open, quoted) = match fn_attr {
-                Some((_, _, q)) => (fn_open.strip_suffix(q).unwrap_or(fn_open), !q.is_empty()),
-                None => (fn_open, false),
-            };
-            (open.to_owned(), String::new(), None, Some(c.text.to_owned()), quoted)
-        }
-        _ => return Err(bad(&format!("{closes_text:?} after the last argument"))),
-    };
+    let (open, function_open, function_close, close, unquote) =
+        match (blocks.as_slice(), closes.as_slice()) {
+            ([b], [fc, c]) if !fn_open.is_empty() => (
+                (*b).to_owned(),
+                fn_attr.map_or(fn_open, |(e, _, _)| e).to_owned(),
+                Some(fc.text.to_owned()),
+                Some(c.text.to_owned()),
+                false,
+            ),
+            ([b], [c]) => (
+                (*b).to_owned(),
+                fn_attr.map_or(fn_open, |(e, _, _)| e).to_owned(),
+                None,
+                Some(c.text.to_owned()),
+                false,
+            ),
+            // The function's element is the block (MiniCPM-5's `<function name="F">`).
+            ([], [c]) if !fn_open.is_empty() => {
+                let (open, quoted) = match fn_attr {
+                    Some((_, _, q)) => (fn_open.strip_suffix(q).unwrap_or(fn_open), !q.is_empty()),
+                    None => (fn_open, false),
+                };
+                (
+                    open.to_owned(),
+                    String::new(),
+                    None,
+                    Some(c.text.to_owned()),
+                    quoted,
+                )
+            }
+            _ => return Err(bad(&format!("{closes_text:?} after the last argument"))),
+        };
     let function_is_block = function_open.is_empty() && unquote;
     // Block per call, or one block for several calls.
     let mut one_block = false;
@@ -283,11 +313,14 @@ pub(crate) fn read(s: &Sections) -> Result<Option<CallShape>, String> {
             (1, _) => one_block = true,
             (2, Some(c)) => {
                 let first_close = two.find(c).map(|i| i + c.len());
-                let second_open = first_close.and_then(|f| two[f..].find(open.as_str()).map(|i| f + i));
+                let second_open =
+                    first_close.and_then(|f| two[f..].find(open.as_str()).map(|i| f + i));
                 if let (Some(f), Some(o)) = (first_close, second_open) {
                     let gap = &two[f..o];
                     if !gap.trim().is_empty() {
-                        return Err(bad("two calls' blocks are separated by more than whitespace"));
+                        return Err(bad(
+                            "two calls' blocks are separated by more than whitespace",
+                        ));
                     }
                     if !gap.is_empty() {
                         between.push(gap.to_owned());
@@ -299,17 +332,28 @@ pub(crate) fn read(s: &Sections) -> Result<Option<CallShape>, String> {
     } else {
         notes.push(format!(
             "two calls in one turn were not seen ({})",
-            s.two_refused.as_deref().unwrap_or("the template refuses them")
+            s.two_refused
+                .as_deref()
+                .unwrap_or("the template refuses them")
         ));
     }
     // DSML: a parameter's `string` attribute says whether its value is text or JSON.
-    let string_attr = |e: &KeyEnd| e.attrs.iter().find(|(k, _)| k == "string").map(|(_, v)| v.clone());
+    let string_attr = |e: &KeyEnd| {
+        e.attrs
+            .iter()
+            .find(|(k, _)| k == "string")
+            .map(|(_, v)| v.clone())
+    };
     if let (Some(a), Some(b)) = (string_attr(&e1), string_attr(&e2)) {
         if (a.as_str(), b.as_str()) != ("true", "false") {
-            return Err(bad("a `string` attribute that does not tell text from JSON"));
+            return Err(bad(
+                "a `string` attribute that does not tell text from JSON",
+            ));
         }
         let (Some((fe, _, _)), Some((pe, _, _))) = (fn_attr, key_attr) else {
-            return Err(bad("a `string` attribute on an element without a name attribute"));
+            return Err(bad(
+                "a `string` attribute on an element without a name attribute",
+            ));
         };
         let (fe, pe) = (&fe[1..], &pe[1..]);
         let common: String = fe
@@ -415,7 +459,9 @@ fn notation(s: &Sections, key: &KeyEnd, value_close: &str) -> Result<bool, Strin
             ));
         };
         let rest = &typed[at + k.len()..];
-        let start = rest.find(key.name_end.as_str()).map(|i| i + key.name_end.len());
+        let start = rest
+            .find(key.name_end.as_str())
+            .map(|i| i + key.name_end.len());
         let start = start.map(|i| match &key.value_open {
             Some(v) => rest[i..].find(v.as_str()).map_or(i, |j| i + j + v.len()),
             None => i,
@@ -460,16 +506,22 @@ fn markup_notation(s: &Sections, key: &KeyEnd, value_close: &str) -> Result<bool
         return Ok(false);
     };
     let Some(at) = typed.find(ARG_MARK) else {
-        return Err(format!("the template leaves the argument {VAL_MARK:?} out of a call"));
+        return Err(format!(
+            "the template leaves the argument {VAL_MARK:?} out of a call"
+        ));
     };
     let rest = &typed[at + ARG_MARK.len()..];
-    let start = rest.find(key.name_end.as_str()).map(|i| i + key.name_end.len());
+    let start = rest
+        .find(key.name_end.as_str())
+        .map(|i| i + key.name_end.len());
     let start = start.map(|i| match &key.value_open {
         Some(v) => rest[i..].find(v.as_str()).map_or(i, |j| i + j + v.len()),
         None => i,
     });
     let Some(start) = start else {
-        return Err(format!("the template writes the argument {ARG_MARK} as {rest:?}"));
+        return Err(format!(
+            "the template writes the argument {ARG_MARK} as {rest:?}"
+        ));
     };
     let value = &rest[start..];
     let value = value.strip_prefix(key.ws.as_str()).unwrap_or(value);
