@@ -201,6 +201,12 @@ pub(crate) fn run(
         let opened = under
             .reasoning_tags
             .is_some_and(|(o, c)| starts_in_reasoning(&prompt.tail, o, c));
+        // A prompt that closes the reasoning (an empty block, or the close tag alone):
+        // the model does not reason after it, so the turns go without reasoning.
+        let closes = !opened
+            && under
+                .reasoning_tags
+                .is_some_and(|(_, c)| prompt.tail.contains(c));
         // Whether the template writes reasoning under this setting.
         let reasoning_turn = Turn {
             reasoning: Some(REASONING.into()),
@@ -220,7 +226,7 @@ pub(crate) fn run(
                 .collect();
             let turn = Turn {
                 content: case.content.into(),
-                reasoning: shows_reasoning.then(|| CHECK_REASONING.into()),
+                reasoning: (shows_reasoning && !closes).then(|| CHECK_REASONING.into()),
                 calls: calls.clone(),
             };
             let Ok(history) = prober.history_with(&turn, &flags, &tools) else {
