@@ -105,7 +105,7 @@ def derive(template: str) -> tuple[rp.DerivedDialect | None, str | None]:
     try:
         return rp.dialect_from_chat_template(template, **SPECIAL_TOKENS), None
     except rp.DialectDerivationError as e:
-        return None, str(e).split(": ", 1)[1]
+        return None, e.brief
 
 
 def derived_parser(d: rp.DerivedDialect, decl: dict[str, Any], setting: str) -> rp.ResponseParser:

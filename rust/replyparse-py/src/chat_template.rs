@@ -98,7 +98,14 @@ pub(crate) fn dialect_from_chat_template(
         py.detach(|| guarded(|| replyparse::dialect_from_chat_template(template, &options)))?;
     match result {
         Ok(d) => Ok(d.to_json()),
-        Err(e) => Err(DialectDerivationError::new_err(e.to_string())),
+        Err(e) => {
+            let err = DialectDerivationError::new_err(e.to_string());
+            // The reason alone, and in a few words, for callers that word it their way.
+            let v = err.value(py);
+            let _ = v.setattr("reason", &e.reason);
+            let _ = v.setattr("brief", e.brief());
+            Err(err)
+        }
     }
 }
 
