@@ -297,84 +297,9 @@ fn derive(template: &str, options: &Map<String, Json>) -> Result<DerivedDialect,
                 .is_some_and(|g| g.skipped.trim().is_empty())
         })
         .unwrap_or(0);
-    let mut turn_end = None;
-    let tool = match calls::sections(&mut prober, &prompts[base]) {
-        Ok(sections) => {
-            let shape = calls::classify(&sections).map_err(DeriveError::new)?;
-            let mut notes = shape.notes.clone();
-            let mut decl = calls::declaration(&name, &shape, &sections);
-            keep_valid_separators(&mut decl, &mut notes);
-            let d = ToolDialect::from_value(decl).map_err(|e| {
-                DeriveError::new(format!("the calls read as an invalid declaration: {e}"))
-            })?;
-            validate_tool_dialect(&d).map_err(|e| {
-                DeriveError::new(format!("the calls read as an invalid declaration: {e}"))
-            })?;
-            findings.push(format!(
-                "tool calls: the {} family, in {:?} ... {:?}",
-                shape.family,
-                d.open,
-                d.close.as_deref().unwrap_or("(the end of the call)")
-            ));
-            if sections.content == calls::ContentPlace::Dropped {
-                findings.push(
-                    "the template leaves a turn's content out when the turn has calls".into(),
-                );
-            }
-            if let Some(end) = shape.turn_end.as_ref().or(sections.turn_end.as_ref()) {
-                findings.push(format!(
-                    "the template ends a turn with calls with {end:?} (the end of the turn, \
-                     not the calls' markup)"
-                ));
-            }
-            turn_end = shape.turn_end.clone().or_else(|| sections.turn_end.clone());
-            findings.extend(notes);
-            Some(d)
-        }
-        Err(NoSections::NoCalls(why)) => {
-            findings.push(format!("no tool dialect: {why}"));
-            None
-        }
-        Err(NoSections::Fails(why)) => return Err(DeriveError::new(why)),
-    };
+    let (tool, turn_end) = tool_dialect(&name, &mut prober, &prompts[base], &mut findings)?;
     let reasoning = match &found_reasoning {
-        Some(r) => {
-            let mut decl = json!({
-                "name": name, "open": r.open, "close": r.close,
-                "starts_in_reasoning": r.start,
-                "thinking_flags": r.flags,
-                "separators": r.separators,
-            });
-            let mut notes = Vec::new();
-            keep_valid_separators(&mut decl, &mut notes);
-            let d: ReasoningDialect = serde_json::from_value(decl).map_err(|e| {
-                DeriveError::new(format!(
-                    "the reasoning reads as an invalid declaration: {e}"
-                ))
-            })?;
-            validate_reasoning_dialect(&d).map_err(|e| {
-                DeriveError::new(format!(
-                    "the reasoning reads as an invalid declaration: {e}"
-                ))
-            })?;
-            findings.push(format!(
-                "reasoning: {:?} ... {:?}; {}",
-                d.open,
-                d.close,
-                prompts
-                    .iter()
-                    .zip(&r.starts)
-                    .map(|(p, &s)| format!(
-                        "under {} a response starts in {}",
-                        p.setting.label(),
-                        if s { "reasoning" } else { "content" }
-                    ))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ));
-            findings.extend(notes);
-            Some(d)
-        }
+        Some(r) => Some(reasoning_dialect(&name, r, &prompts, &mut findings)?),
         None => None,
     };
     if tool.is_none() && reasoning.is_none() {
@@ -383,8 +308,134 @@ fn derive(template: &str, options: &Map<String, Json>) -> Result<DerivedDialect,
              there is nothing to parse: every output is content",
         ));
     }
-    // The self-check.
-    let (tool_arc, reasoning_arc) = (tool.clone().map(Arc::new), reasoning.clone().map(Arc::new));
+    let checked = self_check(
+        &mut prober,
+        &prompts,
+        tool.as_ref(),
+        reasoning.as_ref(),
+        turn_end.as_deref(),
+    )?;
+    findings.push(format!(
+        "self-check: {} assistant turns rendered and read back{}",
+        checked.turns,
+        if checked.not_shown > 0 {
+            format!(
+                " ({} more the template refuses or cannot show as generated)",
+                checked.not_shown
+            )
+        } else {
+            String::new()
+        }
+    ));
+    Ok(DerivedDialect {
+        name,
+        tool_parser: tool,
+        reasoning_parser: reasoning,
+        findings,
+        renders: prober.renders,
+    })
+}
+
+/// The tool dialect of the call probes under `base` (`None` when the template writes
+/// no calls), and what ends a turn with calls.
+fn tool_dialect(
+    name: &str,
+    prober: &mut Prober<'_>,
+    base: &PromptOf,
+    findings: &mut Vec<String>,
+) -> Result<(Option<ToolDialect>, Option<String>), DeriveError> {
+    let sections = match calls::sections(prober, base) {
+        Ok(sections) => sections,
+        Err(NoSections::NoCalls(why)) => {
+            findings.push(format!("no tool dialect: {why}"));
+            return Ok((None, None));
+        }
+        Err(NoSections::Fails(why)) => return Err(DeriveError::new(why)),
+    };
+    let shape = calls::classify(&sections).map_err(DeriveError::new)?;
+    let mut notes = shape.notes.clone();
+    let mut decl = calls::declaration(name, &shape, &sections);
+    keep_valid_separators(&mut decl, &mut notes);
+    let invalid = |e: crate::Error| {
+        DeriveError::new(format!("the calls read as an invalid declaration: {e}"))
+    };
+    let d = ToolDialect::from_value(decl).map_err(invalid)?;
+    validate_tool_dialect(&d).map_err(invalid)?;
+    findings.push(format!(
+        "tool calls: the {} family, in {:?} ... {:?}",
+        shape.family,
+        d.open,
+        d.close.as_deref().unwrap_or("(the end of the call)")
+    ));
+    if sections.content == calls::ContentPlace::Dropped {
+        findings.push("the template leaves a turn's content out when the turn has calls".into());
+    }
+    let turn_end = shape.turn_end.clone().or_else(|| sections.turn_end.clone());
+    if let Some(end) = &turn_end {
+        findings.push(format!(
+            "the template ends a turn with calls with {end:?} (the end of the turn, not the \
+             calls' markup)"
+        ));
+    }
+    findings.extend(notes);
+    Ok((Some(d), turn_end))
+}
+
+/// The reasoning dialect of what the reasoning probes found.
+fn reasoning_dialect(
+    name: &str,
+    r: &reasoning::Reasoning,
+    prompts: &[PromptOf],
+    findings: &mut Vec<String>,
+) -> Result<ReasoningDialect, DeriveError> {
+    let mut decl = json!({
+        "name": name, "open": r.open, "close": r.close,
+        "starts_in_reasoning": r.start,
+        "thinking_flags": r.flags,
+        "separators": r.separators,
+    });
+    let mut notes = Vec::new();
+    keep_valid_separators(&mut decl, &mut notes);
+    let invalid = |e: String| {
+        DeriveError::new(format!(
+            "the reasoning reads as an invalid declaration: {e}"
+        ))
+    };
+    let d: ReasoningDialect = serde_json::from_value(decl).map_err(|e| invalid(e.to_string()))?;
+    validate_reasoning_dialect(&d).map_err(|e| invalid(e.to_string()))?;
+    let starts: Vec<String> = prompts
+        .iter()
+        .zip(&r.starts)
+        .map(|(p, &s)| {
+            format!(
+                "under {} a response starts in {}",
+                p.setting.label(),
+                if s { "reasoning" } else { "content" }
+            )
+        })
+        .collect();
+    findings.push(format!(
+        "reasoning: {:?} ... {:?}; {}",
+        d.open,
+        d.close,
+        starts.join(", ")
+    ));
+    findings.extend(notes);
+    Ok(d)
+}
+
+/// The self-check of the derived dialects.
+fn self_check(
+    prober: &mut Prober<'_>,
+    prompts: &[PromptOf],
+    tool: Option<&ToolDialect>,
+    reasoning: Option<&ReasoningDialect>,
+    turn_end: Option<&str>,
+) -> Result<selfcheck::Checked, DeriveError> {
+    let (tool_arc, reasoning_arc) = (
+        tool.cloned().map(Arc::new),
+        reasoning.cloned().map(Arc::new),
+    );
     let factory = |kwargs: &Map<String, Json>, tools: &[Json]| -> crate::Result<ResponseParser> {
         let specs = tools
             .iter()
@@ -406,44 +457,23 @@ fn derive(template: &str, options: &Map<String, Json>) -> Result<DerivedDialect,
             None,
         ))
     };
-    let keeps_ids = tool.as_ref().is_some_and(|t| match &t.syntax {
+    let keeps_ids = tool.is_some_and(|t| match &t.syntax {
         Syntax::JsonEnvelope(e) => e.id_key.is_some(),
         Syntax::Header(h) => h.id_marker.is_some() || h.id_sep.is_some(),
         _ => false,
     });
     let under = UnderTest {
         parser: &factory,
-        reasoning_tags: reasoning
-            .as_ref()
-            .map(|r| (r.open.as_str(), r.close.as_str())),
+        reasoning_tags: reasoning.map(|r| (r.open.as_str(), r.close.as_str())),
         keeps_ids,
-        turn_end: turn_end.as_deref(),
+        turn_end,
     };
-    let checked = selfcheck::run(&mut prober, &prompts, &under).map_err(|e| DeriveError {
+    selfcheck::run(prober, prompts, &under).map_err(|e| DeriveError {
         reason: format!("the derived dialect fails its self-check: {}", e.detail),
         brief: Some(format!(
             "the derived dialect fails its self-check: {}",
             e.short
         )),
-    })?;
-    findings.push(format!(
-        "self-check: {} assistant turns rendered and read back{}",
-        checked.turns,
-        if checked.not_shown > 0 {
-            format!(
-                " ({} more the template refuses or cannot show as generated)",
-                checked.not_shown
-            )
-        } else {
-            String::new()
-        }
-    ));
-    Ok(DerivedDialect {
-        name,
-        tool_parser: tool,
-        reasoning_parser: reasoning,
-        findings,
-        renders: prober.renders,
     })
 }
 

@@ -58,6 +58,51 @@ fn words(text: &str) -> Vec<Seg<'_>> {
         .collect()
 }
 
+/// The markup around the calls of a block.
+struct Markup {
+    /// Before the first call's begin (once per block).
+    section_open: String,
+    /// What begins each call, up to the name.
+    start: String,
+    /// What ends each call, after its arguments.
+    end: String,
+    /// Between a call's end and the next call's begin.
+    between: String,
+    /// After the last call's end (once per block).
+    section_close: String,
+}
+
+/// The markup of the two-call section (normalised): `A NAME m1 {args} M NAME m2 {args}
+/// D`. `Err` says what does not fit.
+fn markup_of_two(two: &str, indexed: bool) -> Result<Markup, String> {
+    let two = normalized(two);
+    let found = calls(&two).ok_or("two calls are not two such calls")?;
+    let [c1, c2] = found.as_slice() else {
+        return Err("two calls are not two such calls".into());
+    };
+    if indexed && !two[c2.name + NAME_MARK.len()..].starts_with(":1") {
+        return Err("the second call's index is not 1".into());
+    }
+    let a = &two[..c1.name];
+    let m = &two[c1.args.1..c2.name];
+    let d = &two[c2.args.1..];
+    let n = common_suffix(a, m);
+    let n = n - fix_suffix(&a[a.len() - n..], &[&a[..a.len() - n], &m[..m.len() - n]]);
+    let m = &m[..m.len() - n];
+    let p = common_prefix(m, d);
+    let p = fix_prefix(&m[..p], &[&m[p..], &d[p..]]);
+    if !m[p..].trim().is_empty() {
+        return Err("two calls are separated by more than whitespace".into());
+    }
+    Ok(Markup {
+        section_open: a[..a.len() - n].to_owned(),
+        start: a[a.len() - n..].to_owned(),
+        end: m[..p].to_owned(),
+        between: m[p..].to_owned(),
+        section_close: d[p..].to_owned(),
+    })
+}
+
 /// Reads the sections as header + JSON; `Ok(None)` when the name is not followed by a
 /// JSON object of the arguments.
 pub(crate) fn read(s: &Sections) -> Result<Option<CallShape>, String> {
@@ -80,45 +125,21 @@ pub(crate) fn read(s: &Sections) -> Result<Option<CallShape>, String> {
         mid = &mid[2..];
     }
     // The section and per-call markup, from two calls when the template writes them.
-    let (section_open, start, end, between, section_close) = match &s.two {
-        Some(two) => {
-            let two = normalized(two);
-            let found = calls(&two).ok_or_else(|| bad("two calls are not two such calls"))?;
-            let [c1, c2] = found.as_slice() else {
-                return Err(bad("two calls are not two such calls"));
-            };
-            if indexed && !two[c2.name + NAME_MARK.len()..].starts_with(":1") {
-                return Err(bad("the second call's index is not 1"));
-            }
-            let a = &two[..c1.name];
-            let m = &two[c1.args.1..c2.name];
-            let d = &two[c2.args.1..];
-            let n = common_suffix(a, m);
-            let n = n - fix_suffix(&a[a.len() - n..], &[&a[..a.len() - n], &m[..m.len() - n]]);
-            let start = a[a.len() - n..].to_owned();
-            let section_open = a[..a.len() - n].to_owned();
-            let m = &m[..m.len() - n];
-            let p = common_prefix(m, d);
-            let p = fix_prefix(&m[..p], &[&m[p..], &d[p..]]);
-            let between = m[p..].to_owned();
-            if !between.trim().is_empty() {
-                return Err(bad("two calls are separated by more than whitespace"));
-            }
-            (
-                section_open,
-                start,
-                m[..p].to_owned(),
-                between,
-                d[p..].to_owned(),
-            )
-        }
-        None => (
-            String::new(),
-            one[..call.name].to_owned(),
-            one[call.args.1..].to_owned(),
-            String::new(),
-            String::new(),
-        ),
+    let Markup {
+        section_open,
+        start,
+        end,
+        between,
+        section_close,
+    } = match &s.two {
+        Some(two) => markup_of_two(two, indexed).map_err(|what| bad(&what))?,
+        None => Markup {
+            section_open: String::new(),
+            start: one[..call.name].to_owned(),
+            end: one[call.args.1..].to_owned(),
+            between: String::new(),
+            section_close: String::new(),
+        },
     };
     let mut syntax = Map::new();
     syntax.insert("family".into(), json!("header"));

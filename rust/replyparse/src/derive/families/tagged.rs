@@ -252,11 +252,7 @@ pub(crate) fn read(s: &Sections) -> Result<Option<CallShape>, String> {
             None => z,
         });
         let rest = z.map(|z| {
-            let t = if function_name_end.trim().is_empty() {
-                z.trim_start()
-            } else {
-                z.trim_start()
-            };
+            let t = z.trim_start();
             t.strip_prefix(function_name_end.trim()).unwrap_or(t)
         });
         let same = rest.is_some_and(|r| {
