@@ -147,12 +147,10 @@ def outcome_of(source: Source) -> tuple[dict[str, Any], list[str]]:
             want = comparable(expected(case, rendered.reasoning, decl.get("transforms", [])))
             ran += 1
             hand = complete_result(
-                make_parser(decl, source.template, HAND_MODE, setting).parse_complete(
-                    rendered.text
-                )
+                make_parser(decl, source.template, HAND_MODE, setting).parse_complete(rendered.text)
             )
             ok_hand = comparable(hand) == want
-            got = parse_all(lambda: derived_parser(d, decl, setting), rendered.text)
+            got = parse_all(lambda s=setting: derived_parser(d, decl, s), rendered.text)
             ok_derived = comparable(got) == want
             hand_ok += ok_hand
             derived_ok += ok_derived
@@ -272,4 +270,6 @@ def test_derived_fields_equal_the_hand_written_ones(source: Source) -> None:
     expected_keys = {k for k in FIELD_DIFFERENCES if k[0] == source.key}
     unexplained = {k: v for k, v in seen.items() if k not in FIELD_DIFFERENCES}
     assert not unexplained, f"derived != hand-written: {unexplained}"
-    assert expected_keys <= set(seen), f"listed but no longer different: {expected_keys - set(seen)}"
+    assert expected_keys <= set(seen), (
+        f"listed but no longer different: {expected_keys - set(seen)}"
+    )

@@ -40,10 +40,10 @@ from ._models import (
 from ._native import (
     BufferLimitError,
     ConcurrentUseError,
-    DialectDerivationError,
     DeltaFunctionCall,
     DeltaMessage,
     DeltaToolCall,
+    DialectDerivationError,
     FunctionCall,
     InternalError,
     InvalidDialectError,

@@ -114,7 +114,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 ///     ..derived.config()
 /// };
 /// let out = ResponseParser::new(&config)?.parse_complete(
-///     "Sure.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}\n</tool_call>",
+///     "Sure.<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}\n</tool_call>",
 ///     None,
 /// )?;
 /// assert_eq!(out.content.as_deref(), Some("Sure."));
