@@ -65,6 +65,7 @@ __all__ = [
     "dialect_from_chat_template",
     "load_derived_dialect",
     "derived_cache_info",
+    "_derive_renders",
     "constraint_structural_tag",
     "constraint_lark_grammar",
     "constraint_tag_like_pieces",
@@ -463,6 +464,7 @@ def render_chat_template(
 def dialect_from_chat_template(template: str, options_json: str | None = None) -> str: ...
 def load_derived_dialect(export_json: str) -> str: ...
 def derived_cache_info() -> tuple[int, int, int, int]: ...
+def _derive_renders(template: str, options_json: str | None = None) -> str: ...
 
 # ---- test and benchmark hooks (not API) ------------------------------------------------
 

@@ -122,3 +122,35 @@ pub(crate) fn derived_cache_info() -> PyResult<(usize, u64, u64, usize)> {
     let i = guarded(replyparse::derived_cache_info)?;
     Ok((i.entries, i.derivations, i.hits, i.pinned))
 }
+
+/// Every render a derivation of `template` makes, as JSON: a list of `{"messages",
+/// "tools", "add_generation_prompt", "kwargs", "output"}` (`output` null and `error` set
+/// when the template failed). For the test suite, which renders each with transformers
+/// and compares; nothing is cached or registered.
+#[pyfunction]
+#[pyo3(signature = (template, options_json=None))]
+pub(crate) fn _derive_renders(
+    py: Python<'_>,
+    template: &str,
+    options_json: Option<&str>,
+) -> PyResult<String> {
+    let options = options_of(options_json)?;
+    let (_, renders) = py.detach(|| {
+        guarded(|| replyparse::internals::derive_recording_renders(template, &options))
+    })?;
+    let items: Vec<serde_json::Value> = renders
+        .into_iter()
+        .map(|r| {
+            let (output, error) = match r.output {
+                Ok(t) => (serde_json::Value::String(t), serde_json::Value::Null),
+                Err(e) => (serde_json::Value::Null, serde_json::Value::String(e)),
+            };
+            serde_json::json!({
+                "messages": r.messages, "tools": r.tools,
+                "add_generation_prompt": r.add_generation_prompt, "kwargs": r.kwargs,
+                "output": output, "error": error,
+            })
+        })
+        .collect();
+    serde_json::to_string(&items).map_err(|e| PyValueError::new_err(e.to_string()))
+}

@@ -31,7 +31,8 @@ mod tools;
 
 use crate::batch::stream_many;
 use crate::chat_template::{
-    derived_cache_info, dialect_from_chat_template, load_derived_dialect, render_chat_template,
+    _derive_renders, derived_cache_info, dialect_from_chat_template, load_derived_dialect,
+    render_chat_template,
 };
 use crate::errors::{
     BufferLimitError, ConcurrentUseError, DialectDerivationError, InternalError,
@@ -116,6 +117,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(dialect_from_chat_template, m)?)?;
     m.add_function(wrap_pyfunction!(load_derived_dialect, m)?)?;
     m.add_function(wrap_pyfunction!(derived_cache_info, m)?)?;
+    m.add_function(wrap_pyfunction!(_derive_renders, m)?)?;
     constraints::register(m)?;
     Ok(())
 }

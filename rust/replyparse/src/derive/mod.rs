@@ -274,18 +274,53 @@ fn with_special_tokens(options: &Map<String, Json>) -> Map<String, Json> {
 
 /// The derivation (uncached, unregistered).
 fn derive(template: &str, options: &Map<String, Json>) -> Result<DerivedDialect, DeriveError> {
+    derive_with(template, options, &mut None)
+}
+
+/// The derivation, and every render it made (uncached, unregistered): for the test
+/// suite, which renders each again with transformers and compares.
+#[cfg(feature = "internals")]
+pub fn derive_recording_renders(
+    template: &str,
+    options: &Map<String, Json>,
+) -> (
+    Result<DerivedDialect, DeriveError>,
+    Vec<probes::RecordedRender>,
+) {
+    let mut record = Some(Vec::new());
+    let result = derive_with(template, options, &mut record);
+    (result, record.unwrap_or_default())
+}
+
+#[cfg(feature = "internals")]
+pub use probes::RecordedRender;
+
+/// The derivation; the renders are recorded into `record` when it is `Some`.
+fn derive_with(
+    template: &str,
+    options: &Map<String, Json>,
+    record: &mut Option<Vec<probes::RecordedRender>>,
+) -> Result<DerivedDialect, DeriveError> {
     let name = derived_name(template, options);
     let compiled = ChatTemplate::new(template)
         .map_err(|e| DeriveError::new(format!("the chat template does not compile: {e}")))?;
     let mut prober = Prober::new(&compiled, with_special_tokens(options));
+    prober.record = record.take();
+    let result = derive_probed(name, &mut prober);
+    *record = prober.record.take();
+    result
+}
+
+/// The derivation with a prober ready.
+fn derive_probed(name: String, prober: &mut Prober<'_>) -> Result<DerivedDialect, DeriveError> {
     prober.find_shape().map_err(|e| {
         DeriveError::new(format!(
             "the template fails on a plain conversation (a user's message and an answer): {e}"
         ))
     })?;
-    let prompts = turn::settings(&mut prober).map_err(DeriveError::new)?;
+    let prompts = turn::settings(prober).map_err(DeriveError::new)?;
     let mut findings = Vec::new();
-    let found_reasoning = reasoning::analyse(&mut prober, &prompts).map_err(DeriveError::new)?;
+    let found_reasoning = reasoning::analyse(prober, &prompts).map_err(DeriveError::new)?;
     // The calls are read under the first setting whose history extends its prompt.
     let base = prompts
         .iter()
@@ -297,7 +332,7 @@ fn derive(template: &str, options: &Map<String, Json>) -> Result<DerivedDialect,
                 .is_some_and(|g| g.skipped.trim().is_empty())
         })
         .unwrap_or(0);
-    let (tool, turn_end) = tool_dialect(&name, &mut prober, &prompts[base], &mut findings)?;
+    let (tool, turn_end) = tool_dialect(&name, prober, &prompts[base], &mut findings)?;
     let reasoning = match &found_reasoning {
         Some(r) => Some(reasoning_dialect(&name, r, &prompts, &mut findings)?),
         None => None,
@@ -309,7 +344,7 @@ fn derive(template: &str, options: &Map<String, Json>) -> Result<DerivedDialect,
         ));
     }
     let checked = self_check(
-        &mut prober,
+        prober,
         &prompts,
         tool.as_ref(),
         reasoning.as_ref(),

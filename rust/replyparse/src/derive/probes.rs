@@ -139,6 +139,22 @@ pub(crate) struct Shape {
     pub reasoning_key: Option<&'static str>,
 }
 
+/// One render the derivation made: messages, tools, whether the generation prompt was
+/// added, the keyword arguments, and the text (or the template's error).
+#[derive(Debug, Clone)]
+pub struct RecordedRender {
+    /// The messages rendered.
+    pub messages: Vec<Json>,
+    /// The tools given.
+    pub tools: Vec<Json>,
+    /// Whether the generation prompt was added.
+    pub add_generation_prompt: bool,
+    /// The keyword arguments (render options and a flag setting).
+    pub kwargs: Map<String, Json>,
+    /// The text, or the template's error.
+    pub output: Result<String, String>,
+}
+
 /// The template with the render options, counting what the renders cost.
 pub(crate) struct Prober<'t> {
     template: &'t ChatTemplate,
@@ -147,6 +163,8 @@ pub(crate) struct Prober<'t> {
     pub shape: Shape,
     pub renders: usize,
     pub fuel: u64,
+    /// Every render, when asked for (the test suite compares them with transformers').
+    pub record: Option<Vec<RecordedRender>>,
 }
 
 /// A render that failed: the template's own error.
@@ -165,6 +183,7 @@ impl<'t> Prober<'t> {
             },
             renders: 0,
             fuel: 0,
+            record: None,
         }
     }
 
@@ -230,9 +249,22 @@ impl<'t> Prober<'t> {
             kwargs.insert(k.clone(), v.clone());
         }
         self.renders += 1;
-        let (text, fuel) =
-            self.template
-                .render_counting_fuel(messages, Some(tools), prompt, &kwargs)?;
+        let result = self
+            .template
+            .render_counting_fuel(messages, Some(tools), prompt, &kwargs);
+        if let Some(record) = &mut self.record {
+            record.push(RecordedRender {
+                messages: messages.to_vec(),
+                tools: tools.to_vec(),
+                add_generation_prompt: prompt,
+                kwargs: kwargs.clone(),
+                output: result
+                    .as_ref()
+                    .map(|(t, _)| t.clone())
+                    .map_err(ToString::to_string),
+            });
+        }
+        let (text, fuel) = result?;
         self.fuel += fuel;
         Ok(text)
     }
