@@ -331,8 +331,8 @@ def test_the_derivation_renders_as_transformers(file):
                 f"messages={json.dumps(r['messages'])[:300]}\n  transformers: {want!r}\n"
                 f"  engine:       {got!r}"
             )
-    assert not mismatches, (
-        f"{len(mismatches)} of {len(renders)} renders differ:\n" + "\n".join(mismatches[:3])
+    assert not mismatches, f"{len(mismatches)} of {len(renders)} renders differ:\n" + "\n".join(
+        mismatches[:3]
     )
 
 
