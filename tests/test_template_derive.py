@@ -88,6 +88,10 @@ FIELD_DIFFERENCES: dict[tuple[str, str, str], str] = {
         "and drops a leading open tag, which reads the same outputs as long as the model "
         "always opens its reasoning"
     ),
+    ("cohere2moe.jinja", "reasoning", "starts_in_reasoning"): (
+        "the template also reads `reasoning_effort` (`none` switches reasoning off), which "
+        "the hand-written dialect does not list"
+    ),
     ("gigachat3.jinja", "tool", "open"): (
         "the hand-written open tag keeps the newline before the JSON; the derived one leaves "
         "it to the JSON (whitespace before a JSON value is skipped)"
@@ -231,6 +235,10 @@ def field_differences(derived: dict[str, Any], hand: dict[str, Any], kind: str) 
         spellings = [hand.get(f), *hand.get(f"{f}_aliases", [])]
         if derived.get(f) is not None and hand.get(f) is not None and derived[f] not in spellings:
             diffs[f] = (derived[f], hand[f])
+    wrappers = {(w["open"], w["close"]) for w in derived.get("content_wrappers", [])}
+    theirs_w = {(w["open"], w["close"]) for w in hand.get("content_wrappers", [])}
+    if wrappers and theirs_w and not wrappers <= theirs_w:
+        diffs["content_wrappers"] = (sorted(wrappers), sorted(theirs_w))
     for pos, values in (derived.get("separators") or {}).items():
         theirs = (hand.get("separators") or {}).get(pos)
         if theirs and not set(values) <= set(theirs):

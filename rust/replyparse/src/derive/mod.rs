@@ -429,6 +429,12 @@ fn reasoning_dialect(
         "thinking_flags": r.flags,
         "separators": r.separators,
     });
+    if let Some((open, close)) = &r.content_wrapper {
+        decl["content_wrappers"] = json!([{"open": open, "close": close}]);
+        findings.push(format!(
+            "the template wraps the content in {open:?} ... {close:?} (protocol, dropped)"
+        ));
+    }
     let mut notes = Vec::new();
     keep_valid_separators(&mut decl, &mut notes);
     let invalid = |e: String| {

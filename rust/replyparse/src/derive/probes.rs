@@ -142,6 +142,7 @@ pub(crate) struct Shape {
 /// One render the derivation made: messages, tools, whether the generation prompt was
 /// added, the keyword arguments, and the text (or the template's error).
 #[derive(Debug, Clone)]
+#[cfg_attr(not(feature = "internals"), allow(dead_code))]
 pub struct RecordedRender {
     /// The messages rendered.
     pub messages: Vec<Json>,

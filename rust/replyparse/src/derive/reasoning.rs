@@ -27,6 +27,9 @@ pub(crate) struct Reasoning {
     pub flags: Vec<FlagRule>,
     /// Per setting (in the order given), whether a response starts in reasoning.
     pub starts: Vec<bool>,
+    /// Tags the template wraps the content in (`<|START_TEXT|>` ... `<|END_TEXT|>`):
+    /// protocol, not content.
+    pub content_wrapper: Option<(String, String)>,
 }
 
 /// Whether a prompt tail leaves the response inside reasoning: its last open tag
@@ -142,12 +145,20 @@ pub(crate) fn analyse(
              tag to read"
         ));
     };
-    if !rest.is_empty() {
-        return Err(format!(
-            "the template writes {rest:?} between the reasoning's close tag {close:?} and the \
-             content"
-        ));
-    }
+    // Markup between the close tag and the content: a tag that wraps the content,
+    // when a turn without reasoning writes the content between it and another tag.
+    let content_wrapper = if rest.is_empty() {
+        None
+    } else {
+        let wrapper = wrapper_of(prober, &prompt.setting.kwargs(), rest);
+        if wrapper.is_none() {
+            return Err(format!(
+                "the template writes {rest:?} between the reasoning's close tag {close:?} and \
+                 the content"
+            ));
+        }
+        wrapper
+    };
     let mut separators = ReasoningSeparators::default();
     let open = if core_b.is_empty() {
         // The generation prompt opened the reasoning: its last tag is the open tag.
@@ -180,7 +191,29 @@ pub(crate) fn analyse(
     };
     push_sep(&mut separators.before_close, lead_a);
     push_sep(&mut separators.after_close, trail_a);
-    finish(prober, prompts, (open, close.to_owned()), separators)
+    let mut found = finish(prober, prompts, (open, close.to_owned()), separators)?;
+    if let Some(r) = &mut found {
+        r.content_wrapper = content_wrapper;
+    }
+    Ok(found)
+}
+
+/// The content wrapper that opens with `open`: a turn without reasoning writes `open`
+/// right before the content and one tag right after it, which closes the wrapper.
+fn wrapper_of(
+    prober: &mut Prober<'_>,
+    flags: &serde_json::Map<String, Json>,
+    open: &str,
+) -> Option<(String, String)> {
+    let h = prober.history(&Turn::content(CONTENT), flags).ok()?;
+    let tail = super::probes::after_user(&h)?;
+    let c = tail.find(CONTENT)?;
+    if !tail[..c].ends_with(open) {
+        return None;
+    }
+    let after = &tail[c + CONTENT.len()..];
+    let first = segments(after).first().copied()?;
+    (first.kind == Kind::Marker && one_tag(open)).then(|| (open.to_owned(), first.text.to_owned()))
 }
 
 /// The tags from the generation prompts alone, where the template writes no reasoning
@@ -285,6 +318,7 @@ fn finish(
         start,
         flags,
         starts,
+        content_wrapper: None,
     }))
 }
 

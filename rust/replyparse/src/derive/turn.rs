@@ -179,11 +179,24 @@ impl Generated {
             self.text = rest.to_owned();
             return self;
         }
-        let core = eot.trim();
         let from = from.min(self.text.len());
-        if !core.is_empty() && self.text.is_char_boundary(from) {
-            if let Some(i) = self.text[from..].find(core) {
+        if !self.text.is_char_boundary(from) {
+            return self;
+        }
+        // The end whole, else its last marker (a turn whose content is wrapped ends
+        // with the wrapper's close before it, which a turn with calls does not write).
+        let core = eot.trim();
+        let last = segments(core)
+            .last()
+            .filter(|s| s.kind == Kind::Marker)
+            .map(|s| s.text);
+        for end in std::iter::once(core).chain(last) {
+            if end.is_empty() {
+                continue;
+            }
+            if let Some(i) = self.text[from..].find(end) {
                 self.text.truncate(from + i);
+                break;
             }
         }
         self
