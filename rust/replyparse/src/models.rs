@@ -1071,6 +1071,9 @@ mod tests {
     /// names is never replaced.
     #[test]
     fn templates_are_checked_and_unknown_models_get_a_derived_dialect() {
+        let _serial = crate::derive::tests::CACHE_LOCK
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
         let lfm2 = include_str!("../../../tests/templates/lfm2.jinja");
         let c = parsers_for_model("acme/unknown-lfm", None, Some(lfm2)).unwrap();
         let name = c.tool_parser.clone().unwrap();

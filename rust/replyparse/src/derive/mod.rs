@@ -18,7 +18,7 @@ mod selfcheck;
 mod turn;
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 use std::fmt;
 use std::sync::Arc;

@@ -6,6 +6,10 @@ use serde_json::Map;
 
 use super::DerivedDialect;
 
+/// Held by tests that fill the derivation cache and by tests that need their derived
+/// dialects to stay registered while they look at them (the cache is per process).
+pub(crate) static CACHE_LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 fn templates() -> Vec<(String, String)> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/templates");
     let mut out: Vec<(String, String)> = std::fs::read_dir(&dir)
@@ -47,4 +51,56 @@ fn print_every_derivation() {
             Err(e) => println!("{name}: REFUSED {}", e.reason),
         }
     }
+}
+
+/// A small template whose calls are JSON in `<call{tag}>` blocks.
+fn tagged_template(tag: usize) -> String {
+    format!(
+        "{{%- for m in messages %}}<|im_start|>{{{{ m.role }}}}\n{{{{ m.content }}}}\
+         {{%- for c in m.tool_calls or [] %}}<call{tag}>{{{{ {{\"name\": c.function.name, \
+         \"arguments\": c.function.arguments}} | tojson }}}}</call{tag}>{{%- endfor %}}\
+         <|im_end|>\n{{% endfor %}}{{% if add_generation_prompt %}}<|im_start|>assistant\n\
+         {{% endif %}}"
+    )
+}
+
+/// The cache is bounded: the least recently used derivation goes, and its dialects
+/// are unregistered; a cached answer is the same value, not a new derivation.
+#[test]
+fn the_cache_is_bounded_and_evicted_dialects_are_unregistered() {
+    use super::cache::{derived_cache_info, dialect_from_chat_template, DERIVED_CACHE_ENTRIES};
+    use crate::registry;
+
+    let _serial = CACHE_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let first = dialect_from_chat_template(&tagged_template(0), &Map::new()).unwrap();
+    assert_eq!(first.tool_parser.as_ref().unwrap().open, "<call0>");
+    let again = dialect_from_chat_template(&tagged_template(0), &Map::new()).unwrap();
+    assert!(
+        std::sync::Arc::ptr_eq(&first, &again),
+        "answered from the cache"
+    );
+    assert!(registry::tool_dialect(&first.name).is_ok());
+    for i in 1..=DERIVED_CACHE_ENTRIES + 1 {
+        dialect_from_chat_template(&tagged_template(i), &Map::new()).unwrap();
+        assert!(derived_cache_info().entries <= DERIVED_CACHE_ENTRIES);
+    }
+    assert!(
+        registry::tool_dialect(&first.name).is_err(),
+        "the evicted derivation's dialect is unregistered"
+    );
+    // Asked again, it is derived again, to the same declaration.
+    let back = dialect_from_chat_template(&tagged_template(0), &Map::new()).unwrap();
+    assert_eq!(back.tool_parser, first.tool_parser);
+    assert!(registry::tool_dialect(&first.name).is_ok());
+}
+
+/// An export reads back to the same value; a declaration named otherwise is refused.
+#[test]
+fn exports_read_back() {
+    let d = DerivedDialect::derive(&tagged_template(1000), &Map::new()).unwrap();
+    let back = DerivedDialect::from_json(&d.to_json()).unwrap();
+    assert_eq!(back, d);
+    let mut bad: serde_json::Value = serde_json::from_str(&d.to_json()).unwrap();
+    bad["tool_parser"]["name"] = "other".into();
+    assert!(DerivedDialect::from_json(&bad.to_string()).is_err());
 }
