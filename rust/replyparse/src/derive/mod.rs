@@ -295,6 +295,15 @@ pub fn derive_recording_renders(
 #[cfg(feature = "internals")]
 pub use probes::RecordedRender;
 
+/// The fuel a derivation uses (a development aid for choosing the budget).
+#[cfg(test)]
+pub(crate) fn derive_fuel(template: &str) -> (bool, u64) {
+    let mut compiled = ChatTemplate::new(template).expect("compiles");
+    let mut prober = Prober::new(&mut compiled, with_special_tokens(&Map::new()));
+    let ok = derive_probed(derived_name(template, &Map::new()), &mut prober).is_ok();
+    (ok, prober.fuel)
+}
+
 /// The derivation; the renders are recorded into `record` when it is `Some`.
 fn derive_with(
     template: &str,
@@ -302,9 +311,9 @@ fn derive_with(
     record: &mut Option<Vec<probes::RecordedRender>>,
 ) -> Result<DerivedDialect, DeriveError> {
     let name = derived_name(template, options);
-    let compiled = ChatTemplate::new(template)
+    let mut compiled = ChatTemplate::new(template)
         .map_err(|e| DeriveError::new(format!("the chat template does not compile: {e}")))?;
-    let mut prober = Prober::new(&compiled, with_special_tokens(options));
+    let mut prober = Prober::new(&mut compiled, with_special_tokens(options));
     prober.record = record.take();
     let result = derive_probed(name, &mut prober);
     *record = prober.record.take();
@@ -318,6 +327,21 @@ fn derive_probed(name: String, prober: &mut Prober<'_>) -> Result<DerivedDialect
             "the template fails on a plain conversation (a user's message and an answer): {e}"
         ))
     })?;
+    let result = derive_steps(name, prober);
+    if prober.out_of_fuel {
+        return Err(DeriveError::new(format!(
+            "rendering the probes ran out of fuel (each render may use {}, the derivation's \
+             renders {} together): the template does far more work than a chat template \
+             needs",
+            ChatTemplate::DEFAULT_FUEL,
+            probes::DERIVE_FUEL
+        )));
+    }
+    result
+}
+
+/// The derivation's steps.
+fn derive_steps(name: String, prober: &mut Prober<'_>) -> Result<DerivedDialect, DeriveError> {
     let prompts = turn::settings(prober).map_err(DeriveError::new)?;
     let mut findings = Vec::new();
     let found_reasoning = reasoning::analyse(prober, &prompts).map_err(DeriveError::new)?;
@@ -533,8 +557,8 @@ pub(crate) enum CheckFailed {
 /// them.
 pub(crate) fn check_parsers(template: &str, config: &ParserConfig) -> Result<(), CheckFailed> {
     let not_checked = |e: String| CheckFailed::NotChecked(e);
-    let compiled = ChatTemplate::new(template).map_err(|e| not_checked(e.to_string()))?;
-    let mut prober = Prober::new(&compiled, with_special_tokens(&Map::new()));
+    let mut compiled = ChatTemplate::new(template).map_err(|e| not_checked(e.to_string()))?;
+    let mut prober = Prober::new(&mut compiled, with_special_tokens(&Map::new()));
     prober
         .find_shape()
         .map_err(|e| not_checked(e.to_string()))?;
@@ -580,13 +604,17 @@ pub(crate) fn check_parsers(template: &str, config: &ParserConfig) -> Result<(),
         keeps_ids: false,
         turn_end: turn_end.as_deref(),
     };
-    selfcheck::run(&mut prober, &prompts, &under)
-        .map(|_| ())
-        .map_err(|e| {
-            if e.nothing_checked {
-                CheckFailed::NotChecked(e.short)
-            } else {
-                CheckFailed::Fails(e.short)
-            }
-        })
+    let checked = selfcheck::run(&mut prober, &prompts, &under);
+    if prober.out_of_fuel {
+        return Err(CheckFailed::NotChecked(
+            "rendering the template ran out of fuel".into(),
+        ));
+    }
+    checked.map(|_| ()).map_err(|e| {
+        if e.nothing_checked {
+            CheckFailed::NotChecked(e.short)
+        } else {
+            CheckFailed::Fails(e.short)
+        }
+    })
 }

@@ -11,7 +11,13 @@
 
 use serde_json::{json, Map, Value as Json};
 
-use crate::chat_template::{ChatTemplate, TemplateError};
+use crate::chat_template::{ChatTemplate, TemplateError, TemplateErrorKind};
+
+/// The fuel all the renders of one derivation may use together: twice what one render
+/// may use, about fifty times what the heaviest vendored template's whole derivation
+/// uses (200 000), so a template that does far more work than a chat template needs is
+/// refused within about half a second.
+pub(crate) const DERIVE_FUEL: u64 = 2 * ChatTemplate::DEFAULT_FUEL;
 
 /// The user's text; what follows its last word is the assistant's side of the prompt.
 pub(crate) const USER: &str = "U_USER_MSG Hello END_U";
@@ -158,7 +164,7 @@ pub struct RecordedRender {
 
 /// The template with the render options, counting what the renders cost.
 pub(crate) struct Prober<'t> {
-    template: &'t ChatTemplate,
+    template: &'t mut ChatTemplate,
     /// The caller's render options (`bos_token`, ...), under every flag setting.
     options: Map<String, Json>,
     pub shape: Shape,
@@ -166,13 +172,16 @@ pub(crate) struct Prober<'t> {
     pub fuel: u64,
     /// Every render, when asked for (the test suite compares them with transformers').
     pub record: Option<Vec<RecordedRender>>,
+    /// A render ran out of fuel (its own, or the derivation's budget): what the
+    /// derivation saw is incomplete, so it is refused.
+    pub out_of_fuel: bool,
 }
 
 /// A render that failed: the template's own error.
 pub(crate) type RenderResult = Result<String, TemplateError>;
 
 impl<'t> Prober<'t> {
-    pub(crate) fn new(template: &'t ChatTemplate, options: Map<String, Json>) -> Self {
+    pub(crate) fn new(template: &'t mut ChatTemplate, options: Map<String, Json>) -> Self {
         Prober {
             template,
             options,
@@ -185,6 +194,7 @@ impl<'t> Prober<'t> {
             renders: 0,
             fuel: 0,
             record: None,
+            out_of_fuel: false,
         }
     }
 
@@ -250,9 +260,23 @@ impl<'t> Prober<'t> {
             kwargs.insert(k.clone(), v.clone());
         }
         self.renders += 1;
-        let result = self
-            .template
-            .render_counting_fuel(messages, Some(tools), prompt, &kwargs);
+        // The derivation's renders share one budget: each gets what is left of it, at
+        // most what any render may use.
+        let left = DERIVE_FUEL.saturating_sub(self.fuel);
+        let result = if left == 0 {
+            Err(TemplateError {
+                kind: TemplateErrorKind::OutOfFuel,
+                message: format!(
+                    "the derivation's renders used all {DERIVE_FUEL} fuel of its budget"
+                ),
+                line: None,
+            })
+        } else {
+            self.template
+                .set_fuel(Some(left.min(ChatTemplate::DEFAULT_FUEL)));
+            self.template
+                .render_counting_fuel(messages, Some(tools), prompt, &kwargs)
+        };
         if let Some(record) = &mut self.record {
             record.push(RecordedRender {
                 messages: messages.to_vec(),
@@ -264,6 +288,12 @@ impl<'t> Prober<'t> {
                     .map(|(t, _)| t.clone())
                     .map_err(ToString::to_string),
             });
+        }
+        if result
+            .as_ref()
+            .is_err_and(|e| e.kind == TemplateErrorKind::OutOfFuel)
+        {
+            self.out_of_fuel = true;
         }
         let (text, fuel) = result?;
         self.fuel += fuel;

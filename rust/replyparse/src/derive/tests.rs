@@ -38,6 +38,8 @@ fn print_every_derivation() {
         match DerivedDialect::derive(&text, &Map::new()) {
             Ok(d) => {
                 println!("{name}: OK {} ({} renders)", d.summary(), d.renders);
+                let (_, recorded) = super::derive_fuel(&text);
+                println!("  fuel {recorded}");
                 if let Some(t) = &d.tool_parser {
                     println!("  tool {}", serde_json::to_string(t).unwrap());
                 }
@@ -103,4 +105,27 @@ fn exports_read_back() {
     let mut bad: serde_json::Value = serde_json::from_str(&d.to_json()).unwrap();
     bad["tool_parser"]["name"] = "other".into();
     assert!(DerivedDialect::from_json(&bad.to_string()).is_err());
+}
+
+/// The renders of one derivation share a fuel budget: a template that does a lot of
+/// work on every render is refused once the budget is spent, not rendered dozens of
+/// times at the cost of each.
+#[test]
+fn a_derivation_has_a_fuel_budget() {
+    use crate::chat_template::ChatTemplate;
+
+    let heavy = format!(
+        "{{% for i in range(500) %}}{{% for j in range(400) %}}{{% endfor %}}{{% endfor %}}{}",
+        tagged_template(2000)
+    );
+    let (_, fuel) = ChatTemplate::new(&heavy)
+        .unwrap()
+        .render_counting_fuel(&[], None, false, &Map::new())
+        .unwrap();
+    assert!(
+        fuel < ChatTemplate::DEFAULT_FUEL && fuel * 60 > super::probes::DERIVE_FUEL,
+        "one render uses {fuel}: within a render's budget, not within a derivation's"
+    );
+    let err = DerivedDialect::derive(&heavy, &Map::new()).unwrap_err();
+    assert!(err.reason.contains("fuel"), "{}", err.reason);
 }
