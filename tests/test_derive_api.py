@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import replyparse as rp
-from replyparse import _native
+from replyparse import _native, openai_wire
 from replyparse.cli import main
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -98,6 +98,16 @@ def test_the_derived_dialect_streams_filters_and_constrains_like_any_other():
     required = rp.ResponseParser(**d.config(), tools=TOOLS, tool_choice="required")
     constraint = required.constraint()
     assert constraint is not None and "<call>" in constraint.lark_grammar
+    wire = openai_wire.chat_completion(
+        rp.ResponseParser(**d.config(), tools=TOOLS),
+        output,
+        model="acme/private-model-v1",
+        completion_tokens=1,
+    )
+    choice = wire["choices"][0]
+    assert choice["finish_reason"] == "tool_calls"
+    assert choice["message"]["reasoning_content"] == "Weather first."
+    assert [c["function"]["name"] for c in choice["message"]["tool_calls"]] == ["get_weather"]
 
 
 def test_a_derivation_is_paid_once():
