@@ -762,8 +762,13 @@ def derived_page(derived: dict[str, Any], manifest: dict[str, Any]) -> str:
         f"{len(done)} of {len(records)} templates derive; over them the derived dialects "
         f"read back {sum(r['derived'] for r in done)} of {cases} round-trip cases, the "
         f"hand-declared parsers {sum(r['hand'] for r in done)}.\n",
-        "| template | model row | outcome | cases read back (derived / hand-declared / run) |",
-        "|---|---|---|---|",
+        "The last column says what `parsers_for_model` gives a model id the table does not "
+        "know, with the template: the derived dialect, the row the template's markers "
+        "choose (kept because the template's own calls read back with its parsers, or "
+        "because no dialect can be derived), or nothing (the model is unknown).\n",
+        "| template | model row | outcome | cases read back (derived / hand-declared / run) "
+        "| an unknown model id gets |",
+        "|---|---|---|---|---|",
     ]
     for key in sorted(records, key=str.lower):
         r = records[key]
@@ -776,7 +781,11 @@ def derived_page(derived: dict[str, Any], manifest: dict[str, Any]) -> str:
         else:
             what = "refused: " + cell(r["reason"])
             counts = "-"
-        out.append(f"| {name} | {cell(row)} | {what} | {counts} |")
+        unknown = r.get("unknown_id", "")
+        unknown = {"derived": "the derived dialect", "unknown": "nothing"}.get(
+            unknown, "row " + cell(unknown.removeprefix("row: "))
+        )
+        out.append(f"| {name} | {cell(row)} | {what} | {counts} | {unknown} |")
     return "\n".join(out) + "\n"
 
 

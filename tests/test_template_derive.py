@@ -130,13 +130,24 @@ def parse_all(make: Any, text: str) -> dict[str, Any]:
     return complete
 
 
+def unknown_id_choice(template: str) -> str:
+    """What the model table gives a model id it does not know with this template: the
+    derived dialect, a row (its markers', self-checked), or nothing."""
+    try:
+        c = rp.parsers_for_model("acme/unknown-model", chat_template=template)
+    except rp.UnknownParserError:
+        return "unknown"
+    return "derived" if c.row is None else f"row: {c.row}"
+
+
 def outcome_of(source: Source) -> tuple[dict[str, Any], list[str]]:
     """The record of one source, and the cases the derived dialect fails that the
     hand-declared one passes."""
     assert source.template is not None
     d, reason = derive(source.template)
+    unknown_id = unknown_id_choice(source.template)
     if d is None:
-        return {"outcome": "refused", "reason": reason}, []
+        return {"outcome": "refused", "reason": reason, "unknown_id": unknown_id}, []
     decl = source.decl
     ran = hand_ok = derived_ok = 0
     regressions: list[str] = []
@@ -173,6 +184,7 @@ def outcome_of(source: Source) -> tuple[dict[str, Any], list[str]]:
         "cases": ran,
         "hand": hand_ok,
         "derived": derived_ok,
+        "unknown_id": unknown_id,
     }
     return record, regressions
 
