@@ -375,8 +375,9 @@ fn derive_steps(name: String, prober: &mut Prober<'_>) -> Result<DerivedDialect,
         turn_end.as_deref(),
     )?;
     findings.push(format!(
-        "self-check: {} assistant turns rendered and read back{}",
+        "self-check: {} assistant turns rendered and read back ({} with calls){}",
         checked.turns,
+        checked.with_calls,
         if checked.not_shown > 0 {
             format!(
                 " ({} more the template refuses or cannot show as generated)",
@@ -532,6 +533,7 @@ fn self_check(
         reasoning_tags: reasoning.map(|r| (r.open.as_str(), r.close.as_str())),
         keeps_ids,
         turn_end,
+        calls_expected: tool.is_some(),
     };
     selfcheck::run(prober, prompts, &under).map_err(|e| DeriveError {
         reason: format!("the derived dialect fails its self-check: {}", e.detail),
@@ -603,6 +605,7 @@ pub(crate) fn check_parsers(template: &str, config: &ParserConfig) -> Result<(),
             .map(|r| (r.open.as_str(), r.close.as_str())),
         keeps_ids: false,
         turn_end: turn_end.as_deref(),
+        calls_expected: config.tool_parser.is_some() || config.response_parser.is_some(),
     };
     let checked = selfcheck::run(&mut prober, &prompts, &under);
     if prober.out_of_fuel {

@@ -310,7 +310,8 @@ fn finish(
             }
         }
     }
-    let (start, flags) = start_rule(prompts, &starts)?;
+    let (start, mut flags) = start_rule(prompts, &starts)?;
+    order_by_precedence(prober, &mut flags, (&open, &close));
     Ok(Some(Reasoning {
         open,
         close,
@@ -320,6 +321,61 @@ fn finish(
         starts,
         content_wrapper: None,
     }))
+}
+
+/// A value of the flag `rule` reads as thinking on (`true`) or off (`false`).
+fn sample(rule: &FlagRule, on: bool) -> Option<Json> {
+    let tried = super::turn::flag_values(&rule.key);
+    let pick = |want: &dyn Fn(&Json) -> bool| tried.iter().find(|v| want(v)).cloned();
+    if !rule.on.is_empty() {
+        return if on {
+            rule.on.first().cloned()
+        } else {
+            pick(&|v| !rule.on.contains(v))
+        };
+    }
+    if !rule.off.is_empty() {
+        return if on {
+            pick(&|v| !rule.off.contains(v))
+        } else {
+            rule.off.first().cloned()
+        };
+    }
+    Some(Json::Bool(on))
+}
+
+/// Orders the flag rules as the template weighs them when a request sends two that
+/// disagree (the first rule a request carries decides): rule `a` goes before `b` when
+/// the prompt with `a` on and `b` off, and the one with `a` off and `b` on, both start
+/// where `a` says.
+fn order_by_precedence(
+    prober: &mut Prober<'_>,
+    rules: &mut [FlagRule],
+    (open, close): (&str, &str),
+) {
+    let mut wins = |a: &FlagRule, b: &FlagRule| -> bool {
+        [true, false].iter().all(|&a_on| {
+            let (Some(va), Some(vb)) = (sample(a, a_on), sample(b, !a_on)) else {
+                return false;
+            };
+            let mut flags = serde_json::Map::new();
+            flags.insert(a.key.clone(), va);
+            flags.insert(b.key.clone(), vb);
+            let Ok(p) = prober.prompt(&flags) else {
+                return false;
+            };
+            super::probes::after_user(&p)
+                .is_some_and(|tail| starts_in_reasoning(tail, open, close) == a_on)
+        })
+    };
+    // Few rules (at most one per flag): a stable insertion order by the pairwise rule.
+    for i in 1..rules.len() {
+        let mut j = i;
+        while j > 0 && wins(&rules[j], &rules[j - 1]) && !wins(&rules[j - 1], &rules[j]) {
+            rules.swap(j, j - 1);
+            j -= 1;
+        }
+    }
 }
 
 /// No reasoning in the history: fine, unless a generation prompt writes something the

@@ -77,6 +77,11 @@ struct Case {
 fn cases() -> Vec<Case> {
     vec![
         Case {
+            name: "answer",
+            content: "It is sunny in Paris.\nAnything else?",
+            calls: vec![],
+        },
+        Case {
             name: "one call",
             content: "Let me check.",
             calls: vec![("get_weather", json!({"city": "Paris", "days": 2}))],
@@ -132,12 +137,16 @@ pub(crate) struct UnderTest<'a> {
     /// What ends a turn with calls besides what ends one without (the end of a
     /// sequence the template writes only after calls).
     pub turn_end: Option<&'a str>,
+    /// The parsers read tool calls: a turn with calls must be checked.
+    pub calls_expected: bool,
 }
 
-/// How many turns were checked, and how many the template could not show.
+/// How many turns were checked (and of them with calls), and how many the template
+/// could not show.
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct Checked {
     pub turns: usize,
+    pub with_calls: usize,
     pub not_shown: usize,
 }
 
@@ -293,9 +302,20 @@ pub(crate) fn run(
                 });
             }
             checked.turns += 1;
+            checked.with_calls += usize::from(!calls.is_empty());
         }
     }
     if checked.turns == 0 {
+        return Err(Failed {
+            nothing_checked: true,
+            ..Failed::plain(
+                "no assistant turn could be rendered and read back (the template refuses or \
+                 hides every one)"
+                    .into(),
+            )
+        });
+    }
+    if under.calls_expected && checked.with_calls == 0 {
         return Err(Failed {
             nothing_checked: true,
             ..Failed::plain(

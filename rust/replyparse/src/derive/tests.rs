@@ -129,3 +129,33 @@ fn a_derivation_has_a_fuel_budget() {
     let err = DerivedDialect::derive(&heavy, &Map::new()).unwrap_err();
     assert!(err.reason.contains("fuel"), "{}", err.reason);
 }
+
+/// A template reading two thinking flags: the one it obeys when a request sends both
+/// (and they disagree) comes first among the derived rules.
+#[test]
+fn flag_rules_follow_the_templates_precedence() {
+    use crate::dialect::StartMode;
+
+    let template = |first: &str, second: &str| {
+        format!(
+            "{{%- for m in messages %}}<|im_start|>{{{{ m.role }}}}\n\
+             {{% if m.reasoning_content %}}<think>\n{{{{ m.reasoning_content }}}}\n</think>\n\n\
+             {{% endif %}}{{{{ m.content }}}}<|im_end|>\n{{% endfor %}}\
+             {{%- if add_generation_prompt %}}<|im_start|>assistant\n\
+             {{%- if {first} is defined %}}{{% set on = {first} %}}\
+             {{%- elif {second} is defined %}}{{% set on = {second} %}}\
+             {{%- else %}}{{% set on = false %}}{{% endif %}}\
+             {{%- if on %}}<think>\n{{% endif %}}{{% endif %}}"
+        )
+    };
+    for (first, second) in [
+        ("thinking", "enable_thinking"),
+        ("enable_thinking", "thinking"),
+    ] {
+        let d = DerivedDialect::derive(&template(first, second), &Map::new()).unwrap();
+        let r = d.reasoning_parser.unwrap();
+        assert_eq!(r.starts_in_reasoning, StartMode::WhenEnabled);
+        let keys: Vec<&str> = r.thinking_flags.iter().map(|f| f.key.as_str()).collect();
+        assert_eq!(keys, [first, second], "{:?}", d.findings);
+    }
+}

@@ -31,6 +31,16 @@ const FLAG_VALUES: [(&str, &[&str]); 5] = [
     ),
 ];
 
+/// The values tried for a flag (none for a flag not probed).
+pub(crate) fn flag_values(key: &str) -> Vec<Json> {
+    FLAG_VALUES
+        .iter()
+        .filter(|(k, _)| *k == key)
+        .flat_map(|(_, vs)| vs.iter())
+        .map(|v| serde_json::from_str(v).expect("flag values are JSON"))
+        .collect()
+}
+
 /// One flag setting: no flag (`default`) or one flag set to one value.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Setting {
