@@ -13,6 +13,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PrivateAttr,
     TypeAdapter,
     ValidationError,
     model_validator,
@@ -622,6 +623,42 @@ class ReasoningDialect(_Declaration):
         `ToolDialect.with_tag_suffix`."""
         text = _native.spell_reasoning_dialect_json(self.model_dump_json(), tag_suffix)
         return ReasoningDialect.model_validate_json(text)
+
+
+class DerivedDialect(BaseModel):
+    """The dialects derived from a chat template (`dialect_from_chat_template`):
+    ordinary declarations of existing families, registered under `name` (`derived-`
+    and a stable hash of the template and render options) for both the tool and the
+    reasoning parser; `tool_parser` / `reasoning_parser` are None where the template
+    writes no calls / no reasoning. `findings` says what the derivation found and what
+    the self-check read back; `renders` what it cost. `to_json()` is the export a fleet
+    pins (`load_derived_dialect`)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    name: str
+    tool_parser: ToolDialect | None = None
+    reasoning_parser: ReasoningDialect | None = None
+    findings: list[str] = []
+    renders: int = 0
+    _export: str = PrivateAttr(default="")
+
+    @classmethod
+    def _from_export(cls, text: str) -> DerivedDialect:
+        d = cls.model_validate_json(text)
+        d._export = text
+        return d
+
+    def to_json(self) -> str:
+        """The export: the engine's own JSON of these declarations."""
+        return self._export or self.model_dump_json(indent=2, exclude_none=True)
+
+    def config(self) -> dict[str, str | None]:
+        """The parser names, as `ResponseParser(**derived.config(), tools=...)` takes
+        them."""
+        return {
+            "tool_parser": self.tool_parser.name if self.tool_parser else None,
+            "reasoning_parser": self.reasoning_parser.name if self.reasoning_parser else None,
+        }
 
 
 class ParserChoice(BaseModel):

@@ -31,6 +31,7 @@ __all__ = [
     "UnknownParserError",
     "InvalidDialectError",
     "InvalidToolsError",
+    "DialectDerivationError",
     "ParserFinishedError",
     "ConcurrentUseError",
     "BufferLimitError",
@@ -62,6 +63,10 @@ __all__ = [
     "ServeStream",
     "anthropic_tool_input",
     "render_chat_template",
+    "dialect_from_chat_template",
+    "load_derived_dialect",
+    "derived_cache_info",
+    "_derive_renders",
     "constraint_structural_tag",
     "constraint_lark_grammar",
     "constraint_tag_like_pieces",
@@ -109,6 +114,11 @@ __version__: str
 class UnknownParserError(ValueError): ...
 class InvalidDialectError(ValueError): ...
 class InvalidToolsError(ValueError): ...
+
+class DialectDerivationError(ValueError):
+    reason: str
+    brief: str
+
 class ParserFinishedError(RuntimeError): ...
 class BufferLimitError(RuntimeError): ...
 class ConcurrentUseError(RuntimeError): ...
@@ -456,6 +466,10 @@ def render_chat_template(
     add_generation_prompt: bool = False,
     kwargs_json: str | None = None,
 ) -> str: ...
+def dialect_from_chat_template(template: str, options_json: str | None = None) -> str: ...
+def load_derived_dialect(export_json: str) -> str: ...
+def derived_cache_info() -> tuple[int, int, int, int]: ...
+def _derive_renders(template: str, options_json: str | None = None) -> str: ...
 
 # ---- test and benchmark hooks (not API) ------------------------------------------------
 

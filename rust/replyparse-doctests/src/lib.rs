@@ -11,3 +11,5 @@ pub mod docs_rust {}
 
 #[doc = include_str!("../../../docs/response-templates.md")]
 pub mod docs_response_templates {}
+#[doc = include_str!("../../../docs/deriving-a-dialect.md")]
+pub mod docs_deriving_a_dialect {}

@@ -30,10 +30,13 @@ mod testing;
 mod tools;
 
 use crate::batch::stream_many;
-use crate::chat_template::render_chat_template;
+use crate::chat_template::{
+    _derive_renders, derived_cache_info, dialect_from_chat_template, load_derived_dialect,
+    render_chat_template,
+};
 use crate::errors::{
-    BufferLimitError, ConcurrentUseError, InternalError, InvalidDialectError, InvalidToolsError,
-    ParserFinishedError, UnknownParserError,
+    BufferLimitError, ConcurrentUseError, DialectDerivationError, InternalError,
+    InvalidDialectError, InvalidToolsError, ParserFinishedError, UnknownParserError,
 };
 use crate::objects::{
     DeltaFunctionCall, DeltaMessage, DeltaToolCall, FunctionCall, ParsedResponse, ToolCall,
@@ -78,6 +81,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("UnknownParserError", py.get_type::<UnknownParserError>())?;
     m.add("InvalidDialectError", py.get_type::<InvalidDialectError>())?;
     m.add("InvalidToolsError", py.get_type::<InvalidToolsError>())?;
+    m.add(
+        "DialectDerivationError",
+        py.get_type::<DialectDerivationError>(),
+    )?;
     m.add("ParserFinishedError", py.get_type::<ParserFinishedError>())?;
     m.add("ConcurrentUseError", py.get_type::<ConcurrentUseError>())?;
     m.add("BufferLimitError", py.get_type::<BufferLimitError>())?;
@@ -109,6 +116,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<NativeServeStream>()?;
     m.add_function(wrap_pyfunction!(anthropic_tool_input, m)?)?;
     m.add_function(wrap_pyfunction!(render_chat_template, m)?)?;
+    m.add_function(wrap_pyfunction!(dialect_from_chat_template, m)?)?;
+    m.add_function(wrap_pyfunction!(load_derived_dialect, m)?)?;
+    m.add_function(wrap_pyfunction!(derived_cache_info, m)?)?;
+    m.add_function(wrap_pyfunction!(_derive_renders, m)?)?;
     constraints::register(m)?;
     Ok(())
 }
