@@ -69,6 +69,7 @@ _ALSO_ENABLE_THINKING = (
 )
 FIELD_DIFFERENCES: dict[tuple[str, str, str], str] = {
     ("deepseek-v3.1.jinja", "reasoning", "starts_in_reasoning"): _ALSO_ENABLE_THINKING,
+    ("deepseek-v3.2-exp.jinja", "reasoning", "starts_in_reasoning"): _ALSO_ENABLE_THINKING,
     ("laguna-xs.2.jinja", "reasoning", "starts_in_reasoning"): _ALSO_ENABLE_THINKING,
     ("ling-3.jinja", "reasoning", "starts_in_reasoning"): _ALSO_ENABLE_THINKING,
     ("hy3.jinja", "reasoning", "starts_in_reasoning"): (
