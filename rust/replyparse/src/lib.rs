@@ -8,6 +8,7 @@
 // `registry`, `wire`). ARCHITECTURE.md beside Cargo.toml says how the modules depend on
 // each other; `internals` holds what the repository's own crates need beyond the API.
 
+mod cache;
 mod calls;
 mod chat_template;
 mod config;
