@@ -29,6 +29,7 @@ mod schema;
 mod serve;
 mod thinking;
 mod tool;
+mod toolset;
 
 #[cfg(test)]
 mod tests;
@@ -41,6 +42,7 @@ pub use request::{ToolChoice, ToolPolicy, ToolSpec};
 pub use response::ResponseParser;
 pub use thinking::{FlagRule, ThinkingFlags};
 pub use tool::ToolParser;
+pub use toolset::ToolSet;
 
 // Deltas, complete messages and what a parser reports beside them.
 pub use calls::{AllowedNames, BuiltinCall, CallNote, NoteKind, RejectReason, RejectedCall};

@@ -24,6 +24,7 @@ use crate::error::{Error, Result};
 use crate::registry::{self, ReasoningDialect, ToolDialect};
 use crate::request::ToolPolicy;
 use crate::scan::tokens::MarkerIds;
+use crate::toolset::ToolSet;
 use composed::Composed;
 use framed::FramedParser;
 use harmony::HarmonyParser;
@@ -142,15 +143,26 @@ impl ResponseParser {
     /// Builds a parser from registry names and the request's tool policy.
     /// `response_parser` picks the parser (`default` when unset); a dedicated parser
     /// refuses a `tool_parser` or `reasoning_parser` it would otherwise ignore.
+    ///
+    /// The tools are read once per distinct tool set and shared ([`ToolSet`]): a
+    /// request whose tools were seen before costs reading them, not converting them.
     pub fn new(config: &ParserConfig) -> Result<Self> {
+        let tools = config.tools.as_deref().map(ToolSet::new);
+        Self::with_tool_set(config, tools)
+    }
+
+    /// [`new`](Self::new) with the request's tools given as a shared [`ToolSet`]
+    /// (`None`: no tools) in place of [`ParserConfig::tools`], which is not read: a
+    /// server that keeps the set of a tool list it serves often skips even reading it.
+    pub fn with_tool_set(config: &ParserConfig, tools: Option<Arc<ToolSet>>) -> Result<Self> {
         let config = &*Self::normalized_config(config);
         let mut inner = match dedicated(config)? {
-            Dedicated::Harmony => Inner::Harmony(HarmonyParser::new(config)?),
+            Dedicated::Harmony => Inner::Harmony(HarmonyParser::new(config, tools)?),
             Dedicated::Framed(d) => {
                 let syntax = d.framed.clone().expect("a framed entry");
-                Inner::Framed(FramedParser::new(&d.name, Arc::new(syntax), config)?)
+                Inner::Framed(FramedParser::new(&d.name, Arc::new(syntax), config, tools)?)
             }
-            Dedicated::No => Inner::Composed(Composed::new(config)?),
+            Dedicated::No => Inner::Composed(Composed::new(config, tools)?),
         };
         each!(&mut inner, p => p.set_whole_calls(config.whole_calls));
         if let Inner::Composed(p) = &mut inner {

@@ -1,0 +1,765 @@
+//! A request's tools, read once per distinct tool set and shared.
+//!
+//! An agent sends the same tools with every request, each request deserialised anew.
+//! What a parser needs of them (the names it may emit, each function's parameter
+//! schema) depends on the tools' content only, so it is read once per distinct content
+//! and shared, immutable, by every parser built for a request that sends it: a
+//! [`ToolSet`], kept in a bounded cache (`crate::cache`) keyed by the tools' content.
+//!
+//! The key is the tools' content in a canonical binary encoding of JSON values
+//! (`ToolsKey`), written from whatever holds the tools (the engine's
+//! [`ToolSpec`]s, a binding's native objects). Equal keys are equal content; the cache
+//! compares keys whole. A schema is decoded from the key into a JSON value the first
+//! time a grammar asks for it, so a family that reads no schema never pays for one,
+//! and a tool that is never called is never decoded.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, OnceLock};
+
+use serde_json::{Map, Number, Value};
+
+use crate::cache::{sampled_hash, Cache, Limits, Sizes};
+use crate::calls::AllowedNames;
+use crate::error::{Error, Result};
+use crate::request::{ToolChoice, ToolPolicy, ToolSpec};
+
+/// Most tool sets the cache keeps.
+pub const TOOL_SET_CACHE_ENTRIES: usize = 256;
+/// Most bytes it keeps: keys, and an estimate of the schemas decoded from them.
+pub const TOOL_SET_CACHE_BYTES: usize = 64 << 20;
+/// A tool set whose content takes more than this is read, not kept.
+pub const TOOL_SET_CACHE_MAX_KEY_BYTES: usize = 4 << 20;
+
+static SETS: Cache<Arc<ToolSet>, Arc<ToolSet>> = Cache::new(Limits {
+    entries: TOOL_SET_CACHE_ENTRIES,
+    bytes: TOOL_SET_CACHE_BYTES,
+    key_bytes: TOOL_SET_CACHE_MAX_KEY_BYTES,
+});
+
+/// What the key's first byte says it holds (so keys of different sources never meet).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+enum Source {
+    /// A request's `tools` array as JSON values (a binding's objects).
+    Request = b'R',
+    /// [`ToolSpec`]s: names and parameter schemas.
+    Specs = b'S',
+    /// A request's `tools` array as JSON text, byte for byte.
+    Text = b'T',
+}
+
+/// A request's tools, read once and shared by every parser built for a request that
+/// sends the same tools (module docs): the names a parser may emit and each
+/// function's parameter schema.
+///
+/// Get one with [`ToolSet::new`] (from [`ToolSpec`]s) or [`ToolSet::from_json`] (from
+/// the request's `tools` JSON); either returns the set already kept for the same
+/// content when there is one, so building a parser for a tool set seen before costs
+/// reading the tools once, not converting them. [`ResponseParser::new`] does this
+/// with [`ParserConfig::tools`]; [`ResponseParser::with_tool_set`] takes a set the
+/// caller holds.
+///
+/// The cache is bounded: at most 256 sets and 64 MiB (their content and the schemas
+/// decoded from it); a set over 4 MiB is read but not kept, and when full the least
+/// recently used set goes. A parser holds its set (an `Arc`), so eviction never
+/// changes a parser; it only means the next request with those tools reads them again.
+///
+/// ```
+/// use replyparse::{ToolSet, ToolSpec};
+///
+/// let tools = vec![ToolSpec { name: "get_weather".into(), parameters: None }];
+/// let a = ToolSet::new(&tools);
+/// let b = ToolSet::new(&tools.clone());
+/// assert!(std::sync::Arc::ptr_eq(&a, &b)); // one set, shared
+/// assert_eq!(a.len(), 1);
+/// ```
+///
+/// [`ResponseParser::new`]: crate::ResponseParser::new
+/// [`ResponseParser::with_tool_set`]: crate::ResponseParser::with_tool_set
+/// [`ParserConfig::tools`]: crate::ParserConfig::tools
+pub struct ToolSet {
+    /// The content in the canonical encoding (its first byte the [`Source`]).
+    key: Box<[u8]>,
+    /// The tools, in order.
+    tools: Box<[Tool]>,
+    /// Every tool's name: what a parser accepts unless `tool_choice` names one.
+    names: Arc<HashSet<String>>,
+    /// The tool whose schema a function name types values by: the last one of that
+    /// name with a schema (as a map of the tools by name would keep it).
+    by_name: HashMap<Box<str>, usize>,
+}
+
+struct Tool {
+    name: String,
+    /// Where its parameter schema is written in the key (`None`: none, or `null`).
+    span: Option<(u32, u32)>,
+    /// The schema, decoded on first use (given whole for a set read from JSON text).
+    schema: OnceLock<Option<Arc<Value>>>,
+}
+
+impl std::fmt::Debug for ToolSet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<&str> = self.tools.iter().map(|t| t.name.as_str()).collect();
+        f.debug_struct("ToolSet").field("names", &names).finish()
+    }
+}
+
+impl ToolSet {
+    /// The shared set of `tools` (module docs): the one kept for the same names and
+    /// schemas, or a new one, kept.
+    pub fn new(tools: &[ToolSpec]) -> Arc<ToolSet> {
+        let mut key = ToolsKey::with_source(Source::Specs);
+        let mut spans = Vec::with_capacity(tools.len());
+        key.begin_array();
+        for t in tools {
+            key.begin_object();
+            key.key("name");
+            key.string(&t.name);
+            if let Some(p) = &t.parameters {
+                key.key("parameters");
+                let start = key.buf.len();
+                key.value(p);
+                spans.push((!p.is_null()).then(|| span(start, key.buf.len())));
+            } else {
+                spans.push(None);
+            }
+            key.end();
+        }
+        key.end();
+        intern(key.finish(), |key| {
+            let tools = tools
+                .iter()
+                .zip(spans)
+                .map(|(t, span)| Tool::new(t.name.clone(), span));
+            Ok(ToolSet::build(key, tools.collect()))
+        })
+        .expect("specs are read without checks")
+    }
+
+    /// The shared set of a request's `tools` array as JSON text (each an OpenAI tool
+    /// or a bare function definition, read as [`ToolSpec::list_from_json`] reads them),
+    /// keyed by the text itself. Fails as that function fails.
+    pub fn from_json(src: &str) -> Result<Arc<ToolSet>> {
+        let mut key = ToolsKey::with_source(Source::Text);
+        key.buf.extend_from_slice(src.as_bytes());
+        intern(key.buf, |key| {
+            let tools = ToolSpec::list_from_json(src)?.into_iter().map(|t| {
+                let schema = OnceLock::new();
+                let _ = schema.set(t.parameters.filter(|p| !p.is_null()).map(Arc::new));
+                Tool {
+                    name: t.name,
+                    span: None,
+                    schema,
+                }
+            });
+            Ok(ToolSet::build(key, tools.collect()))
+        })
+    }
+
+    fn build(key: Box<[u8]>, tools: Vec<Tool>) -> ToolSet {
+        let names = tools.iter().map(|t| t.name.clone()).collect();
+        let mut by_name = HashMap::with_capacity(tools.len());
+        for (i, t) in tools.iter().enumerate() {
+            if t.span.is_some() || t.schema.get().is_some_and(Option::is_some) {
+                by_name.insert(t.name.as_str().into(), i);
+            }
+        }
+        ToolSet {
+            key,
+            tools: tools.into(),
+            names: Arc::new(names),
+            by_name,
+        }
+    }
+
+    /// How many tools.
+    pub fn len(&self) -> usize {
+        self.tools.len()
+    }
+
+    /// Whether there are none (a request with an empty `tools` array).
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty()
+    }
+
+    /// The tools' names, in order.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.tools.iter().map(|t| t.name.as_str())
+    }
+
+    /// The tools as [`ToolSpec`]s (each schema decoded, then copied).
+    pub fn specs(&self) -> Vec<ToolSpec> {
+        (0..self.tools.len())
+            .map(|i| ToolSpec {
+                name: self.tools[i].name.clone(),
+                parameters: self.schema_at(i).map(|s| Value::clone(s)),
+            })
+            .collect()
+    }
+
+    /// Whether `name` is one of the tools'.
+    pub(crate) fn has(&self, name: &str) -> bool {
+        self.names.contains(name)
+    }
+
+    /// The parameter schema of the function `name` (the last tool of that name with a
+    /// schema), decoded on first use.
+    pub(crate) fn schema(&self, name: &str) -> Option<&Arc<Value>> {
+        self.schema_at(*self.by_name.get(name)?)
+    }
+
+    fn schema_at(&self, i: usize) -> Option<&Arc<Value>> {
+        let t = &self.tools[i];
+        t.schema
+            .get_or_init(|| {
+                let (start, end) = t.span?;
+                let mut r = Reader::new(&self.key[start as usize..end as usize]);
+                Some(Arc::new(r.value()))
+            })
+            .as_ref()
+    }
+
+    /// What the cache counts for this set: its key, and the schemas decoded from it
+    /// (taken as four times the bytes they are written in).
+    fn value_bytes(&self) -> usize {
+        let written: usize = if self.key.first() == Some(&(Source::Text as u8)) {
+            self.key.len()
+        } else {
+            self.tools
+                .iter()
+                .map(|t| t.span.map_or(0, |(s, e)| (e - s) as usize))
+                .sum()
+        };
+        written * 4 + self.tools.len() * 64
+    }
+}
+
+impl Tool {
+    fn new(name: String, span: Option<(u32, u32)>) -> Self {
+        Tool {
+            name,
+            span,
+            schema: OnceLock::new(),
+        }
+    }
+}
+
+fn span(start: usize, end: usize) -> (u32, u32) {
+    // Keys over the cache's limit (4 MiB) are not kept, but are read: a u32 holds any
+    // request's offsets (a request of 4 GiB of tools is refused long before).
+    (
+        u32::try_from(start).unwrap_or(u32::MAX),
+        u32::try_from(end).unwrap_or(u32::MAX),
+    )
+}
+
+/// The set kept for `key`, or the one `build` makes from it, kept.
+fn intern(key: Vec<u8>, build: impl FnOnce(Box<[u8]>) -> Result<ToolSet>) -> Result<Arc<ToolSet>> {
+    let hash = sampled_hash(&key);
+    if let Some(set) = SETS.get(0, hash, |s| *s.key == *key) {
+        return Ok(set);
+    }
+    intern_hashed(hash, key.into(), build)
+}
+
+fn intern_hashed(
+    hash: u64,
+    key: Box<[u8]>,
+    build: impl FnOnce(Box<[u8]>) -> Result<ToolSet>,
+) -> Result<Arc<ToolSet>> {
+    let set = Arc::new(build(key)?);
+    let sizes = Sizes {
+        key: set.key.len(),
+        value: set.value_bytes(),
+    };
+    let is = |s: &Arc<ToolSet>| s.key == set.key;
+    // Another thread may have kept the same set meanwhile: then that one is shared.
+    Ok(SETS
+        .put(0, hash, is, || set.clone(), &set, sizes)
+        .unwrap_or(set))
+}
+
+/// The tools of a request key: each an OpenAI tool (`{"type": "function", "function":
+/// {...}}`) or a bare function definition, read as [`ToolSpec::from_json`] reads them.
+fn read_request_tools(key: &[u8]) -> Result<Vec<Tool>> {
+    let mut r = Reader::at(key, 1);
+    let Some(n) = r.array() else {
+        return Err(Error::InvalidTools("tools must be a list".into()));
+    };
+    let mut tools = Vec::with_capacity(n);
+    for _ in 0..n {
+        let tool = r.members();
+        let mut name = None;
+        let mut span_of = None;
+        let mut kind_ok = true;
+        let mut function = None;
+        if let Some(members) = &tool {
+            for &(k, v) in members {
+                match k {
+                    "type" => {
+                        if let Some(t) = Reader::at(key, v).string() {
+                            kind_ok = t == "function";
+                        }
+                    }
+                    "function" => function = Some(v),
+                    _ => {}
+                }
+            }
+        }
+        // The function's fields: in `function` when present, else the tool's own.
+        let fields = match function {
+            Some(f) => Reader::at(key, f).members().unwrap_or_default(),
+            None => tool.clone().unwrap_or_default(),
+        };
+        for &(k, v) in &fields {
+            match k {
+                "name" => name = Reader::at(key, v).string().filter(|n| !n.is_empty()),
+                "parameters" => {
+                    let end = Reader::at(key, v).skip_from();
+                    span_of = (key[v] != NULL).then(|| span(v, end));
+                }
+                _ => {}
+            }
+        }
+        if !kind_ok {
+            return Err(Error::InvalidTools(
+                "a tool's type is not supported; expected \"function\"".into(),
+            ));
+        }
+        let Some(name) = name else {
+            return Err(Error::InvalidTools("a tool has no function name".into()));
+        };
+        tools.push(Tool::new(name.to_owned(), span_of));
+    }
+    Ok(tools)
+}
+
+// ---------------------------------------------------------------------------------------
+// The canonical encoding
+// ---------------------------------------------------------------------------------------
+
+const NULL: u8 = 0;
+const FALSE: u8 = 1;
+const TRUE: u8 = 2;
+const INT: u8 = 3;
+const UINT: u8 = 4;
+const FLOAT: u8 = 5;
+const STRING: u8 = 6;
+const ARRAY: u8 = 7;
+const OBJECT: u8 = 8;
+
+/// Writes JSON values in the canonical encoding a [`ToolSet`] is keyed by: each value
+/// a tag byte, then its content (numbers as 8 bytes, a string's length then its bytes,
+/// a container's byte length and count then its items, an object's keys written as
+/// strings before their values). One content has one encoding, and the encoding says
+/// where each value ends, so equal keys are equal content.
+///
+/// A binding writes a request's `tools` array with it ([`ToolsKey::request`], then the
+/// array and every field of every tool, in order) and gets the set with
+/// [`ToolsKey::tool_set`]. The writer keeps its buffer across [`reset`](Self::reset)s,
+/// so reusing one costs no allocation.
+#[derive(Debug, Default)]
+pub struct ToolsKey {
+    buf: Vec<u8>,
+    /// Open containers: where each one's length is written, and its count so far.
+    open: Vec<(usize, u32)>,
+}
+
+// The bindings' part of the writer is used with the `internals` feature only.
+#[cfg_attr(not(feature = "internals"), allow(dead_code))]
+impl ToolsKey {
+    /// An empty key for a request's `tools` array (the array is written next).
+    pub fn request() -> Self {
+        Self::with_source(Source::Request)
+    }
+
+    fn with_source(source: Source) -> Self {
+        let mut k = ToolsKey::default();
+        k.buf.push(source as u8);
+        k
+    }
+
+    /// The shared [`ToolSet`] of the request's `tools` array written here (every
+    /// field of every tool, in order, the containers ended). Each tool is read as
+    /// [`ToolSpec::from_json`] reads it; what it refuses is [`Error::InvalidTools`].
+    pub fn tool_set(&self) -> Result<Arc<ToolSet>> {
+        let bytes = self.bytes();
+        if bytes.first() != Some(&(Source::Request as u8)) || !self.open.is_empty() {
+            return Err(Error::InvalidTools(
+                "the tools key is not a finished request's tools".into(),
+            ));
+        }
+        let hash = sampled_hash(bytes);
+        if let Some(set) = SETS.get(0, hash, |s| *s.key == *bytes) {
+            return Ok(set);
+        }
+        intern_hashed(hash, bytes.into(), |key| {
+            let tools = read_request_tools(&key)?;
+            Ok(ToolSet::build(key, tools))
+        })
+    }
+
+    /// Empties the key for another request's tools, keeping its buffer.
+    pub fn reset(&mut self) {
+        self.buf.clear();
+        self.open.clear();
+        self.buf.push(Source::Request as u8);
+    }
+
+    /// The bytes written so far.
+    fn bytes(&self) -> &[u8] {
+        &self.buf
+    }
+
+    fn finish(self) -> Vec<u8> {
+        debug_assert!(self.open.is_empty(), "every container is ended");
+        self.buf
+    }
+
+    fn item(&mut self) {
+        if let Some((_, count)) = self.open.last_mut() {
+            *count += 1;
+        }
+    }
+
+    /// Writes `null`.
+    pub fn null(&mut self) {
+        self.item();
+        self.buf.push(NULL);
+    }
+
+    /// Writes `true` or `false`.
+    pub fn bool(&mut self, b: bool) {
+        self.item();
+        self.buf.push(if b { TRUE } else { FALSE });
+    }
+
+    /// Writes an integer.
+    pub fn int(&mut self, i: i64) {
+        self.item();
+        self.buf.push(INT);
+        self.buf.extend_from_slice(&i.to_le_bytes());
+    }
+
+    /// Writes an integer above `i64::MAX`.
+    pub fn uint(&mut self, u: u64) {
+        if let Ok(i) = i64::try_from(u) {
+            return self.int(i);
+        }
+        self.item();
+        self.buf.push(UINT);
+        self.buf.extend_from_slice(&u.to_le_bytes());
+    }
+
+    /// Writes a finite float (a number written with a fraction or an exponent); false,
+    /// writing nothing, for NaN and the infinities, which JSON cannot hold.
+    pub fn float(&mut self, f: f64) -> bool {
+        if !f.is_finite() {
+            return false;
+        }
+        self.item();
+        self.buf.push(FLOAT);
+        self.buf.extend_from_slice(&f.to_bits().to_le_bytes());
+        true
+    }
+
+    /// Writes a string.
+    pub fn string(&mut self, s: &str) {
+        self.item();
+        self.buf.push(STRING);
+        self.raw(s);
+    }
+
+    fn raw(&mut self, s: &str) {
+        self.buf.extend_from_slice(&len32(s.len()).to_le_bytes());
+        self.buf.extend_from_slice(s.as_bytes());
+    }
+
+    /// Begins an array: its items follow, then [`end`](Self::end).
+    pub fn begin_array(&mut self) {
+        self.begin(ARRAY);
+    }
+
+    /// Begins an object: [`key`](Self::key) and a value per member follow, then
+    /// [`end`](Self::end).
+    pub fn begin_object(&mut self) {
+        self.begin(OBJECT);
+    }
+
+    fn begin(&mut self, tag: u8) {
+        self.item();
+        self.buf.push(tag);
+        self.open.push((self.buf.len(), 0));
+        self.buf.extend_from_slice(&[0; 8]);
+    }
+
+    /// Writes an object member's key (its value follows, and counts the member).
+    pub fn key(&mut self, k: &str) {
+        self.raw(k);
+    }
+
+    /// Ends the innermost open array or object.
+    pub fn end(&mut self) {
+        let Some((at, count)) = self.open.pop() else {
+            return;
+        };
+        let len = len32(self.buf.len() - at - 8);
+        self.buf[at..at + 4].copy_from_slice(&len.to_le_bytes());
+        self.buf[at + 4..at + 8].copy_from_slice(&count.to_le_bytes());
+    }
+
+    /// Writes a JSON value.
+    pub fn value(&mut self, v: &Value) {
+        match v {
+            Value::Null => self.null(),
+            Value::Bool(b) => self.bool(*b),
+            Value::Number(n) => {
+                if let Some(i) = n.as_i64() {
+                    self.int(i);
+                } else if let Some(u) = n.as_u64() {
+                    self.uint(u);
+                } else {
+                    // serde_json numbers are finite.
+                    self.float(n.as_f64().unwrap_or(0.0));
+                }
+            }
+            Value::String(s) => self.string(s),
+            Value::Array(a) => {
+                self.begin_array();
+                for x in a {
+                    self.value(x);
+                }
+                self.end();
+            }
+            Value::Object(m) => {
+                self.begin_object();
+                for (k, x) in m {
+                    self.key(k);
+                    self.value(x);
+                }
+                self.end();
+            }
+        }
+    }
+}
+
+fn len32(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+/// Reads the canonical encoding ([`ToolsKey`]); written by the writer only, so a
+/// malformed byte ends the read as `null` rather than panicking.
+struct Reader<'a> {
+    b: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn new(b: &'a [u8]) -> Self {
+        Reader { b, pos: 0 }
+    }
+
+    /// A reader of `key` at `pos`.
+    fn at(key: &'a [u8], pos: usize) -> Self {
+        Reader { b: key, pos }
+    }
+
+    fn u32(&mut self) -> u32 {
+        let w = self.b.get(self.pos..self.pos + 4).unwrap_or(&[0; 4]);
+        self.pos += 4;
+        u32::from_le_bytes(w.try_into().expect("4 bytes"))
+    }
+
+    fn u64(&mut self) -> u64 {
+        let w = self.b.get(self.pos..self.pos + 8).unwrap_or(&[0; 8]);
+        self.pos += 8;
+        u64::from_le_bytes(w.try_into().expect("8 bytes"))
+    }
+
+    fn str(&mut self) -> &'a str {
+        let n = self.u32() as usize;
+        let s = self.b.get(self.pos..self.pos + n).unwrap_or_default();
+        self.pos += n;
+        std::str::from_utf8(s).unwrap_or_default()
+    }
+
+    fn tag(&mut self) -> u8 {
+        let t = self.b.get(self.pos).copied().unwrap_or(NULL);
+        self.pos += 1;
+        t
+    }
+
+    /// The string here, if the value is one.
+    fn string(mut self) -> Option<&'a str> {
+        (self.tag() == STRING).then(|| self.str())
+    }
+
+    /// The item count of the array here (the reader then at its first item).
+    fn array(&mut self) -> Option<usize> {
+        if self.b.get(self.pos) != Some(&ARRAY) {
+            return None;
+        }
+        self.pos += 5;
+        Some(self.u32() as usize)
+    }
+
+    /// The members of the object here, each key with where its value is (absolute),
+    /// the reader then past the object.
+    fn members(&mut self) -> Option<Vec<(&'a str, usize)>> {
+        if self.b.get(self.pos) != Some(&OBJECT) {
+            self.skip();
+            return None;
+        }
+        self.pos += 5;
+        let n = self.u32() as usize;
+        let mut out = Vec::with_capacity(n.min(64));
+        for _ in 0..n {
+            let k = self.str();
+            out.push((k, self.pos));
+            self.skip();
+        }
+        Some(out)
+    }
+
+    /// Where the value here ends.
+    fn skip_from(mut self) -> usize {
+        self.skip();
+        self.pos
+    }
+
+    fn skip(&mut self) {
+        match self.tag() {
+            INT | UINT | FLOAT => self.pos += 8,
+            STRING => {
+                let n = self.u32() as usize;
+                self.pos += n;
+            }
+            ARRAY | OBJECT => {
+                let n = self.u32() as usize;
+                self.pos += 4 + n;
+            }
+            _ => {}
+        }
+    }
+
+    /// The value here, as JSON.
+    fn value(&mut self) -> Value {
+        match self.tag() {
+            FALSE => Value::Bool(false),
+            TRUE => Value::Bool(true),
+            INT => Value::from(self.u64() as i64),
+            UINT => Value::from(self.u64()),
+            FLOAT => {
+                Number::from_f64(f64::from_bits(self.u64())).map_or(Value::Null, Value::Number)
+            }
+            STRING => Value::String(self.str().to_owned()),
+            ARRAY => {
+                self.pos += 4;
+                let n = self.u32() as usize;
+                let mut a = Vec::with_capacity(n.min(1024));
+                for _ in 0..n {
+                    a.push(self.value());
+                }
+                Value::Array(a)
+            }
+            OBJECT => {
+                self.pos += 4;
+                let n = self.u32() as usize;
+                let mut m = Map::with_capacity(n.min(1024));
+                for _ in 0..n {
+                    let k = self.str().to_owned();
+                    m.insert(k, self.value());
+                }
+                Value::Object(m)
+            }
+            _ => Value::Null,
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// A request's tools and tool choice, as parsers use them
+// ---------------------------------------------------------------------------------------
+
+/// The parameter schemas a grammar types values by: a shared tool set's (none without
+/// tools).
+#[derive(Debug, Clone, Default)]
+pub struct Schemas(Option<Arc<ToolSet>>);
+
+impl Schemas {
+    /// The schema of function `name`'s parameters, if the request gave one.
+    pub fn get(&self, name: &str) -> Option<&Value> {
+        self.0.as_ref()?.schema(name).map(|s| &**s)
+    }
+
+    /// [`get`](Self::get), shared.
+    pub fn get_shared(&self, name: &str) -> Option<Arc<Value>> {
+        self.0.as_ref()?.schema(name).cloned()
+    }
+}
+
+/// The schemas of `tools` (shared: see [`ToolSet`]).
+pub fn schemas_of(tools: &[ToolSpec]) -> Schemas {
+    Schemas(Some(ToolSet::new(tools)))
+}
+
+/// A request's tools (shared) and tool choice, checked against each other: what the
+/// parsers are built from.
+#[derive(Debug, Clone)]
+pub(crate) struct RequestTools {
+    set: Option<Arc<ToolSet>>,
+    choice: ToolChoice,
+}
+
+impl RequestTools {
+    /// Checks the choice against the tools as [`ToolPolicy::new`] does.
+    pub fn new(set: Option<Arc<ToolSet>>, choice: ToolChoice) -> Result<Self> {
+        let has = |name: &str| set.as_ref().is_some_and(|s| s.has(name));
+        if let ToolChoice::Function(name) = &choice {
+            if !has(name) {
+                return Err(Error::InvalidTools(format!(
+                    "tool_choice names {name:?}, which is not among the request's tools"
+                )));
+            }
+        }
+        if choice == ToolChoice::Required && set.as_ref().is_none_or(|s| s.is_empty()) {
+            return Err(Error::InvalidTools(
+                "tool_choice \"required\" needs at least one tool".into(),
+            ));
+        }
+        Ok(RequestTools { set, choice })
+    }
+
+    /// A checked policy's tools, shared.
+    pub fn of_policy(policy: &ToolPolicy) -> Self {
+        RequestTools {
+            set: Some(ToolSet::new(&policy.tools)),
+            choice: policy.choice.clone(),
+        }
+    }
+
+    /// Whether tool open tags are armed (see [`ToolPolicy::armed`]).
+    pub fn armed(&self) -> bool {
+        self.set.as_ref().is_some_and(|s| !s.is_empty()) && self.choice != ToolChoice::None
+    }
+
+    /// The names a parser may emit: the one function `tool_choice` names, otherwise
+    /// every tool's (the set's own, shared).
+    pub fn allowed(&self) -> AllowedNames {
+        match (&self.choice, &self.set) {
+            (ToolChoice::Function(n), _) => {
+                AllowedNames::Only(Arc::new(std::iter::once(n.clone()).collect()))
+            }
+            (_, Some(s)) => AllowedNames::Only(s.names.clone()),
+            (_, None) => AllowedNames::Only(Arc::default()),
+        }
+    }
+
+    /// The tools' parameter schemas.
+    pub fn schemas(&self) -> Schemas {
+        Schemas(self.set.clone())
+    }
+}
+
+#[cfg(test)]
+mod tests;
