@@ -492,6 +492,14 @@ def memory(args: argparse.Namespace) -> None:
 BUILDS = 5
 
 
+def _counted(build: Callable[[Any], Any], inputs: Sequence[Any]) -> None:
+    """One counted phase between two dumps; nothing else is freed inside it."""
+    os.getppid()
+    for x in inputs:
+        build(x)
+    os.getppid()
+
+
 def callgrind_child(path: str | None, dialects: Sequence[str], n: int, phases_path: str) -> None:
     if path:
         sys.path.insert(0, path)
@@ -509,20 +517,22 @@ def callgrind_child(path: str | None, dialects: Sequence[str], n: int, phases_pa
             "seen": [json.loads(src) for _ in range(BUILDS)],
         }
         reqs = [{"model": "m", "messages": [], "tools": json.loads(src)} for _ in range(BUILDS)]
+
+        def build(x: Any, kw: dict[str, str] = kw) -> None:
+            rp.ResponseParser(tools=x, **kw)
+
+        def from_request(x: Any, kw: dict[str, str] = kw) -> None:
+            rp.ResponseParser.from_request(x, **kw)
+
         gc.collect()
         gc.disable()
         for how, inputs in made.items():
-            os.getppid()
-            for x in inputs:
-                rp.ResponseParser(tools=x, **kw)
-            os.getppid()
+            _counted(build, inputs)
             phases.append(f"{d}|{how}")
-        os.getppid()
-        for x in reqs:
-            rp.ResponseParser.from_request(x, **kw)
-        os.getppid()
+        _counted(from_request, reqs)
         phases.append(f"{d}|request")
         gc.enable()
+        del made, reqs, inputs
     with open(phases_path, "w") as f:
         json.dump(phases, f)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping, Sequence
+from types import MappingProxyType
 from typing import Any
 
 from . import _native, constraints
@@ -153,6 +154,12 @@ class ResponseParser(_native.ResponseParser):
     non-thinking request.
     """
 
+    # The decoding constraint and what builds it again; a parser whose tool_choice
+    # constrains nothing (auto, none) keeps none of it.
+    _constraint: constraints.ToolConstraint | None = None
+    _constraint_args: tuple[Any, ...] = ()
+    _constraint_flags: Mapping[str, Any] = MappingProxyType({})
+
     def __new__(
         cls,
         tool_parser: str | None = None,
@@ -170,11 +177,16 @@ class ResponseParser(_native.ResponseParser):
         marker_token_ids: Mapping[str, int] | None = None,
         tag_suffix: str | None = None,
     ):
+        # The engine reads the tools once per distinct tool set and shares them between
+        # parsers (validated as the `Tool` model validates them). A str is not tools
+        # here (the native class would read it as JSON): the validator says so.
+        if isinstance(tools, str):
+            validated_tools(tools)
         parser = super().__new__(
             cls,
             tool_parser or None,
             reasoning_parser or None,
-            validated_tools(tools),
+            tools,
             tool_choice_json(tool_choice),
             enable_thinking,
             response_parser or None,
@@ -186,13 +198,16 @@ class ResponseParser(_native.ResponseParser):
             dict(marker_token_ids) if marker_token_ids else None,
             tag_suffix,
         )
+        if tool_choice in (None, "auto", "none"):
+            return parser  # nothing to constrain; the parser keeps nothing of the request
         # The decoding constraint of tool_choice "required" / a named function, built now
-        # so that a dialect that cannot express it fails here, not mid-stream.
+        # so that a dialect that cannot express it fails here, not mid-stream. It keeps
+        # the shared tool set, not the request's tools.
         parser._constraint_args = (
             tool_parser,
             reasoning_parser,
             response_parser,
-            tools,
+            None if tools is None else _native.tool_set(tools),
             tool_choice,
             enable_thinking,
             True,  # parallel_tool_calls; from_request knows it
@@ -364,9 +379,9 @@ class ToolParser(_native.ToolParser):
     """
 
     def __new__(cls, tool_parser: str, tools: Sequence[Any] | None = None, tool_choice: Any = None):
-        return super().__new__(
-            cls, tool_parser, validated_tools(tools), tool_choice_json(tool_choice)
-        )
+        if isinstance(tools, str):
+            validated_tools(tools)  # refused, as a str is not a list of tools
+        return super().__new__(cls, tool_parser, tools, tool_choice_json(tool_choice))
 
 
 _MARKER_IDS_CACHE: dict[tuple[int, tuple[str, ...]], tuple[Any, dict[str, int]]] = {}

@@ -85,12 +85,17 @@ pub struct ToolSet {
     /// Every tool's name: what a parser accepts unless `tool_choice` names one.
     names: Arc<HashSet<String>>,
     /// The tool whose schema a function name types values by: the last one of that
-    /// name with a schema (as a map of the tools by name would keep it).
-    by_name: HashMap<Box<str>, usize>,
+    /// name that declares parameters (as a map of the tools by name would keep it;
+    /// declared `null`, they type nothing). Made on first use: only a grammar that
+    /// types values asks.
+    by_name: OnceLock<HashMap<Box<str>, usize>>,
 }
 
 struct Tool {
     name: String,
+    /// It declares parameters (maybe `null`): it is the one its name's schema is read
+    /// from, unless a later tool of the name declares them too.
+    declares: bool,
     /// Where its parameter schema is written in the key (`None`: none, or `null`).
     span: Option<(u32, u32)>,
     /// The schema, decoded on first use (given whole for a set read from JSON text).
@@ -110,18 +115,18 @@ impl ToolSet {
     pub fn new(tools: &[ToolSpec]) -> Arc<ToolSet> {
         let mut key = ToolsKey::with_source(Source::Specs);
         let mut spans = Vec::with_capacity(tools.len());
-        key.begin_array();
+        key.begin_array(tools.len());
         for t in tools {
-            key.begin_object();
+            key.begin_object(1 + usize::from(t.parameters.is_some()));
             key.key("name");
             key.string(&t.name);
             if let Some(p) = &t.parameters {
                 key.key("parameters");
-                let start = key.buf.len();
+                let start = key.len;
                 key.value(p);
-                spans.push((!p.is_null()).then(|| span(start, key.buf.len())));
+                spans.push((true, (!p.is_null()).then(|| span(start, key.len))));
             } else {
-                spans.push(None);
+                spans.push((false, None));
             }
             key.end();
         }
@@ -130,7 +135,7 @@ impl ToolSet {
             let tools = tools
                 .iter()
                 .zip(spans)
-                .map(|(t, span)| Tool::new(t.name.clone(), span));
+                .map(|(t, (declares, span))| Tool::new(t.name.clone(), declares, span));
             Ok(ToolSet::build(key, tools.collect()))
         })
         .expect("specs are read without checks")
@@ -141,13 +146,15 @@ impl ToolSet {
     /// keyed by the text itself. Fails as that function fails.
     pub fn from_json(src: &str) -> Result<Arc<ToolSet>> {
         let mut key = ToolsKey::with_source(Source::Text);
-        key.buf.extend_from_slice(src.as_bytes());
-        intern(key.buf, |key| {
+        key.put(src.as_bytes());
+        intern(key.finish(), |key| {
             let tools = ToolSpec::list_from_json(src)?.into_iter().map(|t| {
                 let schema = OnceLock::new();
+                let declares = t.parameters.is_some();
                 let _ = schema.set(t.parameters.filter(|p| !p.is_null()).map(Arc::new));
                 Tool {
                     name: t.name,
+                    declares,
                     span: None,
                     schema,
                 }
@@ -158,18 +165,24 @@ impl ToolSet {
 
     fn build(key: Box<[u8]>, tools: Vec<Tool>) -> ToolSet {
         let names = tools.iter().map(|t| t.name.clone()).collect();
-        let mut by_name = HashMap::with_capacity(tools.len());
-        for (i, t) in tools.iter().enumerate() {
-            if t.span.is_some() || t.schema.get().is_some_and(Option::is_some) {
-                by_name.insert(t.name.as_str().into(), i);
-            }
-        }
         ToolSet {
             key,
             tools: tools.into(),
             names: Arc::new(names),
-            by_name,
+            by_name: OnceLock::new(),
         }
+    }
+
+    fn by_name(&self) -> &HashMap<Box<str>, usize> {
+        self.by_name.get_or_init(|| {
+            let mut by_name = HashMap::with_capacity(self.tools.len());
+            for (i, t) in self.tools.iter().enumerate() {
+                if t.declares {
+                    by_name.insert(t.name.as_str().into(), i);
+                }
+            }
+            by_name
+        })
     }
 
     /// How many tools.
@@ -205,7 +218,7 @@ impl ToolSet {
     /// The parameter schema of the function `name` (the last tool of that name with a
     /// schema), decoded on first use.
     pub(crate) fn schema(&self, name: &str) -> Option<&Arc<Value>> {
-        self.schema_at(*self.by_name.get(name)?)
+        self.schema_at(*self.by_name().get(name)?)
     }
 
     fn schema_at(&self, i: usize) -> Option<&Arc<Value>> {
@@ -235,9 +248,10 @@ impl ToolSet {
 }
 
 impl Tool {
-    fn new(name: String, span: Option<(u32, u32)>) -> Self {
+    fn new(name: String, declares: bool, span: Option<(u32, u32)>) -> Self {
         Tool {
             name,
+            declares,
             span,
             schema: OnceLock::new(),
         }
@@ -281,6 +295,8 @@ fn intern_hashed(
 
 /// The tools of a request key: each an OpenAI tool (`{"type": "function", "function":
 /// {...}}`) or a bare function definition, read as [`ToolSpec::from_json`] reads them.
+/// A `null` schema is no schema: a binding's request fields that are `None` are absent
+/// (as the package's serialiser leaves them out).
 fn read_request_tools(key: &[u8]) -> Result<Vec<Tool>> {
     let mut r = Reader::at(key, 1);
     let Some(n) = r.array() else {
@@ -288,38 +304,28 @@ fn read_request_tools(key: &[u8]) -> Result<Vec<Tool>> {
     };
     let mut tools = Vec::with_capacity(n);
     for _ in 0..n {
-        let tool = r.members();
-        let mut name = None;
-        let mut span_of = None;
-        let mut kind_ok = true;
-        let mut function = None;
-        if let Some(members) = &tool {
-            for &(k, v) in members {
-                match k {
-                    "type" => {
-                        if let Some(t) = Reader::at(key, v).string() {
-                            kind_ok = t == "function";
-                        }
-                    }
-                    "function" => function = Some(v),
-                    _ => {}
+        let (mut name, mut span_of, mut kind_ok, mut function) = (None, None, true, None);
+        let at = r.pos;
+        let object = r.each_member(|k, v| match k {
+            b"type" => {
+                if let Some(t) = Reader::at(key, v).string() {
+                    kind_ok = t == "function";
                 }
             }
-        }
+            b"function" => function = Some(v),
+            _ => {}
+        });
         // The function's fields: in `function` when present, else the tool's own.
-        let fields = match function {
-            Some(f) => Reader::at(key, f).members().unwrap_or_default(),
-            None => tool.clone().unwrap_or_default(),
-        };
-        for &(k, v) in &fields {
-            match k {
-                "name" => name = Reader::at(key, v).string().filter(|n| !n.is_empty()),
-                "parameters" => {
+        let fields = function.or(object.then_some(at));
+        if let Some(f) = fields {
+            Reader::at(key, f).each_member(|k, v| match k {
+                b"name" => name = Reader::at(key, v).string().filter(|n| !n.is_empty()),
+                b"parameters" => {
                     let end = Reader::at(key, v).skip_from();
                     span_of = (key[v] != NULL).then(|| span(v, end));
                 }
                 _ => {}
-            }
+            });
         }
         if !kind_ok {
             return Err(Error::InvalidTools(
@@ -329,7 +335,7 @@ fn read_request_tools(key: &[u8]) -> Result<Vec<Tool>> {
         let Some(name) = name else {
             return Err(Error::InvalidTools("a tool has no function name".into()));
         };
-        tools.push(Tool::new(name.to_owned(), span_of));
+        tools.push(Tool::new(name.to_owned(), span_of.is_some(), span_of));
     }
     Ok(tools)
 }
@@ -351,7 +357,8 @@ const OBJECT: u8 = 8;
 /// Writes JSON values in the canonical encoding a [`ToolSet`] is keyed by: each value
 /// a tag byte, then its content (numbers as 8 bytes, a string's length then its bytes,
 /// a container's byte length and count then its items, an object's keys written as
-/// strings before their values). One content has one encoding, and the encoding says
+/// strings before their values). A container is begun with its count, and the caller
+/// writes exactly that many items (members) before ending it. One content has one encoding, and the encoding says
 /// where each value ends, so equal keys are equal content.
 ///
 /// A binding writes a request's `tools` array with it ([`ToolsKey::request`], then the
@@ -360,14 +367,41 @@ const OBJECT: u8 = 8;
 /// so reusing one costs no allocation.
 #[derive(Debug, Default)]
 pub struct ToolsKey {
+    /// The bytes written are `buf[..len]`; the rest is room, kept zeroed-in so that
+    /// writing is a bounds-checked copy with no call to grow the vector.
     buf: Vec<u8>,
-    /// Open containers: where each one's length is written, and its count so far.
-    open: Vec<(usize, u32)>,
+    len: usize,
+    /// Open containers: where each one's byte length is written.
+    open: Vec<usize>,
 }
 
 // The bindings' part of the writer is used with the `internals` feature only.
 #[cfg_attr(not(feature = "internals"), allow(dead_code))]
 impl ToolsKey {
+    /// The first byte of a request's key.
+    pub const REQUEST: u8 = Source::Request as u8;
+    /// The tag of `null`.
+    pub const NULL: u8 = NULL;
+    /// The tag of `false`.
+    pub const FALSE: u8 = FALSE;
+    /// The tag of `true`.
+    pub const TRUE: u8 = TRUE;
+    /// The tag of an integer (then 8 bytes, little-endian `i64`).
+    pub const INT: u8 = INT;
+    /// The tag of an integer above `i64::MAX` (then 8 bytes, little-endian `u64`).
+    pub const UINT: u8 = UINT;
+    /// The tag of a finite float (then 8 bytes, the little-endian bits of an `f64`).
+    pub const FLOAT: u8 = FLOAT;
+    /// The tag of a string (then its byte length as a little-endian `u32`, then its
+    /// UTF-8 bytes).
+    pub const STRING: u8 = STRING;
+    /// The tag of an array (then the byte length of what follows the count and the
+    /// count, each a little-endian `u32`, then the items).
+    pub const ARRAY: u8 = ARRAY;
+    /// The tag of an object (as an array's; each member its key, written as a string
+    /// without the tag, then its value).
+    pub const OBJECT: u8 = OBJECT;
+
     /// An empty key for a request's `tools` array (the array is written next).
     pub fn request() -> Self {
         Self::with_source(Source::Request)
@@ -375,7 +409,7 @@ impl ToolsKey {
 
     fn with_source(source: Source) -> Self {
         let mut k = ToolsKey::default();
-        k.buf.push(source as u8);
+        k.put_n([source as u8]);
         k
     }
 
@@ -383,17 +417,34 @@ impl ToolsKey {
     /// field of every tool, in order, the containers ended). Each tool is read as
     /// [`ToolSpec::from_json`] reads it; what it refuses is [`Error::InvalidTools`].
     pub fn tool_set(&self) -> Result<Arc<ToolSet>> {
-        let bytes = self.bytes();
-        if bytes.first() != Some(&(Source::Request as u8)) || !self.open.is_empty() {
+        if !self.open.is_empty() {
             return Err(Error::InvalidTools(
                 "the tools key is not a finished request's tools".into(),
             ));
         }
+        Self::tool_set_of(&mut self.bytes().to_vec())
+    }
+
+    /// [`tool_set`](Self::tool_set) of a key a binding wrote with a writer of its own
+    /// (one that writes what this type writes, byte for byte: [`ToolsKey::REQUEST`],
+    /// then the array, each value a tag ([`ToolsKey::NULL`] ...) and its content). The
+    /// bytes are read safely whatever they hold; that equal content gives equal bytes
+    /// and different content different bytes is the writer's to keep.
+    ///
+    /// `bytes` is taken (so a set not seen before keeps the buffer, not a copy of it)
+    /// only when the set is new; a writer that reuses its buffer gets it back otherwise.
+    pub fn tool_set_of(bytes: &mut Vec<u8>) -> Result<Arc<ToolSet>> {
+        if bytes.first() != Some(&(Source::Request as u8)) {
+            return Err(Error::InvalidTools(
+                "the tools key is not a request's tools".into(),
+            ));
+        }
         let hash = sampled_hash(bytes);
-        if let Some(set) = SETS.get(0, hash, |s| *s.key == *bytes) {
+        if let Some(set) = SETS.get(0, hash, |s| *s.key == **bytes) {
             return Ok(set);
         }
-        intern_hashed(hash, bytes.into(), |key| {
+        let key = std::mem::take(bytes).into_boxed_slice();
+        intern_hashed(hash, key, |key| {
             let tools = read_request_tools(&key)?;
             Ok(ToolSet::build(key, tools))
         })
@@ -401,111 +452,154 @@ impl ToolsKey {
 
     /// Empties the key for another request's tools, keeping its buffer.
     pub fn reset(&mut self) {
-        self.buf.clear();
+        self.len = 0;
         self.open.clear();
-        self.buf.push(Source::Request as u8);
+        self.put_n([Source::Request as u8]);
     }
 
     /// The bytes written so far.
     fn bytes(&self) -> &[u8] {
-        &self.buf
+        &self.buf[..self.len]
     }
 
-    fn finish(self) -> Vec<u8> {
+    /// The bytes written so far (for tests that compare writers).
+    pub fn as_bytes(&self) -> &[u8] {
+        self.bytes()
+    }
+
+    fn finish(mut self) -> Vec<u8> {
         debug_assert!(self.open.is_empty(), "every container is ended");
+        self.buf.truncate(self.len);
         self.buf
     }
 
-    fn item(&mut self) {
-        if let Some((_, count)) = self.open.last_mut() {
-            *count += 1;
+    /// Room for `n` more bytes (the buffer grows only on the cold path, so a reused
+    /// key writes with no call).
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self, n: usize) {
+        let want = (self.len + n).max(2 * self.buf.len()).max(4096);
+        self.buf.resize(want, 0);
+    }
+
+    #[inline(always)]
+    fn put(&mut self, b: &[u8]) {
+        let end = self.len + b.len();
+        if end > self.buf.len() {
+            self.grow(b.len());
         }
+        self.buf[self.len..end].copy_from_slice(b);
+        self.len = end;
+    }
+
+    /// [`put`](Self::put) of a few bytes known at compile time: moves, not a copy call.
+    #[inline(always)]
+    fn put_n<const N: usize>(&mut self, b: [u8; N]) {
+        if self.len + N > self.buf.len() {
+            self.grow(N);
+        }
+        if let Some(to) = self
+            .buf
+            .get_mut(self.len..)
+            .and_then(|r| r.first_chunk_mut::<N>())
+        {
+            *to = b;
+        }
+        self.len += N;
     }
 
     /// Writes `null`.
+    #[inline]
     pub fn null(&mut self) {
-        self.item();
-        self.buf.push(NULL);
+        self.put_n([NULL]);
     }
 
     /// Writes `true` or `false`.
+    #[inline]
     pub fn bool(&mut self, b: bool) {
-        self.item();
-        self.buf.push(if b { TRUE } else { FALSE });
+        self.put_n([if b { TRUE } else { FALSE }]);
+    }
+
+    #[inline]
+    fn tagged(&mut self, tag: u8, w: [u8; 8]) {
+        self.put_n([tag, w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
     }
 
     /// Writes an integer.
+    #[inline]
     pub fn int(&mut self, i: i64) {
-        self.item();
-        self.buf.push(INT);
-        self.buf.extend_from_slice(&i.to_le_bytes());
+        self.tagged(INT, i.to_le_bytes());
     }
 
     /// Writes an integer above `i64::MAX`.
+    #[inline]
     pub fn uint(&mut self, u: u64) {
-        if let Ok(i) = i64::try_from(u) {
-            return self.int(i);
+        match i64::try_from(u) {
+            Ok(i) => self.int(i),
+            Err(_) => self.tagged(UINT, u.to_le_bytes()),
         }
-        self.item();
-        self.buf.push(UINT);
-        self.buf.extend_from_slice(&u.to_le_bytes());
     }
 
     /// Writes a finite float (a number written with a fraction or an exponent); false,
     /// writing nothing, for NaN and the infinities, which JSON cannot hold.
+    #[inline]
     pub fn float(&mut self, f: f64) -> bool {
         if !f.is_finite() {
             return false;
         }
-        self.item();
-        self.buf.push(FLOAT);
-        self.buf.extend_from_slice(&f.to_bits().to_le_bytes());
+        self.tagged(FLOAT, f.to_bits().to_le_bytes());
         true
     }
 
     /// Writes a string.
+    #[inline]
     pub fn string(&mut self, s: &str) {
-        self.item();
-        self.buf.push(STRING);
-        self.raw(s);
+        let n = len32(s.len()).to_le_bytes();
+        self.put_n([STRING, n[0], n[1], n[2], n[3]]);
+        self.put(s.as_bytes());
     }
 
-    fn raw(&mut self, s: &str) {
-        self.buf.extend_from_slice(&len32(s.len()).to_le_bytes());
-        self.buf.extend_from_slice(s.as_bytes());
+    /// Begins an array of `len` items: they follow, then [`end`](Self::end).
+    #[inline]
+    pub fn begin_array(&mut self, len: usize) {
+        self.begin(ARRAY, len);
     }
 
-    /// Begins an array: its items follow, then [`end`](Self::end).
-    pub fn begin_array(&mut self) {
-        self.begin(ARRAY);
+    /// Begins an object of `len` members: [`key`](Self::key) and a value per member
+    /// follow, then [`end`](Self::end).
+    #[inline]
+    pub fn begin_object(&mut self, len: usize) {
+        self.begin(OBJECT, len);
     }
 
-    /// Begins an object: [`key`](Self::key) and a value per member follow, then
-    /// [`end`](Self::end).
-    pub fn begin_object(&mut self) {
-        self.begin(OBJECT);
+    #[inline]
+    fn begin(&mut self, tag: u8, len: usize) {
+        // The byte length, written by `end`, then the count.
+        let n = len32(len).to_le_bytes();
+        self.put_n([tag, 0, 0, 0, 0, n[0], n[1], n[2], n[3]]);
+        self.open.push(self.len - 8);
     }
 
-    fn begin(&mut self, tag: u8) {
-        self.item();
-        self.buf.push(tag);
-        self.open.push((self.buf.len(), 0));
-        self.buf.extend_from_slice(&[0; 8]);
-    }
-
-    /// Writes an object member's key (its value follows, and counts the member).
+    /// Writes an object member's key (its value follows).
+    #[inline]
     pub fn key(&mut self, k: &str) {
-        self.raw(k);
+        self.put_n(len32(k.len()).to_le_bytes());
+        self.put(k.as_bytes());
     }
 
     /// Ends the innermost open array or object.
+    #[inline]
     pub fn end(&mut self) {
-        let Some((at, count)) = self.open.pop() else {
-            return;
-        };
-        let len = len32(self.buf.len() - at - 8);
-        self.buf[at..at + 4].copy_from_slice(&len.to_le_bytes());
-        self.buf[at + 4..at + 8].copy_from_slice(&count.to_le_bytes());
+        if let Some(at) = self.open.pop() {
+            let len = len32(self.len - at - 8).to_le_bytes();
+            if let Some(field) = self
+                .buf
+                .get_mut(at..)
+                .and_then(|r| r.first_chunk_mut::<4>())
+            {
+                *field = len;
+            }
+        }
     }
 
     /// Writes a JSON value.
@@ -525,14 +619,14 @@ impl ToolsKey {
             }
             Value::String(s) => self.string(s),
             Value::Array(a) => {
-                self.begin_array();
+                self.begin_array(a.len());
                 for x in a {
                     self.value(x);
                 }
                 self.end();
             }
             Value::Object(m) => {
-                self.begin_object();
+                self.begin_object(m.len());
                 for (k, x) in m {
                     self.key(k);
                     self.value(x);
@@ -565,15 +659,15 @@ impl<'a> Reader<'a> {
     }
 
     fn u32(&mut self) -> u32 {
-        let w = self.b.get(self.pos..self.pos + 4).unwrap_or(&[0; 4]);
+        let w = self.b.get(self.pos..).and_then(|r| r.first_chunk::<4>());
         self.pos += 4;
-        u32::from_le_bytes(w.try_into().expect("4 bytes"))
+        w.map_or(0, |w| u32::from_le_bytes(*w))
     }
 
     fn u64(&mut self) -> u64 {
-        let w = self.b.get(self.pos..self.pos + 8).unwrap_or(&[0; 8]);
+        let w = self.b.get(self.pos..).and_then(|r| r.first_chunk::<8>());
         self.pos += 8;
-        u64::from_le_bytes(w.try_into().expect("8 bytes"))
+        w.map_or(0, |w| u64::from_le_bytes(*w))
     }
 
     fn str(&mut self) -> &'a str {
@@ -603,22 +697,23 @@ impl<'a> Reader<'a> {
         Some(self.u32() as usize)
     }
 
-    /// The members of the object here, each key with where its value is (absolute),
-    /// the reader then past the object.
-    fn members(&mut self) -> Option<Vec<(&'a str, usize)>> {
+    /// Calls `f` with each member's key and where its value is (absolute), if the
+    /// value here is an object (else false); the reader is then past the value.
+    fn each_member(&mut self, mut f: impl FnMut(&'a [u8], usize)) -> bool {
         if self.b.get(self.pos) != Some(&OBJECT) {
             self.skip();
-            return None;
+            return false;
         }
         self.pos += 5;
         let n = self.u32() as usize;
-        let mut out = Vec::with_capacity(n.min(64));
         for _ in 0..n {
-            let k = self.str();
-            out.push((k, self.pos));
+            let len = self.u32() as usize;
+            let k = self.b.get(self.pos..self.pos + len).unwrap_or_default();
+            self.pos += len;
+            f(k, self.pos);
             self.skip();
         }
-        Some(out)
+        true
     }
 
     /// Where the value here ends.

@@ -86,6 +86,12 @@ fn a_repeated_name_takes_the_last_schema() {
         spec("f", None),
     ]);
     assert_eq!(set.schema("f").map(|s| &**s), Some(&two));
+    // Declared `null` last, the name's parameters type nothing.
+    let set = ToolSet::new(&[spec("f", Some(two)), spec("f", Some(Value::Null))]);
+    assert_eq!(set.schema("f"), None);
+    let text =
+        r#"[{"name": "f", "parameters": {"type": "object"}}, {"name": "f", "parameters": null}]"#;
+    assert_eq!(ToolSet::from_json(text).unwrap().schema("f"), None);
 }
 
 #[test]
@@ -148,7 +154,7 @@ fn request_keys_are_read_as_the_json_reader_reads_tools() {
 #[test]
 fn an_unfinished_key_is_refused() {
     let mut key = ToolsKey::request();
-    key.begin_array();
+    key.begin_array(0);
     assert!(key.tool_set().is_err());
     key.end();
     assert!(key.tool_set().unwrap().is_empty());
