@@ -17,6 +17,7 @@ pub(crate) mod testutil;
 use std::borrow::Cow;
 use std::sync::Arc;
 
+use crate::cache::{Cache, Limits, Sizes};
 use crate::calls::{BuiltinCall, CallNote, RejectedCall};
 pub use crate::config::{ParserConfig, DEFAULT_MAX_BUFFERED_BYTES};
 use crate::delta::{ParsedResponse, StreamItem};
@@ -158,10 +159,12 @@ impl ResponseParser {
         let config = &*Self::normalized_config(config);
         let mut inner = match dedicated(config)? {
             Dedicated::Harmony => Inner::Harmony(HarmonyParser::new(config, tools)?),
-            Dedicated::Framed(d) => {
-                let syntax = d.framed.clone().expect("a framed entry");
-                Inner::Framed(FramedParser::new(&d.name, Arc::new(syntax), config, tools)?)
-            }
+            Dedicated::Framed(d) => Inner::Framed(FramedParser::new(
+                &d.name,
+                framed_syntax(&d),
+                config,
+                tools,
+            )?),
             Dedicated::No => Inner::Composed(Composed::new(config, tools)?),
         };
         each!(&mut inner, p => p.set_whole_calls(config.whole_calls));
@@ -390,6 +393,32 @@ impl ResponseParser {
     pub fn is_finished(&self) -> bool {
         each!(&self.inner, p => p.is_finished())
     }
+}
+
+/// The framed syntax of a registered dialect, shared by its parsers: copied once per
+/// dialect (and registry generation), not once per response.
+fn framed_syntax(d: &Arc<registry::ResponseDialect>) -> Arc<crate::dialect::FramedSyntax> {
+    static SYNTAXES: Cache<Arc<registry::ResponseDialect>, Arc<crate::dialect::FramedSyntax>> =
+        Cache::new(Limits {
+            entries: 64,
+            bytes: 4 << 20,
+            key_bytes: usize::MAX,
+        });
+    let generation = registry::generation();
+    let hash = Arc::as_ptr(d) as u64;
+    let is = |k: &Arc<registry::ResponseDialect>| Arc::ptr_eq(k, d);
+    if let Some(s) = SYNTAXES.get(generation, hash, is) {
+        return s;
+    }
+    let s = Arc::new(d.framed.clone().expect("a framed entry"));
+    // The key holds the dialect, so its address is not reused while the entry lives.
+    let sizes = Sizes {
+        key: 0,
+        value: 4096,
+    };
+    SYNTAXES
+        .put(generation, hash, is, || d.clone(), &s, sizes)
+        .unwrap_or(s)
 }
 
 /// Which parser a configuration names.
