@@ -56,6 +56,7 @@ from ._native import (
     stream_many,
     tool_parsers,
 )
+from ._requests import request_model, request_options
 
 __all__ = [
     "BlockTags",
@@ -317,8 +318,6 @@ class ResponseParser(_native.ResponseParser):
         plain parser). `tag_suffix` is the checkpoint's tag suffix (see `ResponseParser`);
         when the parsers are chosen from a chat template that shows one, that one is
         used unless `tag_suffix` is given."""
-        from ._requests import request_model, request_options
-
         choice = None
         if _choose and not (tool_parser or reasoning_parser or response_parser):
             explicit = model is not None
@@ -347,11 +346,11 @@ class ResponseParser(_native.ResponseParser):
 
         o = request_options(request)
         parser = cls(
-            tool_parser=tool_parser,
-            reasoning_parser=reasoning_parser,
-            tools=o.tools,
-            tool_choice=o.tool_choice,
-            enable_thinking=o.enable_thinking,
+            tool_parser,
+            reasoning_parser,
+            o.tools,
+            o.tool_choice,
+            o.enable_thinking,
             response_parser=response_parser,
             reasoning_tag_ids=reasoning_tag_ids,
             chat_template_kwargs=o.chat_template_kwargs,

@@ -30,6 +30,7 @@ __all__ = [
     "ToolParser",
     "ToolSet",
     "tool_set",
+    "_chat_tools",
     "UnknownParserError",
     "InvalidDialectError",
     "InvalidToolsError",
@@ -81,6 +82,7 @@ class ToolSet:
     def names(self) -> list[str]: ...
 
 def tool_set(tools: Sequence[Tool | Mapping[str, Any]] | ToolSet) -> ToolSet: ...
+def _chat_tools(tools: object) -> bool: ...
 
 # `tools` as the parser constructors take it: the request's tools (OpenAI tool dicts or
 # pydantic objects, validated as `replyparse._models.Tool`), as JSON text, or their

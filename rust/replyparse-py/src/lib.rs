@@ -50,7 +50,7 @@ use crate::serve::{anthropic_tool_input, serve_many, NativeServeStream};
 use crate::testing::{
     _noop_chunk, _panic_in_engine_for_tests, _panic_in_parser_for_tests, _tool_set_id, _tools_keys,
 };
-use crate::tools::{tool_set, PyToolSet};
+use crate::tools::{_chat_tools, tool_set, PyToolSet};
 
 // `gil_used = false`: the module is safe to run with no GIL at all, so a free-threaded
 // CPython (3.13t, 3.14t) keeps the GIL disabled when it imports it. PyO3 0.27's default
@@ -79,6 +79,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<NativeToolParser>()?;
     m.add_class::<PyToolSet>()?;
     m.add_function(wrap_pyfunction!(tool_set, m)?)?;
+    m.add_function(wrap_pyfunction!(_chat_tools, m)?)?;
     m.add("UnknownParserError", py.get_type::<UnknownParserError>())?;
     m.add("InvalidDialectError", py.get_type::<InvalidDialectError>())?;
     m.add("InvalidToolsError", py.get_type::<InvalidToolsError>())?;

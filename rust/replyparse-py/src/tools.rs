@@ -63,6 +63,37 @@ pub(crate) fn tool_set(tools: &Bound<'_, PyAny>) -> PyResult<PyToolSet> {
     Ok(PyToolSet { set })
 }
 
+/// Whether `tools` is a list of Chat Completions tools as a JSON body gives them: exact
+/// dicts, each with a `function` and no `input_schema` (an Anthropic tool's). Reading a
+/// request (`replyparse._requests`) asks this once instead of looping over an agent's
+/// many tools in Python.
+#[pyfunction]
+pub(crate) fn _chat_tools(tools: &Bound<'_, PyAny>) -> bool {
+    let py = tools.py();
+    let (function, input_schema) = (
+        pyo3::intern!(py, "function").as_ptr(),
+        pyo3::intern!(py, "input_schema").as_ptr(),
+    );
+    let mut keep = Vec::new();
+    // SAFETY: the list (or, on a free-threaded build, its copy held in `keep`) is live
+    // and holds its items; `PyDict_Contains` of an exact dict with an exact str key runs
+    // no Python code.
+    unsafe {
+        if !is(tools.as_ptr(), &raw mut ffi::PyList_Type) {
+            return false;
+        }
+        let Ok(list) = snapshot(tools.as_ptr(), free_threaded(py), &mut keep) else {
+            return false;
+        };
+        (0..ffi::PyList_Size(list)).all(|i| {
+            let t = ffi::PyList_GetItem(list, i);
+            is(t, &raw mut ffi::PyDict_Type)
+                && ffi::PyDict_Contains(t, function) == 1
+                && ffi::PyDict_Contains(t, input_schema) == 0
+        })
+    }
+}
+
 /// The request's tools as the parser constructors take them (see the module docs), or
 /// None without tools. `needs_schemas` says whether the parser reads the schemas
 /// (asked only when one is not JSON data).
@@ -91,6 +122,17 @@ fn shared(
     if let Ok(s) = tools.cast::<PyString>() {
         return engine::ToolSet::from_json(s.to_str()?).map_err(to_py_err);
     }
+    if !needs_schemas()? {
+        // The names are all such a parser reads: the tools are checked to the depth the
+        // `Tool` model checks them, and their schemas are not read at all.
+        let copy = free_threaded(tools.py());
+        let mut keep = Vec::new();
+        // SAFETY: see `names`; `keep` holds the copies the names are read from.
+        return match unsafe { names(tools.as_ptr(), copy, &mut keep) } {
+            Ok(names) => Ok(engine::ToolSet::of_names(&names)),
+            Err(NotPlain) => slow(tools, || Ok(false)),
+        };
+    }
     thread_local! {
         // One key per thread, its buffer kept: a request's tools are written without
         // allocating, and copied out only for a set not seen before.
@@ -116,7 +158,7 @@ fn shared(
     });
     match fast {
         Some(set) => set.map_err(|e| InvalidToolsError::new_err(e.to_string())),
-        None => slow(tools, needs_schemas),
+        None => slow(tools, || Ok(true)),
     }
 }
 
@@ -184,6 +226,140 @@ fn free_threaded(py: Python<'_>) -> bool {
             .and_then(|v| v.extract::<Option<i64>>())
             .is_ok_and(|v| v == Some(1))
     })
+}
+
+/// The tools' names, each tool checked as the `Tool` model accepts it without coercion,
+/// to the depth it checks (the tool, its `function`, the type of each field there);
+/// what the fields hold (a schema's contents, other fields) is not read.
+///
+/// Safety: as `Walk`'s. The names borrow the strings; on a free-threaded build each list
+/// and dict is a copy, pushed to `keep`, which the caller holds while it uses them.
+unsafe fn names<'a>(
+    o: *mut ffi::PyObject,
+    copy: bool,
+    keep: &mut Vec<Owned>,
+) -> Result<Vec<&'a str>, NotPlain> {
+    let tools = snapshot(o, copy, keep)?;
+    let n = if is(tools, &raw mut ffi::PyTuple_Type) {
+        ffi::PyTuple_Size(tools)
+    } else {
+        ffi::PyList_Size(tools)
+    };
+    let mut out = Vec::with_capacity(n as usize);
+    for i in 0..n {
+        let tool = if is(tools, &raw mut ffi::PyTuple_Type) {
+            ffi::PyTuple_GetItem(tools, i)
+        } else {
+            ffi::PyList_GetItem(tools, i)
+        };
+        let tool = dict_snapshot(tool, copy, keep)?;
+        let mut name = None;
+        let mut function = false;
+        for_members(tool, |k, v| match k {
+            "type" => match text_of(v)? {
+                Some("function") => Ok(()),
+                _ => Err(NotPlain),
+            },
+            "function" => {
+                function = true;
+                let f = dict_snapshot(v, copy, keep)?;
+                for_members(f, |k, v| {
+                    let none = v == ffi::Py_None();
+                    let ok = match k {
+                        "name" => {
+                            name = text_of(v)?.filter(|n| !n.is_empty());
+                            name.is_some()
+                        }
+                        "description" => none || is(v, &raw mut ffi::PyUnicode_Type),
+                        "parameters" => none || is(v, &raw mut ffi::PyDict_Type),
+                        "strict" => none || is(v, &raw mut ffi::PyBool_Type),
+                        _ => true,
+                    };
+                    if ok {
+                        Ok(())
+                    } else {
+                        Err(NotPlain)
+                    }
+                })
+            }
+            _ => Ok(()),
+        })?;
+        match (function, name) {
+            (true, Some(name)) => out.push(name),
+            _ => return Err(NotPlain),
+        }
+    }
+    Ok(out)
+}
+
+/// The exact list or tuple `o` as read: itself, or on a free-threaded build a list's
+/// copy (kept in `keep`).
+unsafe fn snapshot(
+    o: *mut ffi::PyObject,
+    copy: bool,
+    keep: &mut Vec<Owned>,
+) -> Result<*mut ffi::PyObject, NotPlain> {
+    if is(o, &raw mut ffi::PyTuple_Type) {
+        return Ok(o);
+    }
+    if !is(o, &raw mut ffi::PyList_Type) {
+        return Err(NotPlain);
+    }
+    if !copy {
+        return Ok(o);
+    }
+    let c = ffi::PyList_GetSlice(o, 0, ffi::PY_SSIZE_T_MAX);
+    if c.is_null() {
+        ffi::PyErr_Clear();
+        return Err(NotPlain);
+    }
+    keep.push(Owned(c));
+    Ok(c)
+}
+
+/// The exact dict `o` as read: itself, or on a free-threaded build its copy (kept).
+unsafe fn dict_snapshot(
+    o: *mut ffi::PyObject,
+    copy: bool,
+    keep: &mut Vec<Owned>,
+) -> Result<*mut ffi::PyObject, NotPlain> {
+    if !is(o, &raw mut ffi::PyDict_Type) {
+        return Err(NotPlain);
+    }
+    if !copy {
+        return Ok(o);
+    }
+    let c = ffi::PyDict_Copy(o);
+    if c.is_null() {
+        ffi::PyErr_Clear();
+        return Err(NotPlain);
+    }
+    keep.push(Owned(c));
+    Ok(c)
+}
+
+/// Calls `f` with each member of the dict `d` (keys exact strs, else not plain).
+unsafe fn for_members<'a>(
+    d: *mut ffi::PyObject,
+    mut f: impl FnMut(&'a str, *mut ffi::PyObject) -> Plain,
+) -> Plain {
+    let (mut pos, mut k, mut v) = (0, std::ptr::null_mut(), std::ptr::null_mut());
+    while ffi::PyDict_Next(d, &mut pos, &mut k, &mut v) != 0 {
+        if !is(k, &raw mut ffi::PyUnicode_Type) {
+            return Err(NotPlain);
+        }
+        f(str_of(k)?, v)?;
+    }
+    Ok(())
+}
+
+/// The text of `o` if it is an exact str.
+unsafe fn text_of<'a>(o: *mut ffi::PyObject) -> Result<Option<&'a str>, NotPlain> {
+    if is(o, &raw mut ffi::PyUnicode_Type) {
+        str_of(o).map(Some)
+    } else {
+        Ok(None)
+    }
 }
 
 /// Deepest nesting read on the fast path, within what the engine's JSON reader takes

@@ -13,6 +13,7 @@
 //! time a grammar asks for it, so a family that reads no schema never pays for one,
 //! and a tool that is never called is never decoded.
 
+use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, OnceLock};
 
@@ -113,25 +114,27 @@ impl ToolSet {
     /// The shared set of `tools` (module docs): the one kept for the same names and
     /// schemas, or a new one, kept.
     pub fn new(tools: &[ToolSpec]) -> Arc<ToolSet> {
-        let mut key = ToolsKey::with_source(Source::Specs);
-        let mut spans = Vec::with_capacity(tools.len());
-        key.begin_array(tools.len());
-        for t in tools {
-            key.begin_object(1 + usize::from(t.parameters.is_some()));
-            key.key("name");
-            key.string(&t.name);
-            if let Some(p) = &t.parameters {
-                key.key("parameters");
-                let start = key.len;
-                key.value(p);
-                spans.push((true, (!p.is_null()).then(|| span(start, key.len))));
-            } else {
-                spans.push((false, None));
+        let write = |key: &mut ToolsKey| {
+            let mut spans = Vec::with_capacity(tools.len());
+            key.begin_array(tools.len());
+            for t in tools {
+                key.begin_object(1 + usize::from(t.parameters.is_some()));
+                key.key("name");
+                key.string(&t.name);
+                if let Some(p) = &t.parameters {
+                    key.key("parameters");
+                    let start = key.len;
+                    key.value(p);
+                    spans.push((true, (!p.is_null()).then(|| span(start, key.len))));
+                } else {
+                    spans.push((false, None));
+                }
+                key.end();
             }
             key.end();
-        }
-        key.end();
-        intern(key.finish(), |key| {
+            spans
+        };
+        keyed(Source::Specs, write, |key, spans| {
             let tools = tools
                 .iter()
                 .zip(spans)
@@ -141,26 +144,51 @@ impl ToolSet {
         .expect("specs are read without checks")
     }
 
+    /// The shared set of tools known by their names alone, with no parameter schema:
+    /// all a parser whose family reads no schema needs (the set of these names as
+    /// [`ToolSpec`]s without parameters).
+    pub fn of_names(names: &[&str]) -> Arc<ToolSet> {
+        let write = |key: &mut ToolsKey| {
+            key.begin_array(names.len());
+            for n in names {
+                key.begin_object(1);
+                key.key("name");
+                key.string(n);
+                key.end();
+            }
+            key.end();
+        };
+        keyed(Source::Specs, write, |key, ()| {
+            let tools = names
+                .iter()
+                .map(|n| Tool::new((*n).to_owned(), false, None));
+            Ok(ToolSet::build(key, tools.collect()))
+        })
+        .expect("names are read without checks")
+    }
+
     /// The shared set of a request's `tools` array as JSON text (each an OpenAI tool
     /// or a bare function definition, read as [`ToolSpec::list_from_json`] reads them),
     /// keyed by the text itself. Fails as that function fails.
     pub fn from_json(src: &str) -> Result<Arc<ToolSet>> {
-        let mut key = ToolsKey::with_source(Source::Text);
-        key.put(src.as_bytes());
-        intern(key.finish(), |key| {
-            let tools = ToolSpec::list_from_json(src)?.into_iter().map(|t| {
-                let schema = OnceLock::new();
-                let declares = t.parameters.is_some();
-                let _ = schema.set(t.parameters.filter(|p| !p.is_null()).map(Arc::new));
-                Tool {
-                    name: t.name,
-                    declares,
-                    span: None,
-                    schema,
-                }
-            });
-            Ok(ToolSet::build(key, tools.collect()))
-        })
+        keyed(
+            Source::Text,
+            |key| key.put(src.as_bytes()),
+            |key, ()| {
+                let tools = ToolSpec::list_from_json(src)?.into_iter().map(|t| {
+                    let schema = OnceLock::new();
+                    let declares = t.parameters.is_some();
+                    let _ = schema.set(t.parameters.filter(|p| !p.is_null()).map(Arc::new));
+                    Tool {
+                        name: t.name,
+                        declares,
+                        span: None,
+                        schema,
+                    }
+                });
+                Ok(ToolSet::build(key, tools.collect()))
+            },
+        )
     }
 
     fn build(key: Box<[u8]>, tools: Vec<Tool>) -> ToolSet {
@@ -268,12 +296,31 @@ fn span(start: usize, end: usize) -> (u32, u32) {
 }
 
 /// The set kept for `key`, or the one `build` makes from it, kept.
-fn intern(key: Vec<u8>, build: impl FnOnce(Box<[u8]>) -> Result<ToolSet>) -> Result<Arc<ToolSet>> {
-    let hash = sampled_hash(&key);
-    if let Some(set) = SETS.get(0, hash, |s| *s.key == *key) {
-        return Ok(set);
+/// The set kept for the key `write` writes (with a writer this thread reuses, so a
+/// request's key costs no allocation), or the one `build` makes from a copy of it and
+/// what `write` returned, kept.
+fn keyed<T>(
+    source: Source,
+    write: impl FnOnce(&mut ToolsKey) -> T,
+    build: impl FnOnce(Box<[u8]>, T) -> Result<ToolSet>,
+) -> Result<Arc<ToolSet>> {
+    thread_local! {
+        static KEY: RefCell<ToolsKey> = RefCell::new(ToolsKey::default());
     }
-    intern_hashed(hash, key.into(), build)
+    KEY.with(|reused| {
+        // Nothing here writes another key meanwhile; a fresh writer if it ever did.
+        let mut fresh = ToolsKey::default();
+        let mut guard = reused.try_borrow_mut();
+        let key = guard.as_deref_mut().unwrap_or(&mut fresh);
+        key.reset_to(source);
+        let made = write(key);
+        let bytes = key.bytes();
+        let hash = sampled_hash(bytes);
+        if let Some(set) = SETS.get(0, hash, |s| *s.key == *bytes) {
+            return Ok(set);
+        }
+        intern_hashed(hash, bytes.into(), |key| build(key, made))
+    })
 }
 
 fn intern_hashed(
@@ -452,9 +499,13 @@ impl ToolsKey {
 
     /// Empties the key for another request's tools, keeping its buffer.
     pub fn reset(&mut self) {
+        self.reset_to(Source::Request);
+    }
+
+    fn reset_to(&mut self, source: Source) {
         self.len = 0;
         self.open.clear();
-        self.put_n([Source::Request as u8]);
+        self.put_n([source as u8]);
     }
 
     /// The bytes written so far.
@@ -467,6 +518,7 @@ impl ToolsKey {
         self.bytes()
     }
 
+    #[cfg(test)]
     fn finish(mut self) -> Vec<u8> {
         debug_assert!(self.open.is_empty(), "every container is ended");
         self.buf.truncate(self.len);

@@ -146,9 +146,18 @@ impl ResponseParser {
     /// refuses a `tool_parser` or `reasoning_parser` it would otherwise ignore.
     ///
     /// The tools are read once per distinct tool set and shared ([`ToolSet`]): a
-    /// request whose tools were seen before costs reading them, not converting them.
+    /// request whose tools were seen before costs reading them, not converting them
+    /// (their names only, for a parser that reads no schema).
     pub fn new(config: &ParserConfig) -> Result<Self> {
-        let tools = config.tools.as_deref().map(ToolSet::new);
+        let tools = match config.tools.as_deref() {
+            None => None,
+            Some(tools) if Self::uses_tool_schemas(config)? => Some(ToolSet::new(tools)),
+            // The names are all such a parser reads of the tools.
+            Some(tools) => {
+                let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+                Some(ToolSet::of_names(&names))
+            }
+        };
         Self::with_tool_set(config, tools)
     }
 
