@@ -171,24 +171,28 @@ impl ToolSet {
     /// or a bare function definition, read as [`ToolSpec::list_from_json`] reads them),
     /// keyed by the text itself. Fails as that function fails.
     pub fn from_json(src: &str) -> Result<Arc<ToolSet>> {
-        keyed(
-            Source::Text,
-            |key| key.put(src.as_bytes()),
-            |key, ()| {
-                let tools = ToolSpec::list_from_json(src)?.into_iter().map(|t| {
-                    let schema = OnceLock::new();
-                    let declares = t.parameters.is_some();
-                    let _ = schema.set(t.parameters.filter(|p| !p.is_null()).map(Arc::new));
-                    Tool {
-                        name: t.name,
-                        declares,
-                        span: None,
-                        schema,
-                    }
-                });
-                Ok(ToolSet::build(key, tools.collect()))
-            },
-        )
+        // Looked up by the text itself (no copy of it unless the set is new).
+        let text = src.as_bytes();
+        let hash = sampled_hash(text) ^ u64::from(Source::Text as u8);
+        let is = |s: &Arc<ToolSet>| s.key.split_first() == Some((&(Source::Text as u8), text));
+        if let Some(set) = SETS.get(0, hash, is) {
+            return Ok(set);
+        }
+        let key: Box<[u8]> = [&[Source::Text as u8][..], text].concat().into();
+        intern_hashed(hash, key, |key| {
+            let tools = ToolSpec::list_from_json(src)?.into_iter().map(|t| {
+                let schema = OnceLock::new();
+                let declares = t.parameters.is_some();
+                let _ = schema.set(t.parameters.filter(|p| !p.is_null()).map(Arc::new));
+                Tool {
+                    name: t.name,
+                    declares,
+                    span: None,
+                    schema,
+                }
+            });
+            Ok(ToolSet::build(key, tools.collect()))
+        })
     }
 
     fn build(key: Box<[u8]>, tools: Vec<Tool>) -> ToolSet {

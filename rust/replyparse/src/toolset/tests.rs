@@ -227,3 +227,13 @@ fn threads_share_one_set_per_content() {
         assert_eq!(&set.specs(), tools);
     }
 }
+
+/// A set of names is the set of those names as specs without parameters.
+#[test]
+fn a_set_of_names_is_the_specs_without_parameters() {
+    let by_names = ToolSet::of_names(&["names_f", "names_g"]);
+    let by_specs = ToolSet::new(&[spec("names_f", None), spec("names_g", None)]);
+    assert!(Arc::ptr_eq(&by_names, &by_specs) || by_names.key == by_specs.key);
+    assert_eq!(by_names.schema("names_f"), None);
+    assert!(by_names.has("names_g") && !by_names.has("names_h"));
+}
