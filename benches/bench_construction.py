@@ -465,11 +465,10 @@ def memory_child(path: str | None, dialect: str, n: int) -> None:
 def memory(args: argparse.Namespace) -> None:
     builds = {"this": ""}
     if args.against:
-        builds["against"] = os.path.abspath(args.against)
+        builds["other"] = os.path.abspath(args.against)
+    cols = [f"{b}, {n} tools" for b in builds for n in (0, 8)]
     print(f"bytes per idle parser ({PARSERS:,} parsers, each built from its own copy)")
-    print(
-        f"{'dialect':<13}" + "".join(f"{f'{b}, no tools':>18}{f'{b}, 8 tools':>16}" for b in builds)
-    )
+    print(f"{'dialect':<13}" + "".join(f"{c:>18}" for c in cols))
     for d in args.dialects:
         cells = []
         for path in builds.values():
@@ -479,10 +478,7 @@ def memory(args: argparse.Namespace) -> None:
                     cmd + ["--path", path], capture_output=True, text=True, check=True
                 )
                 cells.append(float(out.stdout.strip().splitlines()[-1]))
-        print(
-            f"{d:<13}"
-            + "".join(f"{c:>16.0f}{'':>0}" if i % 2 else f"{c:>18.0f}" for i, c in enumerate(cells))
-        )
+        print(f"{d:<13}" + "".join(f"{c:>18,.0f}" for c in cells))
 
 
 # ---------------------------------------------------------------------------------------

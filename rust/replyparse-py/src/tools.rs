@@ -10,9 +10,12 @@
 //! else (pydantic objects, a field the model would coerce or refuse, a non-JSON value,
 //! nesting deeper than the engine's JSON reader takes) takes the package's own
 //! validator and serialiser, as before, so a request means what it always meant and a
-//! refusal says what it always said. One decision of that path stays: a schema that is
-//! not JSON data fails only a parser that reads schemas (`needs_schemas`); the others
-//! get the names alone.
+//! refusal says what it always said.
+//!
+//! A parser whose family reads no schema (`needs_schemas` false) needs the names alone:
+//! the tools are then read only to the depth the model checks them (each tool, its
+//! `function`, the type of each field there), for a set of their names. So, as before,
+//! a schema that is not JSON data fails only a parser that reads schemas.
 
 use std::cell::RefCell;
 use std::sync::Arc;
@@ -95,8 +98,9 @@ pub(crate) fn _chat_tools(tools: &Bound<'_, PyAny>) -> bool {
 }
 
 /// The request's tools as the parser constructors take them (see the module docs), or
-/// None without tools. `needs_schemas` says whether the parser reads the schemas
-/// (asked only when one is not JSON data).
+/// None without tools. `needs_schemas` says whether the parser reads the schemas: when
+/// it does not, the tools are read for their names alone (checked to the depth the
+/// `Tool` model checks them) and the set holds those names.
 pub(crate) fn tool_set_arg(
     tools: Option<&Bound<'_, PyAny>>,
     needs_schemas: impl FnOnce() -> PyResult<bool>,
