@@ -6,7 +6,7 @@ idle parsers.
     python benches/bench_construction.py --memory               # bytes per idle parser
     python benches/bench_construction.py --callgrind [--against DIR]   # instructions
 
-An agent sends the same tools with every request, each request deserialised anew. The
+A tool-calling client sends the same tools with every request, each deserialised anew. The
 tools here are realistic: ten properties each (strings with descriptions, an enum, an
 integer with bounds, a number, a boolean, an array, a nested object holding another, an
 `anyOf` union with null, a `["integer", "null"]` type, an array of objects), about

@@ -125,8 +125,8 @@ def request_options(request: Any) -> RequestOptions:
         request = request.model_dump(exclude_none=True)
     if not isinstance(request, dict):
         raise TypeError("from_request takes a chat request as a dict or pydantic model")
-    # Chat Completions tools as a JSON body gives them, asked once (an agent's request
-    # carries many): they are taken as they are, and they make no Anthropic request.
+    # Chat Completions tools as a JSON body gives them, asked once (a request may
+    # carry many): they are taken as they are, and they make no Anthropic request.
     chat_tools = _native._chat_tools(request.get("tools"))
     if _is_anthropic(request, chat_tools):
         return _anthropic(request)

@@ -1,7 +1,7 @@
 //! The request's `tools` and `tool_choice` as the parser constructors take them, turned
 //! into the engine's shared `ToolSet` and `ToolChoice`.
 //!
-//! An agent sends the same tools with every request, each a fresh copy. The engine keeps
+//! A tool-calling client sends the same tools with every request, each a fresh copy. The engine keeps
 //! one `ToolSet` per distinct content (`rust/replyparse/src/toolset.rs`), keyed by the
 //! tools written in its canonical encoding. From plain data (lists of dicts of str,
 //! int, float, bool and None, as `json.loads` gives), the tools are read here once,
@@ -68,7 +68,7 @@ pub(crate) fn tool_set(tools: &Bound<'_, PyAny>) -> PyResult<PyToolSet> {
 
 /// Whether `tools` is a list of Chat Completions tools as a JSON body gives them: exact
 /// dicts, each with a `function` and no `input_schema` (an Anthropic tool's). Reading a
-/// request (`replyparse._requests`) asks this once instead of looping over an agent's
+/// request (`replyparse._requests`) asks this once instead of looping over a request's
 /// many tools in Python.
 #[pyfunction]
 pub(crate) fn _chat_tools(tools: &Bound<'_, PyAny>) -> bool {

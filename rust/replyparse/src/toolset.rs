@@ -1,6 +1,7 @@
 //! A request's tools, read once per distinct tool set and shared.
 //!
-//! An agent sends the same tools with every request, each request deserialised anew.
+//! A tool-calling client sends the same tools with every request, each request
+//! deserialised anew.
 //! What a parser needs of them (the names it may emit, each function's parameter
 //! schema) depends on the tools' content only, so it is read once per distinct content
 //! and shared, immutable, by every parser built for a request that sends it: a
