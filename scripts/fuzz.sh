@@ -24,9 +24,7 @@ secs="${1:-60}"
 shift || true
 targets=("$@")
 if [ "${#targets[@]}" -eq 0 ]; then
-    # framed: its seeds and regressions replay in `cargo test` (fuzz/tests); its fixed
-    # sample stays out until the cut-prefix oracle knows framed end markers.
-    targets=(json_envelope xml dsml kimi pythonic gemma harmony response wire)
+    targets=(json_envelope xml dsml kimi pythonic gemma harmony framed response wire)
 fi
 export RUSTC_BOOTSTRAP=1
 

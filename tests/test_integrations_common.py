@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import logging
 
+import pytest
+
 import replyparse as rp
 from replyparse.integrations import _common
 
@@ -159,3 +161,42 @@ def test_a_plugin_parser_reads_the_checkpoints_tags_by_their_ids():
     reasoning = "".join(d.reasoning_content or "" for d, _ in out)
     content = "".join(d.content or "" for d, _ in out)
     assert (reasoning, content) == (f"quoting {close} ok", "done")
+
+
+def test_the_response_template_names_read_the_served_tokenizer():
+    """`replyparse-hf` and `replyparse-response_template` (the stacks' own `hf` and
+    `response_template` stay theirs) choose the dialects from the checkpoint's
+    `response_template`, as the tokenizer the stack loaded holds it."""
+    from types import SimpleNamespace
+
+    from replyparse.integrations._common import (
+        choose_for,
+        reasoning_plugin_names,
+        tool_plugin_names,
+    )
+
+    for names in (tool_plugin_names(), reasoning_plugin_names()):
+        for n in ("replyparse-hf", "replyparse-response_template"):
+            assert names[n].from_template and names[n].from_model, n
+        assert not names["replyparse"].from_template
+    template = {
+        "start_anchor": "<|im_start|>assistant\n",
+        "fields": {
+            "thinking": {"open": "<think>", "close": "</think>"},
+            "tool_calls": {
+                "open": "<tool_call>",
+                "close": "</tool_call>",
+                "content": "json",
+                "transform": {"type": "function", "function": "{content}"},
+            },
+        },
+    }
+    tok = SimpleNamespace(response_template=template, name_or_path="acme/x", chat_template=None)
+    chosen = choose_for(tool_plugin_names()["replyparse-hf"], tok, "acme/x", None, None)
+    assert (chosen.tool_parser, chosen.reasoning_parser) == ("qwen", "think_in_output")
+    # The bare name still asks the model table.
+    with pytest.raises(rp.UnknownParserError):
+        choose_for(tool_plugin_names()["replyparse"], tok, "acme/x", None, None)
+    # A tokenizer whose checkpoint ships none: a clear error when the parser is built.
+    with pytest.raises(rp.InvalidDialectError, match="no response_template"):
+        choose_for(reasoning_plugin_names()["replyparse-hf"], SimpleNamespace(), None)

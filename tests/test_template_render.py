@@ -8,6 +8,10 @@ rendered by the engine (`_native.render_chat_template`) and by transformers'
 `render_jinja_template`, and the two texts must be identical. Where transformers raises,
 the engine must raise too (the messages may differ).
 
+Every render the dialect derivation makes of each template (its own probe conversations,
+under each flag value it tries; `_native._derive_renders` records them) is compared the
+same way: the derivation must see what transformers would render.
+
 Then single expressions, one per construct templates use (filters, methods, tests,
 loops, whitespace control, printing of every value type), are compared the same way;
 the few differences minijinja cannot avoid are listed with their reason and checked to
@@ -309,6 +313,27 @@ def test_engine_renders_as_transformers(file):
         f"{len(mismatches)} renders differ ({identical} identical):\n" + "\n".join(mismatches[:3])
     )
     assert identical > 0
+
+
+@pytest.mark.parametrize("file", TEMPLATE_FILES)
+def test_the_derivation_renders_as_transformers(file):
+    template = (TEMPLATES / file).read_text(encoding="utf-8")
+    renders = json.loads(_native._derive_renders(template, json.dumps(SPECIAL_TOKENS)))
+    assert renders, "the derivation renders the template"
+    mismatches = []
+    for r in renders:
+        args = (template, r["messages"], r["add_generation_prompt"], r["kwargs"], r["tools"])
+        want = outcome(reference, *args)
+        got = ("ok", r["output"]) if r["error"] is None else ("raises", r["error"])
+        if want != got and not want[0] == got[0] == "raises":
+            mismatches.append(
+                f"add_generation_prompt={r['add_generation_prompt']} kwargs={r['kwargs']} "
+                f"messages={json.dumps(r['messages'])[:300]}\n  transformers: {want!r}\n"
+                f"  engine:       {got!r}"
+            )
+    assert not mismatches, f"{len(mismatches)} of {len(renders)} renders differ:\n" + "\n".join(
+        mismatches[:3]
+    )
 
 
 def test_known_differences_are_real():

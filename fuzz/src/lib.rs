@@ -720,6 +720,12 @@ pub fn check_config(cfg: &ParserConfig, text: &str, k: u8) -> ParsedResponse {
 /// prefix's last call may be missing from the whole text's calls or read differently
 /// there; every call before it is unchanged, and the incremental check below still
 /// requires what was streamed of a cut call to be a start of the whole text's call.
+/// For a framed-message response parser a prefix that ends (whitespace aside) where its
+/// declaration says a call may end ([`ends_with_framed_call_close`]: a message's end
+/// marker, the payload's function or block close, and where an end marker is a stop
+/// token the last value close or the body's opening) may finish its last call however
+/// the whole text reads on: a value whose close tag is missing ends at the end marker
+/// that ends the output, where the whole text reads that marker as value text.
 pub fn check_cut_prefix(cfg: &ParserConfig, text: &str, k: u8) {
     let bounds: Vec<usize> = (0..text.len())
         .filter(|&i| text.is_char_boundary(i))
@@ -742,7 +748,9 @@ pub fn check_cut_prefix(cfg: &ParserConfig, text: &str, k: u8) {
     if np >= 1 && np <= nf {
         let (last, later) = (&p.tool_calls[np - 1], &f.tool_calls[np - 1]);
         assert!(
-            last == later || read_further(&last.function.arguments, &later.function.arguments, &text[..cut]),
+            last == later
+                || read_further(&last.function.arguments, &later.function.arguments, &text[..cut])
+                || ends_with_framed_call_close(cfg, &text[..cut]),
             "the prefix {:?} finished a call the whole text {text:?} continues: {last:?} / {later:?}",
             &text[..cut]
         );
@@ -773,6 +781,58 @@ pub fn check_cut_prefix(cfg: &ParserConfig, text: &str, k: u8) {
             later.function.arguments
         );
     }
+}
+
+/// Whether `prefix`, trailing whitespace aside, ends with a text that the declaration
+/// of `cfg`'s framed-message response parser says may end a call there: an `end`
+/// marker, a call payload's function close or block close, and where an end marker is
+/// a stop token (engines strip it, so the output may end where it stood) a one-block
+/// call payload's value close and the `message` / `kind` markers that open a body. The
+/// texts are read from the registered declaration, so a declared dialect is covered
+/// as the built-in ones are. False for any other parser.
+pub fn ends_with_framed_call_close(cfg: &ParserConfig, prefix: &str) -> bool {
+    let Some(name) = cfg.response_parser.as_deref() else {
+        return false;
+    };
+    let Ok(d) = replyparse::registry::response_dialect(name) else {
+        return false;
+    };
+    let decl = serde_json::to_value(&*d).expect("a dialect serializes");
+    let framed = &decl["framed"];
+    let markers: Vec<&Value> = framed["markers"].as_array().into_iter().flatten().collect();
+    let routes: Vec<&Value> = framed["routes"].as_array().into_iter().flatten().collect();
+    let role = |m: &Value, r: &str| m["role"] == r;
+    let mut closes: Vec<&Value> = markers
+        .iter()
+        .filter(|m| role(m, "end"))
+        .map(|m| &m["text"])
+        .collect();
+    for r in &routes {
+        closes.push(&r["call"]["syntax"]["function_close"]);
+        closes.push(&r["call"]["block"]["close"]);
+    }
+    if markers
+        .iter()
+        .any(|m| role(m, "end") && m["stop_token"] == true)
+    {
+        for r in routes
+            .iter()
+            .filter(|r| r["call"].is_object() && r["call"]["block"].is_null())
+        {
+            closes.push(&r["call"]["syntax"]["value_close"]);
+        }
+        closes.extend(
+            markers
+                .iter()
+                .filter(|m| role(m, "message") || role(m, "kind"))
+                .map(|m| &m["text"]),
+        );
+    }
+    let prefix = prefix.trim_end_matches([' ', '\t', '\n', '\r']);
+    closes
+        .iter()
+        .filter_map(|c| c.as_str())
+        .any(|c| !c.is_empty() && prefix.ends_with(c))
 }
 
 /// Whether the whole text's arguments `later` differ from the prefix's `last` only by
@@ -1365,6 +1425,43 @@ mod tests {
         ] {
             assert!(!valid_json_prefix(bad), "{bad}");
         }
+    }
+
+    /// The framed call ends come from each declaration: its end markers, its payload's
+    /// closes, and with a stop-token end marker the value close and body openers.
+    #[test]
+    fn framed_call_ends_are_the_declarations() {
+        let cfg = |name: &str| ParserConfig {
+            response_parser: Some(name.into()),
+            ..Default::default()
+        };
+        let beam = cfg("beam");
+        for end in [
+            "x<|end|>",
+            "x<|call|>\n",
+            "x</rfl:parameter>",
+            " to=f<|channel|>analysis <|constrain|>xml<|message|>",
+        ] {
+            assert!(ends_with_framed_call_close(&beam, end), "{end:?}");
+        }
+        for not in [
+            "x<|channel|>",
+            "x</rfl:parameter",
+            "<rfl:parameter name=\"a\">",
+        ] {
+            assert!(!ends_with_framed_call_close(&beam, not), "{not:?}");
+        }
+        // Muse declares no stop token, and its calls sit in blocks of their own.
+        let muse = cfg("muse");
+        assert!(ends_with_framed_call_close(&muse, "x</atem:invoke>"));
+        assert!(ends_with_framed_call_close(&muse, "x<|eom|>"));
+        assert!(!ends_with_framed_call_close(&muse, "x</atem:parameter>"));
+        assert!(!ends_with_framed_call_close(&muse, " to=f<|message|>"));
+        assert!(!ends_with_framed_call_close(&cfg("gpt-oss"), "x<|call|>"));
+        assert!(!ends_with_framed_call_close(
+            &ParserConfig::default(),
+            "x<|end|>"
+        ));
     }
 
     #[test]

@@ -6,6 +6,7 @@ request validation with pydantic, dialect declaration, and the command line.
 
 from __future__ import annotations
 
+import json
 import warnings
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
@@ -15,6 +16,7 @@ from . import _native, constraints
 from ._diagnostics import DiagnosticCounts, diagnostic_counts, record_diagnostics
 from ._models import (
     BlockTags,
+    DerivedDialect,
     DropMarkup,
     DsmlSyntax,
     EnvelopeSyntax,
@@ -42,6 +44,7 @@ from ._native import (
     DeltaFunctionCall,
     DeltaMessage,
     DeltaToolCall,
+    DialectDerivationError,
     FunctionCall,
     InternalError,
     InvalidDialectError,
@@ -57,6 +60,7 @@ from ._native import (
     tool_parsers,
 )
 from ._requests import request_model, request_options
+from ._response_template import ResponseTemplateDialects, dialect_from_response_template
 
 __all__ = [
     "BlockTags",
@@ -72,7 +76,9 @@ __all__ = [
     "DeltaFunctionCall",
     "DeltaMessage",
     "DeltaToolCall",
+    "DerivedDialect",
     "DiagnosticCounts",
+    "DialectDerivationError",
     "DsmlSyntax",
     "FlagRule",
     "FunctionCall",
@@ -86,6 +92,7 @@ __all__ = [
     "ParserFinishedError",
     "ReasoningDialect",
     "ResponseParser",
+    "ResponseTemplateDialects",
     "TagSuffix",
     "Tool",
     "ToolCall",
@@ -96,6 +103,9 @@ __all__ = [
     "UsageWarning",
     "XmlSyntax",
     "diagnostic_counts",
+    "dialect_from_response_template",
+    "dialect_from_chat_template",
+    "load_derived_dialect",
     "parsers_for_model",
     "reasoning_dialects",
     "reasoning_parsers",
@@ -137,7 +147,9 @@ class ResponseParser(_native.ResponseParser):
     before the first chunk), a chunk fed with its `token_ids` reads a marker only where
     its special token wrote it; the same text spelt with ordinary tokens (a model quoting
     `<tool_call>` in prose) is text. Without ids every spelling is the marker. The
-    `gpt-oss` parser knows its own token ids.
+    `gpt-oss` parser knows its own token ids, and a framed dialect may declare its
+    markers' ids (Inkling): those count once a chunk's ids hold one of them; the ids
+    given here count from the first chunk and win over declared ones.
     `tools` are OpenAI tool dicts (or pydantic objects); with no tools, or
     `tool_choice="none"`, tool markup stays content.
 
@@ -251,6 +263,7 @@ class ResponseParser(_native.ResponseParser):
         model_type: str | None = None,
         chat_template: str | None = None,
         default: bool = False,
+        response_template: Any = None,
         **options: Any,
     ) -> ResponseParser:
         """Builds the parser for `model` with the parsers `parsers_for_model` chooses
@@ -260,9 +273,15 @@ class ResponseParser(_native.ResponseParser):
         model raises `UnknownParserError` naming the closest rows, unless `default=True`
         (the documented default: Hermes `<tool_call>` JSON, no reasoning parser). The
         checkpoint's tag suffix the chat template shows (`choice.tag_suffix`) is used
-        unless `tag_suffix=` says otherwise."""
+        unless `tag_suffix=` says otherwise. A model no row matches gets the parsers of
+        `response_template` when given (the checkpoint's template, its tokenizer config,
+        or the tokenizer)."""
         choice = parsers_for_model(
-            model, model_type=model_type, chat_template=chat_template, default=default
+            model,
+            model_type=model_type,
+            chat_template=chat_template,
+            default=default,
+            response_template=response_template,
         )
         if options.get("tag_suffix") is None:
             options["tag_suffix"] = choice.tag_suffix
@@ -484,13 +503,53 @@ def register_reasoning_parser(
 
 def tool_dialects() -> list[ToolDialect]:
     """Every registered tool dialect (built-in and declared), as the engine holds them."""
-    import json
-
     return [ToolDialect(**d) for d in json.loads(_native.tool_dialects_json())]
 
 
 def reasoning_dialects() -> list[ReasoningDialect]:
     """Every registered reasoning dialect."""
-    import json
-
     return [ReasoningDialect(**d) for d in json.loads(_native.reasoning_dialects_json())]
+
+
+# The engine's exports (JSON text) as DerivedDialect objects: the engine caches the
+# derivation itself; this keeps validating the same text from being paid per request.
+_DERIVED_OBJECTS: dict[str, DerivedDialect] = {}
+
+
+def _derived(text: str) -> DerivedDialect:
+    d = _DERIVED_OBJECTS.get(text)
+    if d is None:
+        if len(_DERIVED_OBJECTS) >= 64:
+            _DERIVED_OBJECTS.pop(next(iter(_DERIVED_OBJECTS)))
+        d = _DERIVED_OBJECTS[text] = DerivedDialect._from_export(text)
+    return d
+
+
+def dialect_from_chat_template(template: str, **render_options: Any) -> DerivedDialect:
+    """Derives the dialect a model writes from its chat template, for a model the model
+    table does not know: probe conversations (with and without calls, one and two calls,
+    with and without arguments, string and typed values, with and without reasoning,
+    each thinking flag on and off) are rendered and diffed, and the markers found are
+    mapped onto a declaration of an existing family (JSON envelope, header + JSON,
+    XML-like or DSML, pythonic, Gemma) plus the reasoning tags and the start rule of
+    each flag value. Before it is used, turns with calls are rendered through the
+    template and parsed back with it; a derivation that fails that self-check, or a
+    template outside the families, raises `DialectDerivationError` with the reason.
+
+    `render_options` are the keyword arguments the template is rendered with
+    (`bos_token`, `eos_token`, anything else it reads); the thinking flags are probed.
+    The dialects are registered under `.name` (usable as `tool_parser=` and
+    `reasoning_parser=` at once); the answer is cached per template in the engine
+    (bounded), so the cost is paid once. `.to_json()` exports it;
+    `load_derived_dialect` loads an export back and pins it."""
+    options = json.dumps(render_options) if render_options else None
+    return _derived(_native.dialect_from_chat_template(template, options))
+
+
+def load_derived_dialect(export: str | DerivedDialect) -> DerivedDialect:
+    """Registers an exported derivation (`DerivedDialect.to_json()`, or the object) and
+    pins it: the chat template it was derived from is answered with it from now on,
+    never derived again, so a fleet keeps one declaration across restarts and
+    releases. A declaration already registered under its name is replaced."""
+    text = export.to_json() if isinstance(export, DerivedDialect) else export
+    return _derived(_native.load_derived_dialect(text))

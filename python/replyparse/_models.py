@@ -13,6 +13,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PrivateAttr,
     TypeAdapter,
     ValidationError,
     model_validator,
@@ -624,6 +625,42 @@ class ReasoningDialect(_Declaration):
         return ReasoningDialect.model_validate_json(text)
 
 
+class DerivedDialect(BaseModel):
+    """The dialects derived from a chat template (`dialect_from_chat_template`):
+    ordinary declarations of existing families, registered under `name` (`derived-`
+    and a stable hash of the template and render options) for both the tool and the
+    reasoning parser; `tool_parser` / `reasoning_parser` are None where the template
+    writes no calls / no reasoning. `findings` says what the derivation found and what
+    the self-check read back; `renders` what it cost. `to_json()` is the export a fleet
+    pins (`load_derived_dialect`)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    name: str
+    tool_parser: ToolDialect | None = None
+    reasoning_parser: ReasoningDialect | None = None
+    findings: list[str] = []
+    renders: int = 0
+    _export: str = PrivateAttr(default="")
+
+    @classmethod
+    def _from_export(cls, text: str) -> DerivedDialect:
+        d = cls.model_validate_json(text)
+        d._export = text
+        return d
+
+    def to_json(self) -> str:
+        """The export: the engine's own JSON of these declarations."""
+        return self._export or self.model_dump_json(indent=2, exclude_none=True)
+
+    def config(self) -> dict[str, str | None]:
+        """The parser names, as `ResponseParser(**derived.config(), tools=...)` takes
+        them."""
+        return {
+            "tool_parser": self.tool_parser.name if self.tool_parser else None,
+            "reasoning_parser": self.reasoning_parser.name if self.reasoning_parser else None,
+        }
+
+
 class ParserChoice(BaseModel):
     """The parsers the engine's model table chooses for a model (`parsers_for_model`):
     registry names or None, `reason` (which rule matched, in plain words, and names
@@ -646,14 +683,24 @@ def parsers_for_model(
     model_type: str | None = None,
     chat_template: str | None = None,
     default: bool = False,
+    response_template: Any = None,
 ) -> ParserChoice:
     """Chooses the parsers for `model` (an HF id or a served name) from the engine's model
     table: the chat template's markers when `chat_template` is given, then the HF
-    `model_type`, then the longest model-id pattern. An unknown model raises
+    `model_type`, then the longest model-id pattern. A model no row matches gets the
+    parsers of its checkpoint's `response_template` when one is given (the template, a
+    tokenizer config or its path, or the tokenizer: see
+    `dialect_from_response_template`), its `reason` saying so. An unknown model raises
     `UnknownParserError` naming the closest rows; with `default=True` it gets the
     documented default instead (Hermes `<tool_call>` JSON, no reasoning parser). The
     engine caches the answers per model (bounded; a dialect registered later is seen)."""
-    text = _native.parsers_for_model_json(model, model_type, chat_template, default)
+    template_json = None
+    if response_template is not None:
+        from ._response_template import response_template_json
+
+        template_json, beside = response_template_json(response_template)
+        chat_template = chat_template or beside
+    text = _native.parsers_for_model_json(model, model_type, chat_template, default, template_json)
     choice = _CHOICE_OBJECTS.get(text)
     if choice is None:
         if len(_CHOICE_OBJECTS) >= 256:

@@ -34,6 +34,7 @@ __all__ = [
     "UnknownParserError",
     "InvalidDialectError",
     "InvalidToolsError",
+    "DialectDerivationError",
     "ParserFinishedError",
     "ConcurrentUseError",
     "BufferLimitError",
@@ -51,6 +52,7 @@ __all__ = [
     "register_tool_dialect",
     "register_reasoning_dialect",
     "parsers_for_model_json",
+    "response_template_json",
     "model_table_json",
     "has_tag_suffix",
     "tag_suffix",
@@ -66,6 +68,10 @@ __all__ = [
     "ServeStream",
     "anthropic_tool_input",
     "render_chat_template",
+    "dialect_from_chat_template",
+    "load_derived_dialect",
+    "derived_cache_info",
+    "_derive_renders",
     "constraint_structural_tag",
     "constraint_lark_grammar",
     "constraint_tag_like_pieces",
@@ -125,6 +131,11 @@ __version__: str
 class UnknownParserError(ValueError): ...
 class InvalidDialectError(ValueError): ...
 class InvalidToolsError(ValueError): ...
+
+class DialectDerivationError(ValueError):
+    reason: str
+    brief: str
+
 class ParserFinishedError(RuntimeError): ...
 class BufferLimitError(RuntimeError): ...
 class ConcurrentUseError(RuntimeError): ...
@@ -389,6 +400,10 @@ def parsers_for_model_json(
     model_type: str | None = None,
     chat_template: str | None = None,
     fallback: bool = False,
+    response_template_json: str | None = None,
+) -> str: ...
+def response_template_json(
+    template_json: str, chat_template: str | None = None, register: bool = True
 ) -> str: ...
 def model_table_json() -> str: ...
 def has_tag_suffix(tool_parser: str | None = None, reasoning_parser: str | None = None) -> bool: ...
@@ -468,6 +483,10 @@ def render_chat_template(
     add_generation_prompt: bool = False,
     kwargs_json: str | None = None,
 ) -> str: ...
+def dialect_from_chat_template(template: str, options_json: str | None = None) -> str: ...
+def load_derived_dialect(export_json: str) -> str: ...
+def derived_cache_info() -> tuple[int, int, int, int]: ...
+def _derive_renders(template: str, options_json: str | None = None) -> str: ...
 
 # ---- test and benchmark hooks (not API) ------------------------------------------------
 

@@ -26,9 +26,11 @@ from importlib import resources
 from typing import Any
 
 from . import (
+    DialectDerivationError,
     ResponseParser,
     UnknownParserError,
     __version__,
+    dialect_from_chat_template,
     parsers_for_model,
     reasoning_dialects,
     response_parsers,
@@ -444,8 +446,22 @@ def _detect(args: argparse.Namespace) -> int:
         )
     except UnknownParserError as e:
         raise _unknown_model(e, default_flag=True) from None
+    # With a chat template: what derives from it (the dialect the choice uses when the
+    # table does not know the model, or its markers' row does not read its calls).
+    derived: dict[str, Any] | None = None
+    refused: str | None = None
+    if template is not None:
+        try:
+            derived = json.loads(dialect_from_chat_template(template).to_json())
+        except DialectDerivationError as e:
+            refused = str(e)
     if args.json:
-        print(json.dumps(c.model_dump(), ensure_ascii=False, indent=2))
+        out = c.model_dump()
+        if template is not None:
+            out["derived"] = derived
+            if refused is not None:
+                out["derivation_refused"] = refused
+        print(json.dumps(out, ensure_ascii=False, indent=2))
         return 0
     print(f"tool parser:      {c.tool_parser or '-'}")
     print(f"reasoning parser: {c.reasoning_parser or '-'}")
@@ -453,6 +469,15 @@ def _detect(args: argparse.Namespace) -> int:
     if c.tag_suffix is not None:
         print(f"tag suffix:       {c.tag_suffix or '(none: the tags are unsuffixed)'}")
     print(f"why: {c.reason}")
+    if derived is not None:
+        used = derived["name"] in (c.tool_parser, c.reasoning_parser)
+        print(
+            "derived from the chat template"
+            + (" (the parsers above):" if used else " (not used: a table row serves the model):")
+        )
+        print(json.dumps(derived, ensure_ascii=False, indent=2))
+    elif refused is not None:
+        print(refused)
     return 0
 
 
@@ -519,7 +544,11 @@ def _parser() -> argparse.ArgumentParser:
     ls = sub.add_parser("list", help="print the registry")
     ls.add_argument("--json", action="store_true")
     ls.set_defaults(func=_list)
-    dt = sub.add_parser("detect", help="which parsers serve a model, and why")
+    dt = sub.add_parser(
+        "detect",
+        help="which parsers serve a model, and why (with --template, the dialect derived "
+        "from the chat template too)",
+    )
     dt.add_argument("model", help="HF model id or served model name")
     dt.add_argument(
         "--template", help="chat template file (Jinja text, or a tokenizer_config.json)"

@@ -80,8 +80,13 @@ _launch(["serve", "api_server", MODEL_DIR])  # registers replyparse, as a server
 
 
 def _names(case) -> tuple[str, str | None, str | None]:
-    if case.response_parser:
+    if case.response_parser == "gpt-oss":
         return "GptOssForCausalLM", None, None
+    if case.response_parser:
+        # Another dedicated response parser (a framed one) is chosen by its plug-in
+        # name, on both sides, as with vLLM and SGLang.
+        name = f"replyparse-{case.response_parser}"
+        return "Qwen3ForCausalLM", name, name
     # mmengine reads a dot as a scope: the dot-free spelling is the registered one.
     tool = f"replyparse-{case.tool_parser}".replace(".", "") if case.tool_parser else None
     reasoning = case.reasoning_parser and f"replyparse-{case.reasoning_parser}".replace(".", "")
@@ -160,6 +165,50 @@ def test_every_case_streaming_and_complete():
                 if got != want or errors:
                     failures.append(f"{case.id} {chunker.__name__}: {got} != {want} {errors}")
     sc.report("lmdeploy", failures, runs)
+
+
+class _TemplateTokenizer(Tokenizer):
+    """A checkpoint that ships a `response_template` (transformers >= 5.13 loads it
+    from tokenizer_config.json into this attribute)."""
+
+    name_or_path = "acme/unknown-model"
+    response_template = {
+        "start_anchor": "<|im_start|>assistant\n",
+        "fields": {
+            "reasoning_content": {"open": "<think>", "close": "</think>"},
+            "tool_calls": {
+                "open": "<tool_call>",
+                "close": "</tool_call>",
+                "repeats": True,
+                "content": "json",
+                "transform": {"type": "function", "function": "{content}"},
+            },
+        },
+    }
+
+
+def test_the_response_template_names_choose_from_the_checkpoints_template():
+    """`replyparse-hf` / `replyparse-response_template`: the dialects come from the
+    response template of the tokenizer LMDeploy loaded."""
+    tok = _TemplateTokenizer()
+    choice = rp.dialect_from_response_template(tok).choice
+    runs = 0
+    for name in ("replyparse-hf", "replyparse-response_template"):
+        context = _context("Qwen3ForCausalLM")
+        context.async_engine.tokenizer.model.model = tok
+        api_server.set_parsers(context, name, name)
+        cls = context.response_parser_cls
+        for case in sc.fixture_files.load("qwen"):
+            if not (case.tools and _accepts(case)) or case.reasoning_parser is None:
+                continue
+            want = sc.reference(
+                case, tool_parser=choice.tool_parser, reasoning_parser=choice.reasoning_parser
+            )
+            assert _complete(cls, case) == want, case.id
+            got, errors = _stream(cls, case, list(case.text))
+            assert sc.without_cut(case, got) == want and not errors, case.id
+            runs += 1
+    assert runs > 0
 
 
 def test_every_dialect_has_a_plugin_name():

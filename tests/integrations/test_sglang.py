@@ -287,6 +287,59 @@ def test_sglangs_own_spellings_with_the_prefix_are_registered():
         assert f"replyparse-{name}" in ReasoningParser.DetectorMap, name
 
 
+class _TemplateTokenizer:
+    """A checkpoint that ships a `response_template` (transformers >= 5.13 loads it
+    from tokenizer_config.json into this attribute)."""
+
+    name_or_path = "acme/unknown-model"
+    chat_template = None
+    response_template = {
+        "start_anchor": "<|im_start|>assistant\n",
+        "fields": {
+            "thinking": {"open": "<think>", "close": "</think>"},
+            "tool_calls": {
+                "open": "<tool_call>",
+                "close": "</tool_call>",
+                "repeats": True,
+                "content": "json",
+                "transform": {"type": "function", "function": "{content}"},
+            },
+        },
+    }
+
+    def get_vocab(self) -> dict[str, int]:
+        return {}
+
+
+def test_the_response_template_names_choose_from_the_checkpoints_template():
+    """`replyparse-response_template` / `replyparse-hf` (SGLang's own
+    `response_template` stays SGLang's): the dialects come from the response template
+    of the tokenizer SGLang loaded."""
+    assert not FunctionCallParser.ToolCallParserEnum["response_template"].__module__.startswith(
+        "replyparse"
+    )
+    tok = _TemplateTokenizer()
+    choice = rp.dialect_from_response_template(tok).choice
+    runs = 0
+    for case in sc.fixture_files.load("qwen"):
+        if not (case.tools and _accepts(case)) or case.tool_choice != "auto":
+            continue
+        request = _request(case, stream=False)
+        want = rp.ResponseParser(
+            tool_parser=choice.tool_parser, tools=sc.request_dict(case)["tools"]
+        ).parse_complete(case.text)
+        for name in ("replyparse-response_template", "replyparse-hf"):
+            _SERVED["tool"] = name
+            parser = FunctionCallParser(request.tools, name, tokenizer=tok)
+            text, items = case.text, []
+            if parser.has_tool_call(text):
+                text, items = parser.parse_non_stream(text)
+            calls = [(c.name, c.parameters) for c in items]
+            assert calls == [(c.function.name, c.function.arguments) for c in want.tool_calls]
+            runs += 1
+    assert runs > 0
+
+
 def test_required_constraint_is_replyparse_structural_tag():
     case = next(c for c in sc.fixture_files.load("qwen3coder") if c.tools)
     request = protocol.ChatCompletionRequest(**{**sc.request_dict(case), "tool_choice": "required"})

@@ -315,6 +315,48 @@ def test_bare_name_chooses_dialects_from_the_served_model():
     sc.report("vllm bare name", failures, 1)
 
 
+class _TemplateTokenizer(Tokenizer):
+    """A checkpoint that ships a `response_template` (transformers >= 5.13 loads it
+    from tokenizer_config.json into this attribute)."""
+
+    response_template = {
+        "start_anchor": "<|im_start|>assistant\n",
+        "fields": {
+            "reasoning_content": {"open": "<think>", "close_pattern": r"</think>\s*"},
+            "tool_calls": {
+                "open": "<tool_call>",
+                "close_pattern": r"</tool_call>\s*",
+                "repeats": True,
+                "content": "json",
+                "transform": {"type": "function", "function": "{content}"},
+            },
+            "content": {"close_pattern": r"<\|im_end\|>\s*"},
+        },
+    }
+
+
+def test_the_response_template_names_choose_from_the_checkpoints_template():
+    """`replyparse-hf` / `replyparse-response_template` (vLLM's own `hf` stays vLLM's):
+    the dialects come from the response template of the tokenizer vLLM loaded."""
+    assert "hf" in ToolParserManager.list_registered()  # vLLM's, untouched
+    assert ToolParserManager.get_tool_parser("hf").__module__.startswith("vllm")
+    tokenizer = _TemplateTokenizer("acme/unknown-model")
+    choice = rp.dialect_from_response_template(tokenizer).choice
+    assert (choice.tool_parser, choice.reasoning_parser) == ("qwen", "think_in_output")
+    chosen = {"tool_parser": choice.tool_parser, "reasoning_parser": choice.reasoning_parser}
+    failures: list[str] = []
+    runs = 0
+    for name in ("replyparse-hf", "replyparse-response_template"):
+        cls = ParserManager.get_parser(
+            tool_parser_name=name, reasoning_parser_name=name, enable_auto_tools=True
+        )
+        for case in sc.fixture_files.load("qwen"):
+            if case.tools and case.reasoning_parser is not None:
+                runs += _check_case(case, cls, failures, tokenizer, **chosen)
+    sc.report("vllm response template names", failures, runs)
+    assert runs > 0
+
+
 def test_every_dialect_has_a_plugin_name():
     tools = set(ToolParserManager.list_registered())
     reasoning = set(ReasoningParserManager.list_registered())

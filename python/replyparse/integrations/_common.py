@@ -19,6 +19,10 @@ from replyparse._diagnostics import COUNTS, log_crossed
 PREFIX = "replyparse"
 # Response-parser names that are not dialects: "default" is the composed parser.
 _NOT_A_DIALECT = {"default"}
+# `replyparse-<name>` for these reads the dialects from the checkpoint's
+# response_template, as the tokenizer the stack loaded holds it (vLLM's name for its own
+# such parser, `hf`, and SGLang's, `response_template`; the stacks' names stay theirs).
+TEMPLATE_NAMES = ("hf", "response_template")
 
 
 @dataclass(frozen=True)
@@ -28,16 +32,21 @@ class ToolName:
 
     tool_parser: str | None = None
     response_parser: str | None = None
+    # The dialects come from the checkpoint's response_template (`replyparse-hf`).
+    from_template: bool = False
 
     @property
     def from_model(self) -> bool:
+        """Chosen for the served model (from its table row, or its response template)."""
         return self.tool_parser is None and self.response_parser is None
 
 
 def tool_plugin_names() -> dict[str, ToolName]:
     """`replyparse` plus `replyparse-<name>` for every tool dialect name (aliases
-    included) and every dedicated response parser."""
+    included), every dedicated response parser, and the response-template names."""
     names = {PREFIX: ToolName()}
+    for t in TEMPLATE_NAMES:
+        names[f"{PREFIX}-{t}"] = ToolName(from_template=True)
     for n in rp.tool_parsers():
         names[f"{PREFIX}-{n}"] = ToolName(tool_parser=n)
     for n in rp.response_parsers():
@@ -53,16 +62,21 @@ class ReasoningName:
 
     reasoning_parser: str | None = None
     response_parser: str | None = None
+    # The dialects come from the checkpoint's response_template (`replyparse-hf`).
+    from_template: bool = False
 
     @property
     def from_model(self) -> bool:
+        """Chosen for the served model (from its table row, or its response template)."""
         return self.reasoning_parser is None and self.response_parser is None
 
 
 def reasoning_plugin_names() -> dict[str, ReasoningName]:
     """`replyparse` plus `replyparse-<name>` for every reasoning dialect name (aliases
-    included) and every dedicated response parser."""
+    included), every dedicated response parser, and the response-template names."""
     names = {PREFIX: ReasoningName()}
+    for t in TEMPLATE_NAMES:
+        names[f"{PREFIX}-{t}"] = ReasoningName(from_template=True)
     for n in rp.reasoning_parsers():
         names[f"{PREFIX}-{n}"] = ReasoningName(reasoning_parser=n)
     for n in rp.response_parsers():
@@ -181,14 +195,35 @@ class Dialects:
 
 
 def choose_dialects(
-    model: str | None, model_type: str | None = None, chat_template: str | None = None
+    model: str | None,
+    model_type: str | None = None,
+    chat_template: str | None = None,
+    *,
+    template_of: Any = None,
 ) -> Dialects:
     """The dialects of a served model, for the bare `replyparse` name: replyparse's
     model table (`rp.parsers_for_model`: chat template markers, then HF `model_type`,
     then model-id patterns) decides; no match raises `UnknownParserError` (name the
-    dialect instead: `replyparse-<dialect>`)."""
+    dialect instead: `replyparse-<dialect>`). With `template_of` (the tokenizer the stack
+    loaded, for the `replyparse-hf` / `replyparse-response_template` names), the
+    checkpoint's `response_template` decides (`rp.dialect_from_response_template`):
+    none, or one that cannot stream, raises `InvalidDialectError` when the parser is
+    built."""
+    if template_of is not None:
+        d = rp.dialect_from_response_template(template_of)
+        c = d.choice
+        return Dialects(c.tool_parser, c.reasoning_parser, c.response_parser, d.reason)
     c = rp.parsers_for_model(model, model_type=model_type, chat_template=chat_template)
     return Dialects(c.tool_parser, c.reasoning_parser, c.response_parser, str(c.reason))
+
+
+def choose_for(name: Any, tokenizer: Any, *info: Any) -> Dialects:
+    """`choose_dialects` for a plug-in name that chooses (`name.from_model`): from the
+    checkpoint's response template for the template names, else from the model
+    (`info`: model, model_type, chat_template)."""
+    if getattr(name, "from_template", False):
+        return choose_dialects(None, template_of=tokenizer)
+    return choose_dialects(*info)
 
 
 WHOLE_CALLS_ENV = "REPLYPARSE_WHOLE_CALLS"

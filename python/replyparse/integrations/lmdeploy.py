@@ -45,7 +45,7 @@ from ._common import (
     ReasoningName,
     ToolName,
     check_version,
-    choose_dialects,
+    choose_for,
     count_dropped,
     reasoning_plugin_names,
     request_fields,
@@ -108,6 +108,15 @@ def _reasoning_name(name: str | None) -> tuple[bool, str | None]:
     return True, name
 
 
+def _reasoning_plugin(name: str | None) -> ReasoningName:
+    """The replyparse reasoning plug-in name `name` stands for (its `from_template`
+    says whether the checkpoint's response template chooses)."""
+    cls = ReasoningParserManager.get(name) if name is not None else None
+    if isinstance(cls, type) and issubclass(cls, _ReplyparseReasoningName):
+        return cls.rp_name
+    return ReasoningName()
+
+
 class ReplyparseResponseParser(BaseResponseParser):
     """LMDeploy's response parser over one replyparse `ResponseParser` per request."""
 
@@ -115,6 +124,7 @@ class ReplyparseResponseParser(BaseResponseParser):
     rp_response: ClassVar[str | None] = None  # "gpt-oss" for the gpt-oss registration
     rp_tool: ClassVar[ToolName | None] = None
     rp_reasoning: ClassVar[tuple[bool, str | None]] = (False, None)
+    rp_reasoning_name: ClassVar[ReasoningName] = ReasoningName()
 
     @classmethod
     def set_parsers(
@@ -127,6 +137,7 @@ class ReplyparseResponseParser(BaseResponseParser):
         super().set_parsers(reasoning_parser_name, tool_parser_name, tokenizer)
         cls.rp_tool = _tool_dialect(tool_parser_name)
         cls.rp_reasoning = _reasoning_name(reasoning_parser_name)
+        cls.rp_reasoning_name = _reasoning_plugin(reasoning_parser_name)
         if cls.rp_response is not None and cls.tool_parser_cls is None:
             cls.tool_parser_cls = _ReplyparseToolName  # requests with tools are valid
 
@@ -136,22 +147,21 @@ class ReplyparseResponseParser(BaseResponseParser):
             return None, None, cls.rp_response
         tool = cls.rp_tool
         configured, reasoning = cls.rp_reasoning
-        chosen = None
-        if (tool is not None and tool.from_model) or (configured and reasoning is None):
-            tok = cls.tokenizer
-            template = getattr(tok, "chat_template", None)
-            chosen = choose_dialects(
-                getattr(tok, "name_or_path", None),
-                None,
-                template if isinstance(template, str) else None,
-            )
+        tok = cls.tokenizer
+        template = getattr(tok, "chat_template", None)
+        info = (
+            getattr(tok, "name_or_path", None),
+            None,
+            template if isinstance(template, str) else None,
+        )
         tool_parser = response = None
         if tool is not None:
             tool_parser, response = tool.tool_parser, tool.response_parser
             if tool.from_model:
+                chosen = choose_for(tool, tok, *info)
                 tool_parser, response = chosen.tool_parser, chosen.response_parser
         if configured and reasoning is None:
-            reasoning = chosen.reasoning_parser
+            reasoning = choose_for(cls.rp_reasoning_name, tok, *info).reasoning_parser
         return tool_parser, reasoning, response
 
     def __init__(self, request: Any) -> None:

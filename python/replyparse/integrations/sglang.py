@@ -46,7 +46,7 @@ from ._common import (
     ReasoningName,
     ToolName,
     check_version,
-    choose_dialects,
+    choose_for,
     count_dropped,
     reasoning_dialect,
     reasoning_plugin_names,
@@ -191,7 +191,7 @@ class ReplyparseDetector(BaseFormatDetector):
         if self._dialects is None:
             n = self.rp_name
             if n.from_model:
-                c = choose_dialects(*_model_info(self.tokenizer))
+                c = choose_for(n, self.tokenizer, *_model_info(self.tokenizer))
                 self._dialects = (c.tool_parser, c.response_parser)
             else:
                 self._dialects = (n.tool_parser, n.response_parser)
@@ -339,7 +339,7 @@ class ReplyparseReasoningDetector(BaseReasoningFormatDetector):
     ) -> None:
         dialect, response = self.rp_name.reasoning_parser, self.rp_name.response_parser
         if self.rp_name.from_model:
-            chosen = choose_dialects(*_model_info(tokenizer))
+            chosen = choose_for(self.rp_name, tokenizer, *_model_info(tokenizer))
             dialect, response = chosen.reasoning_parser, chosen.response_parser
         suffix = tag_suffix_of(tokenizer, None, dialect) if dialect else None
         d = reasoning_dialect(dialect, suffix) if dialect else None

@@ -3,9 +3,10 @@
 Loaded with no flag by the `vllm.general_plugins` entry point this package installs,
 or with `--tool-parser-plugin replyparse.integrations.vllm` (and
 `--reasoning-parser-plugin`, which the engine core also imports). Names:
-`replyparse` (dialects chosen from the served model) and `replyparse-<dialect>` for
-every registered tool / reasoning dialect, read from the registry when vLLM loads
-this module.
+`replyparse` (dialects chosen from the served model), `replyparse-hf` and
+`replyparse-response_template` (dialects from the checkpoint's `response_template`, read
+from the tokenizer vLLM loaded) and `replyparse-<dialect>` for every registered tool /
+reasoning dialect, read from the registry when vLLM loads this module.
 
 How the parts fit vLLM's `DelegatingParser` (one instance of each per choice):
 
@@ -68,7 +69,7 @@ from ._common import (
     ReasoningName,
     ToolName,
     check_version,
-    choose_dialects,
+    choose_for,
     count_dropped,
     reasoning_dialect,
     reasoning_plugin_names,
@@ -164,7 +165,8 @@ class ReplyparseReasoningParser(ReasoningParser):
                 self._dialect = self.rp_name.reasoning_parser or ""
             else:
                 info = _model_info(self.model_tokenizer, self._model_config)
-                self._dialect = choose_dialects(*info).reasoning_parser or ""
+                chosen = choose_for(self.rp_name, self.model_tokenizer, *info)
+                self._dialect = chosen.reasoning_parser or ""
         return self._dialect or None
 
     # ---- token-id checks (the engine core's structured-output gate) ----
@@ -358,16 +360,17 @@ class ReplyparseToolParser(ToolParser):
             n = self.rp_name
             model_config = self.partner._model_config if self.partner is not None else None
             r = self.partner.rp_name if self.partner is not None else None
-            chosen = None
-            if n.from_model or (r is not None and r.from_model):
-                chosen = choose_dialects(*_model_info(self.model_tokenizer, model_config))
+            info = _model_info(self.model_tokenizer, model_config)
             tool, response = n.tool_parser, n.response_parser
             if n.from_model:
+                chosen = choose_for(n, self.model_tokenizer, *info)
                 tool, response = chosen.tool_parser, chosen.response_parser
             reasoning = None
             if r is not None and response is None:
                 # A response parser (gpt-oss) owns its reasoning channel itself.
-                reasoning = chosen.reasoning_parser if r.from_model else r.reasoning_parser
+                reasoning = r.reasoning_parser
+                if r.from_model:
+                    reasoning = choose_for(r, self.model_tokenizer, *info).reasoning_parser
             self._dialects = (tool, reasoning, response)
         return self._dialects
 

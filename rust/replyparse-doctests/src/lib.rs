@@ -8,3 +8,8 @@ pub mod readme {}
 
 #[doc = include_str!("../../../docs/rust.md")]
 pub mod docs_rust {}
+
+#[doc = include_str!("../../../docs/response-templates.md")]
+pub mod docs_response_templates {}
+#[doc = include_str!("../../../docs/deriving-a-dialect.md")]
+pub mod docs_deriving_a_dialect {}

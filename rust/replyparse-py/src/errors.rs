@@ -25,6 +25,12 @@ create_exception!(
 );
 create_exception!(
     replyparse,
+    DialectDerivationError,
+    PyValueError,
+    "No dialect can be derived from a chat template; the message says why."
+);
+create_exception!(
+    replyparse,
     InvalidToolsError,
     PyValueError,
     "Request tools or tool_choice that cannot be understood."
@@ -57,7 +63,11 @@ create_exception!(
 
 pub(crate) fn to_py_err(e: engine::Error) -> PyErr {
     match e {
-        engine::Error::UnknownModel { model, candidates } => unknown_model(&model, &candidates),
+        engine::Error::UnknownModel {
+            model,
+            candidates,
+            derivation,
+        } => unknown_model(&model, &candidates, derivation.as_deref()),
         engine::Error::UnknownParser { .. } => UnknownParserError::new_err(e.to_string()),
         engine::Error::InvalidDialect(_) => InvalidDialectError::new_err(e.to_string()),
         engine::Error::InvalidTools(_) => InvalidToolsError::new_err(e.to_string()),
@@ -72,13 +82,20 @@ pub(crate) fn to_py_err(e: engine::Error) -> PyErr {
 /// that name the closest rows' parsers. The exception also carries `model` and
 /// `closest` (the row names), for callers that advise in their own terms (the command
 /// line speaks of flags).
-fn unknown_model(model: &str, candidates: &[engine::ModelCandidate]) -> PyErr {
+fn unknown_model(
+    model: &str,
+    candidates: &[engine::ModelCandidate],
+    derivation: Option<&str>,
+) -> PyErr {
     let rows: Vec<String> = candidates
         .iter()
         .map(|c| c.describe(|k, v| format!("{k}={v:?}")))
         .collect();
+    let derived = derivation.map_or(String::new(), |why| {
+        format!("; no dialect can be derived from its chat template: {why}")
+    });
     let msg = format!(
-        "{}. Name the parsers as keyword arguments (tool_parser=, reasoning_parser=, \
+        "{}{derived}. Name the parsers as keyword arguments (tool_parser=, reasoning_parser=, \
          response_parser=), pass chat_template= or model_type=, or default=True for the \
          documented default (Hermes <tool_call> JSON, no reasoning parser)",
         engine::internals::unknown_model_head(model, &rows)

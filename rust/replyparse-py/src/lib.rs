@@ -30,10 +30,13 @@ mod testing;
 mod tools;
 
 use crate::batch::stream_many;
-use crate::chat_template::render_chat_template;
+use crate::chat_template::{
+    _derive_renders, derived_cache_info, dialect_from_chat_template, load_derived_dialect,
+    render_chat_template,
+};
 use crate::errors::{
-    BufferLimitError, ConcurrentUseError, InternalError, InvalidDialectError, InvalidToolsError,
-    ParserFinishedError, UnknownParserError,
+    BufferLimitError, ConcurrentUseError, DialectDerivationError, InternalError,
+    InvalidDialectError, InvalidToolsError, ParserFinishedError, UnknownParserError,
 };
 use crate::objects::{
     DeltaFunctionCall, DeltaMessage, DeltaToolCall, FunctionCall, ParsedResponse, ToolCall,
@@ -43,8 +46,9 @@ use crate::registry::{
     builtin_dialects_json, declaration_schema_json, has_tag_suffix, model_table_json,
     normalized_reasoning_dialect_json, normalized_tool_dialect_json, parsers_for_model_json,
     reasoning_dialects_json, reasoning_parsers, register_reasoning_dialect, register_tool_dialect,
-    response_parsers, spell_reasoning_dialect_json, spell_tool_dialect_json, tag_suffix,
-    tool_dialects_json, tool_parsers, upgrade_tool_dialect_json,
+    response_parsers, response_template_json, spell_reasoning_dialect_json,
+    spell_tool_dialect_json, tag_suffix, tool_dialects_json, tool_parsers,
+    upgrade_tool_dialect_json,
 };
 use crate::serve::{anthropic_tool_input, serve_many, NativeServeStream};
 use crate::testing::{
@@ -83,6 +87,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("UnknownParserError", py.get_type::<UnknownParserError>())?;
     m.add("InvalidDialectError", py.get_type::<InvalidDialectError>())?;
     m.add("InvalidToolsError", py.get_type::<InvalidToolsError>())?;
+    m.add(
+        "DialectDerivationError",
+        py.get_type::<DialectDerivationError>(),
+    )?;
     m.add("ParserFinishedError", py.get_type::<ParserFinishedError>())?;
     m.add("ConcurrentUseError", py.get_type::<ConcurrentUseError>())?;
     m.add("BufferLimitError", py.get_type::<BufferLimitError>())?;
@@ -100,6 +108,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(register_tool_dialect, m)?)?;
     m.add_function(wrap_pyfunction!(register_reasoning_dialect, m)?)?;
     m.add_function(wrap_pyfunction!(parsers_for_model_json, m)?)?;
+    m.add_function(wrap_pyfunction!(response_template_json, m)?)?;
     m.add_function(wrap_pyfunction!(has_tag_suffix, m)?)?;
     m.add_function(wrap_pyfunction!(tag_suffix, m)?)?;
     m.add_function(wrap_pyfunction!(spell_tool_dialect_json, m)?)?;
@@ -115,6 +124,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<NativeServeStream>()?;
     m.add_function(wrap_pyfunction!(anthropic_tool_input, m)?)?;
     m.add_function(wrap_pyfunction!(render_chat_template, m)?)?;
+    m.add_function(wrap_pyfunction!(dialect_from_chat_template, m)?)?;
+    m.add_function(wrap_pyfunction!(load_derived_dialect, m)?)?;
+    m.add_function(wrap_pyfunction!(derived_cache_info, m)?)?;
+    m.add_function(wrap_pyfunction!(_derive_renders, m)?)?;
     constraints::register(m)?;
     Ok(())
 }

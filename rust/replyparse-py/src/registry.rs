@@ -204,17 +204,34 @@ pub(crate) fn register_reasoning_dialect(declaration_json: &str, replace: bool) 
 }
 
 /// The parsers the model table chooses for a model, as JSON (`tool_parser`,
-/// `reasoning_parser`, `response_parser`, `reason`, `row`); with `fallback`, an unknown
-/// model gets the documented default instead of `UnknownParserError`.
+/// `reasoning_parser`, `response_parser`, `reason`, `row`); a model no row matches gets
+/// its response template's parsers when one is given (as JSON); with `fallback`, an
+/// unknown model gets the documented default instead of `UnknownParserError`.
 #[pyfunction]
-#[pyo3(signature = (model, model_type=None, chat_template=None, fallback=false))]
+#[pyo3(signature = (model, model_type=None, chat_template=None, fallback=false, response_template_json=None))]
 pub(crate) fn parsers_for_model_json(
     model: &str,
     model_type: Option<&str>,
     chat_template: Option<&str>,
     fallback: bool,
+    response_template_json: Option<&str>,
 ) -> PyResult<String> {
-    let choice = guarded(|| engine::parsers_for_model(model, model_type, chat_template))?;
+    let template: Option<serde_json::Value> = response_template_json
+        .map(serde_json::from_str)
+        .transpose()
+        .map_err(|e| {
+            to_py_err(engine::Error::InvalidDialect(format!(
+                "response_template: not JSON: {e}"
+            )))
+        })?;
+    let choice = guarded(|| {
+        engine::response_template::parsers_for_model(
+            model,
+            model_type,
+            chat_template,
+            template.as_ref(),
+        )
+    })?;
     let choice = match choice {
         Ok(c) => c,
         Err(engine::Error::UnknownModel { .. }) if fallback => {
@@ -229,4 +246,37 @@ pub(crate) fn parsers_for_model_json(
 #[pyfunction]
 pub(crate) fn model_table_json() -> &'static str {
     engine::internals::MODEL_TABLE_JSON
+}
+
+/// A response template as JSON (`{"tool_dialect", "reasoning_dialect",
+/// "response_parser", "tool_selected", "reasoning_selected", "reason"}`), selected or
+/// compiled (`response_template::compile_with_chat_template`); with `register`, the
+/// compiled declarations are registered first.
+#[pyfunction]
+#[pyo3(signature = (template_json, chat_template=None, register=true))]
+pub(crate) fn response_template_json(
+    template_json: &str,
+    chat_template: Option<&str>,
+    register: bool,
+) -> PyResult<String> {
+    let value: serde_json::Value = serde_json::from_str(template_json).map_err(|e| {
+        to_py_err(engine::Error::InvalidDialect(format!(
+            "response_template: not JSON: {e}"
+        )))
+    })?;
+    let compiled =
+        guarded(|| engine::response_template::compile_with_chat_template(&value, chat_template))?
+            .map_err(to_py_err)?;
+    if register {
+        guarded(|| compiled.register())?.map_err(to_py_err)?;
+    }
+    let out = serde_json::json!({
+        "tool_dialect": compiled.tool_dialect,
+        "reasoning_dialect": compiled.reasoning_dialect,
+        "response_parser": compiled.response_parser,
+        "tool_selected": compiled.tool_selected,
+        "reasoning_selected": compiled.reasoning_selected,
+        "reason": compiled.reason,
+    });
+    serde_json::to_string(&out).map_err(|e| InternalError::new_err(e.to_string()))
 }

@@ -1156,7 +1156,10 @@ fn ends_with_call_close(case: &Case, text: &str) -> bool {
 
 /// [`ends_with_call_close`] for a framed-message response parser: a message's end
 /// marker, or its call payload's function or block close, ends the call there (a value
-/// whose close tag is missing ends at the message end that ends the output).
+/// whose close tag is missing ends at the message end that ends the output). Where an
+/// end marker is a stop token (`stop_token`: engines strip it), the output may also end
+/// where it stood, after a call's last value close or at the body's opening (no
+/// parameter yet) of a call whose body is one block: the call is finished there.
 fn ends_with_framed_call_close(name: &str, text: &str) -> bool {
     let Ok(d) = replyparse::registry::response_dialect(name) else {
         return false;
@@ -1179,8 +1182,33 @@ fn ends_with_framed_call_close(name: &str, text: &str) -> bool {
                 &r["call"]["block"]["close"],
             ]
         });
+    let stop = framed["markers"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|m| m["role"] == "end" && m["stop_token"] == true);
+    let stripped_stop: Vec<&Value> = if stop {
+        let one_block = framed["routes"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|r| r["call"].is_object() && r["call"]["block"].is_null());
+        let openers = framed["markers"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|m| m["role"] == "message" || m["role"] == "kind")
+            .map(|m| &m["text"]);
+        one_block
+            .map(|r| &r["call"]["syntax"]["value_close"])
+            .chain(openers)
+            .collect()
+    } else {
+        Vec::new()
+    };
     let closes: Vec<&str> = ends
         .chain(payload)
+        .chain(stripped_stop)
         .filter_map(Value::as_str)
         .filter(|c| !c.is_empty())
         .collect();

@@ -86,7 +86,10 @@ pub struct ParserConfig {
     /// ordinary tokens (a model quoting `<tool_call>` in prose) is text. Empty: every
     /// spelling is the marker. Marker tags are searched this way outside tool blocks;
     /// inside a block its grammar reads what follows (a quoted tag inside a JSON string
-    /// is part of the value either way). The `gpt-oss` parser knows its own ids.
+    /// is part of the value either way). The `gpt-oss` parser knows its own ids. A
+    /// framed dialect may declare its markers' ids: those count once a chunk's ids hold
+    /// one of them, while these count from the first chunk and replace a declared id of
+    /// the same marker.
     pub marker_token_ids: Vec<(String, u32)>,
     /// Limit on the bytes one response may hold back at once (`None`:
     /// [`DEFAULT_MAX_BUFFERED_BYTES`]). See [`crate::ResponseParser::buffered_bytes`].

@@ -62,6 +62,8 @@ pub enum Error {
         model: String,
         /// The closest rows, best first, for the message to offer.
         candidates: Vec<ModelCandidate>,
+        /// Why no dialect could be derived from the chat template given, when one was.
+        derivation: Option<String>,
     },
     /// A dialect declaration that cannot work (empty open tag, clashing name, ...).
     InvalidDialect(String),
@@ -94,12 +96,22 @@ impl fmt::Display for Error {
                 }
                 write!(f, "; valid names: {}", valid.join(", "))
             }
-            Error::UnknownModel { model, candidates } => {
+            Error::UnknownModel {
+                model,
+                candidates,
+                derivation,
+            } => {
                 let rows: Vec<String> = candidates
                     .iter()
                     .map(|c| c.describe(|k, v| format!("{k} {v:?}")))
                     .collect();
                 write!(f, "{}", unknown_model_head(model, &rows))?;
+                if let Some(why) = derivation {
+                    write!(
+                        f,
+                        "; no dialect can be derived from its chat template: {why}"
+                    )?;
+                }
                 write!(
                     f,
                     "; set the parsers in the ParserConfig, pass the chat template or the \

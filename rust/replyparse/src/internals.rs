@@ -36,3 +36,7 @@ pub use crate::error::unknown_model_head;
 /// A tool dialect declaration in the former shape rewritten in the current one, as
 /// JSON, which the Python package converts its users' keyword declarations with.
 pub use crate::dialect::upgrade_tool_dialect_json;
+
+/// A derivation with every render it made, which the test suite renders again with
+/// transformers' renderer to check the derivation saw what transformers would render.
+pub use crate::derive::{derive_recording_renders, RecordedRender};

@@ -15,6 +15,7 @@ mod config;
 pub mod constraint;
 mod constraint_kit;
 mod delta;
+mod derive;
 mod dialect;
 mod error;
 mod grammars;
@@ -24,6 +25,7 @@ mod models;
 pub mod registry;
 mod request;
 mod response;
+pub mod response_template;
 mod scan;
 mod schema;
 mod serve;
@@ -87,3 +89,9 @@ pub use models::{config_for_model, model_table, parsers_for_model, ModelRow, Par
 
 // The chat-template renderer.
 pub use chat_template::{render_chat_template, ChatTemplate, TemplateError, TemplateErrorKind};
+
+// Dialects derived from a chat template.
+pub use derive::{
+    derived_cache_info, dialect_from_chat_template, load_derived_dialect, DeriveError,
+    DerivedCacheInfo, DerivedDialect, DERIVED_CACHE_BYTES, DERIVED_CACHE_ENTRIES,
+};

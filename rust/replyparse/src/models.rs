@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::cache::{sampled_hash, Cache, Limits, Sizes};
 use crate::config::ParserConfig;
+use crate::derive::{self, CheckFailed, DerivedDialect};
 use crate::dialect::SuffixedTags;
 use crate::error::{Error, ModelCandidate, ParserKind, Result};
 use crate::registry;
@@ -316,8 +317,15 @@ fn key_hash(model: &str, model_type: Option<&str>, template: Option<&str>) -> u6
 fn answer_bytes(answer: &Result<ParserChoice>) -> usize {
     match answer {
         Ok(c) => c.reason.len() + c.row.as_ref().map_or(0, String::len) + 64,
-        Err(Error::UnknownModel { model, candidates }) => {
-            model.len() + candidates.iter().map(|c| c.row.len() + 64).sum::<usize>() + 64
+        Err(Error::UnknownModel {
+            model,
+            candidates,
+            derivation,
+        }) => {
+            model.len()
+                + candidates.iter().map(|c| c.row.len() + 64).sum::<usize>()
+                + derivation.as_ref().map_or(0, String::len)
+                + 64
         }
         Err(_) => 64,
     }
@@ -366,6 +374,25 @@ fn answer_bytes(answer: &Result<ParserChoice>) -> usize {
 /// markers, the `model_type`, the id pattern); the row's `source` and `note` are data
 /// for maintainers (see [`ModelRow`]) and are not part of it.
 ///
+/// # Models the table does not know
+///
+/// Given the chat template, the answer does not rest on markers alone:
+///
+/// - a row only the template's markers chose (neither the model id nor the
+///   `model_type` names it) is self-checked: turns with tool calls are rendered through
+///   the template and parsed back with the row's parsers. When they read back, the row
+///   stands and the reason says so; when they do not, the dialect derived from the
+///   template ([`dialect_from_chat_template`](crate::dialect_from_chat_template)) takes
+///   its place, and the reason says why; when none can be derived either, the row
+///   stands and the reason says both;
+/// - a model no row matches gets the dialect derived from its template (registered
+///   under a `derived-` name, `row` left `None`); when none can be derived, the error
+///   ([`Error::UnknownModel`]) carries the reason;
+/// - a row the model id or `model_type` names is never replaced.
+///
+/// The self-check and the derivation are paid once per template (their answers are
+/// cached, and so is the choice).
+///
 /// # Caching
 ///
 /// Servers choose per request, so answers (errors included) are cached per exact
@@ -387,7 +414,14 @@ pub fn parsers_for_model(
     if let Some(answer) = CHOICES.get(generation, hash, is) {
         return answer;
     }
-    let answer = choose(&resolved_rows(), model, model_type, chat_template);
+    let chosen = choose_by(&resolved_rows(), model, model_type, chat_template);
+    let answer = match chat_template.filter(|t| !t.is_empty()) {
+        Some(t) => with_template(chosen, model, t),
+        None => match chosen {
+            Chosen::Row { choice, .. } => Ok(choice),
+            Chosen::NoRow(e) | Chosen::Inactive(e) => Err(e),
+        },
+    };
     let key = || ChoiceKey {
         model: model.into(),
         model_type: model_type.map(Into::into),
@@ -411,13 +445,41 @@ fn markers(set: &[String]) -> String {
     }
 }
 
-/// The choice itself (uncached).
+/// The choice itself (uncached), as the table alone answers it.
+#[cfg(test)]
 fn choose(
     rows: &[Resolved],
     model: &str,
     model_type: Option<&str>,
     chat_template: Option<&str>,
 ) -> Result<ParserChoice> {
+    match choose_by(rows, model, model_type, chat_template) {
+        Chosen::Row { choice, .. } => Ok(choice),
+        Chosen::NoRow(e) | Chosen::Inactive(e) => Err(e),
+    }
+}
+
+/// What the table answers, and how.
+enum Chosen {
+    /// A row; `fingerprint_only` when only the chat template's markers chose it (no
+    /// model id pattern, no model_type).
+    Row {
+        choice: ParserChoice,
+        fingerprint_only: bool,
+    },
+    /// No row matches.
+    NoRow(Error),
+    /// The row that answers is not served by this build.
+    Inactive(Error),
+}
+
+/// The choice itself (uncached), saying how it was made.
+fn choose_by(
+    rows: &[Resolved],
+    model: &str,
+    model_type: Option<&str>,
+    chat_template: Option<&str>,
+) -> Chosen {
     let id = normalize_id(model);
     let model_type = model_type.map(str::trim).filter(|t| !t.is_empty());
     let template = chat_template.filter(|t| !t.is_empty());
@@ -472,9 +534,10 @@ fn choose(
         by.push("id");
     }
     if by.is_empty() {
-        return Err(Error::UnknownModel {
+        return Chosen::NoRow(Error::UnknownModel {
             model: model.to_owned(),
             candidates: closest(rows, &id),
+            derivation: None,
         });
     }
     let chosen = candidates[0];
@@ -482,7 +545,7 @@ fn choose(
     if !r.active() {
         // The row that answers is not served by this build: say so rather than fall
         // through to a row that answers less well.
-        return Err(Error::UnknownModel {
+        return Chosen::Inactive(Error::UnknownModel {
             model: model.to_owned(),
             candidates: vec![ModelCandidate {
                 row: r.row.name.clone(),
@@ -492,6 +555,7 @@ fn choose(
                     r.missing.join(", ")
                 )),
             }],
+            derivation: None,
         });
     }
     let mut why = Vec::new();
@@ -537,14 +601,106 @@ fn choose(
             r.missing.join(", ")
         ));
     }
-    Ok(ParserChoice {
-        tool_parser: r.tool.clone(),
-        reasoning_parser: r.reasoning.clone(),
-        response_parser: r.response.clone(),
+    Chosen::Row {
+        choice: ParserChoice {
+            tool_parser: r.tool.clone(),
+            reasoning_parser: r.reasoning.clone(),
+            response_parser: r.response.clone(),
+            reason,
+            row: Some(r.row.name.clone()),
+            tag_suffix: template.and_then(|t| suffix_in_template(r, t)),
+        },
+        fingerprint_only: by == ["template"],
+    }
+}
+
+/// A derived dialect as the choice for a model: its names, and why.
+fn derived_choice(d: &DerivedDialect, reason: String) -> ParserChoice {
+    ParserChoice {
+        tool_parser: d.tool_parser.as_ref().map(|t| t.name.clone()),
+        reasoning_parser: d.reasoning_parser.as_ref().map(|r| r.name.clone()),
+        response_parser: None,
         reason,
-        row: Some(r.row.name.clone()),
-        tag_suffix: template.and_then(|t| suffix_in_template(r, t)),
-    })
+        row: None,
+        tag_suffix: None,
+    }
+}
+
+/// The answer once the chat template has had its say: a row chosen by its markers
+/// alone is kept only if the template's own tool calls read back with the row's
+/// parsers, else a dialect derived from the template takes its place (when one can
+/// be); a model no row matches gets the derived dialect (when one can be derived).
+/// A row the model id or model_type names is never replaced.
+fn with_template(chosen: Chosen, model: &str, template: &str) -> Result<ParserChoice> {
+    let derive = || derive::dialect_from_chat_template(template, &serde_json::Map::new());
+    match chosen {
+        Chosen::Row {
+            choice,
+            fingerprint_only: false,
+        } => Ok(choice),
+        Chosen::Row {
+            mut choice,
+            fingerprint_only: true,
+        } => match derive::check_parsers(template, &choice.config()) {
+            Ok(()) => {
+                choice
+                    .reason
+                    .push_str("; the template's own tool calls read back with these parsers");
+                Ok(choice)
+            }
+            Err(CheckFailed::NotChecked(why)) => {
+                choice.reason.push_str(&format!(
+                    " (the template's own tool calls could not be checked: {why})"
+                ));
+                Ok(choice)
+            }
+            Err(CheckFailed::Fails(failed)) => match derive() {
+                Ok(d) => {
+                    let row = choice.row.as_deref().unwrap_or("the row");
+                    Ok(derived_choice(
+                        &d,
+                        format!(
+                            "{}, but the template's own tool calls do not read back with \
+                             {row}'s parsers ({failed}); a dialect derived from the chat \
+                             template instead: {} ({})",
+                            choice.reason,
+                            d.name,
+                            d.summary()
+                        ),
+                    ))
+                }
+                Err(refused) => {
+                    choice.reason.push_str(&format!(
+                        " (the template's own tool calls do not read back with these \
+                         parsers: {failed}; and no dialect can be derived from it: {})",
+                        refused.brief()
+                    ));
+                    Ok(choice)
+                }
+            },
+        },
+        Chosen::NoRow(Error::UnknownModel {
+            model: m,
+            candidates,
+            ..
+        }) => match derive() {
+            Ok(d) => Ok(derived_choice(
+                &d,
+                format!(
+                    "no model table row matches {model:?}: a dialect derived from its chat \
+                     template, {} ({})",
+                    d.name,
+                    d.summary()
+                ),
+            )),
+            Err(refused) => Err(Error::UnknownModel {
+                model: m,
+                candidates,
+                derivation: Some(refused.brief().to_owned()),
+            }),
+        },
+        Chosen::NoRow(e) | Chosen::Inactive(e) => Err(e),
+    }
 }
 
 /// The tag suffix `template` writes the chosen dialects' suffixed tags with (None when
@@ -766,7 +922,8 @@ mod tests {
         let c = parsers_for_model("my/model", None, Some("{{ '<|channel|>' }}")).unwrap();
         assert_eq!(
             c.reason,
-            "gpt-oss: the chat template contains \"<|channel|>\""
+            "gpt-oss: the chat template contains \"<|channel|>\" (the template's own tool \
+             calls could not be checked: the template does not write the user's message)"
         );
         let c = parsers_for_model("deepseek-ai/DeepSeek-V3.1", Some("deepseek_v3"), None).unwrap();
         assert!(
@@ -834,6 +991,67 @@ mod tests {
         let before = CHOICES.size().0;
         assert!(parsers_for_model("acme/long", None, Some(&long)).is_err());
         assert!(CHOICES.size().0 <= before);
+    }
+
+    /// With a chat template: a model no row matches gets the dialect derived from it;
+    /// a row its markers alone chose is kept when the template's own calls read back
+    /// with it, replaced by the derived dialect when they do not; a row the model id
+    /// names is never replaced.
+    #[test]
+    fn templates_are_checked_and_unknown_models_get_a_derived_dialect() {
+        let _serial = crate::derive::tests::CACHE_LOCK
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let lfm2 = include_str!("../../../tests/templates/lfm2.jinja");
+        let c = parsers_for_model("acme/unknown-lfm", None, Some(lfm2)).unwrap();
+        let name = c.tool_parser.clone().unwrap();
+        assert!(name.starts_with("derived-"), "{c:?}");
+        assert_eq!(c.row, None);
+        assert!(
+            c.reason
+                .starts_with("no model table row matches \"acme/unknown-lfm\": a dialect derived"),
+            "{}",
+            c.reason
+        );
+        let d = registry::tool_dialect(&name).unwrap();
+        assert_eq!(d.family(), crate::Family::Pythonic);
+        crate::ResponseParser::new(&c.config()).unwrap();
+
+        // GLM-4.7's markers are also Qwen3's fingerprint; its calls are not Qwen3's.
+        let glm = include_str!("../../../tests/templates/glm-4.7-flash.jinja");
+        let c = parsers_for_model("acme/unknown-glm", None, Some(glm)).unwrap();
+        assert!(
+            c.tool_parser.as_deref().unwrap().starts_with("derived-"),
+            "{c:?}"
+        );
+        assert!(
+            c.reason.contains("do not read back with") && c.reason.contains("derived"),
+            "{}",
+            c.reason
+        );
+        // The model id names GLM-4.7's row: it stands.
+        let c = parsers_for_model("zai-org/GLM-4.7-Flash", None, Some(glm)).unwrap();
+        assert_eq!(c.tool_parser.as_deref(), Some("glm47"), "{}", c.reason);
+
+        // A fingerprint whose dialect reads the template's calls is kept, and says so.
+        let coder = include_str!("../../../tests/templates/qwen3-coder.jinja");
+        let c = parsers_for_model("acme/unknown-coder", None, Some(coder)).unwrap();
+        assert_eq!(c.tool_parser.as_deref(), Some("qwen3coder"));
+        assert!(
+            c.reason.ends_with("read back with these parsers"),
+            "{}",
+            c.reason
+        );
+
+        // Nothing to derive: the model stays unknown, and the error says why.
+        let plain = "{% for m in messages %}<|{{ m.role }}|>{{ m.content }}{% endfor %}\
+                     {% if add_generation_prompt %}<|assistant|>{% endif %}";
+        let e = parsers_for_model("acme/plain", None, Some(plain)).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("no dialect can be derived from its chat template"),
+            "{e}"
+        );
     }
 
     #[test]

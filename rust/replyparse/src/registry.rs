@@ -108,6 +108,16 @@ impl<T> Table<T> {
         Ok(())
     }
 
+    /// Removes the entry registered under `name` (a name without aliases); whether there
+    /// was one.
+    fn remove(&mut self, name: &str) -> bool {
+        let removed = self.by_key.remove(&normalize_name(name)).is_some();
+        if removed {
+            self.display.retain(|n| n != name);
+        }
+        removed
+    }
+
     fn get(&self, kind: ParserKind, name: &str) -> Result<Arc<T>> {
         self.by_key
             .get(&normalize_name(name))
@@ -266,8 +276,9 @@ fn spelt<T: HasName>(
         .unwrap_or(out))
 }
 
-/// What the cache of spelt dialects keys them by besides the suffix.
-trait HasName {
+/// A declaration's registered name (what the cache of spelt dialects keys them by
+/// besides the suffix, and what run-time registration checks).
+pub(crate) trait HasName {
     fn name(&self) -> &str;
 }
 
@@ -343,6 +354,58 @@ pub fn register_response_dialect(d: ResponseDialect, replace: bool) -> Result<()
     reg.responses.insert(&n, &a, d, replace)?;
     GENERATION.fetch_add(1, Ordering::AcqRel);
     Ok(())
+}
+
+/// Registers the dialects of a derivation under their (shared) name, after checking
+/// them; a name already registered with the very same declaration is left as it is (the
+/// generation does not move), another declaration under it is replaced.
+pub(crate) fn register_derived(
+    tool: Option<&ToolDialect>,
+    reasoning: Option<&ReasoningDialect>,
+) -> Result<()> {
+    if let Some(t) = tool {
+        validate_tool_dialect(t)?;
+    }
+    if let Some(r) = reasoning {
+        validate_reasoning_dialect(r)?;
+    }
+    let mut reg = write();
+    let mut changed = false;
+    if let Some(t) = tool {
+        let same = reg
+            .tools
+            .get(ParserKind::Tool, &t.name)
+            .is_ok_and(|d| *d == *t);
+        if !same {
+            reg.tools.insert(&t.name, &[], t.clone(), true)?;
+            changed = true;
+        }
+    }
+    if let Some(r) = reasoning {
+        let same = reg
+            .reasoning
+            .get(ParserKind::Reasoning, &r.name)
+            .is_ok_and(|d| *d == *r);
+        if !same {
+            reg.reasoning.insert(&r.name, &[], r.clone(), true)?;
+            changed = true;
+        }
+    }
+    if changed {
+        GENERATION.fetch_add(1, Ordering::AcqRel);
+    }
+    Ok(())
+}
+
+/// Removes the dialects registered under a derived name (a derivation evicted from its
+/// cache); parsers already built keep them.
+pub(crate) fn unregister_derived(name: &str) {
+    let mut reg = write();
+    let a = reg.tools.remove(name);
+    let b = reg.reasoning.remove(name);
+    if a || b {
+        GENERATION.fetch_add(1, Ordering::AcqRel);
+    }
 }
 
 /// Sorted names and aliases of the tool parsers.

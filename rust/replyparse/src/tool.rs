@@ -303,6 +303,12 @@ impl ToolParser {
         self.calls.record_cut_header(header);
     }
 
+    /// The block's close may be a stop token the engine strips (a framed message's end
+    /// marker so declared): see [`PayloadGrammar::set_end_may_close`].
+    pub(crate) fn set_end_may_close(&mut self, on: bool) {
+        self.grammar.set_end_may_close(on);
+    }
+
     /// See [`CallEmitter::set_doubled_names`].
     pub(crate) fn set_doubled_names(&mut self, on: bool) {
         self.calls.set_doubled_names(on);

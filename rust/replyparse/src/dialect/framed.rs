@@ -51,6 +51,13 @@ pub struct FrameMarker {
     /// tokens is text).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<u32>,
+    /// An `end` marker that is a stop token of the model: serving engines strip it from
+    /// the output (Beam's `<|call|>`), so the output may end where it stood. Where the
+    /// output ends inside a call message whose body is one block, the call is finished
+    /// when its payload is at a boundary (no parameter or value open, only whitespace
+    /// after the last one); a value left open is still cut.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub stop_token: bool,
 }
 
 /// Where a routed body goes ([`FrameRoute::to`]).
@@ -231,6 +238,14 @@ impl FramedSyntax {
             .is_some_and(|c| c.syntax.family().uses_schemas())
     }
 
+    /// Whether an `end` marker is a stop token ([`FrameMarker::stop_token`]): the
+    /// output may end where it stood.
+    pub(crate) fn ends_with_stop_token(&self) -> bool {
+        self.markers
+            .iter()
+            .any(|m| m.role == MarkerRole::End && m.stop_token)
+    }
+
     /// The markers of a role.
     pub(crate) fn markers_of(&self, role: MarkerRole) -> impl Iterator<Item = &str> {
         self.markers
@@ -256,6 +271,12 @@ impl FramedSyntax {
                 if self.markers[..i].iter().any(|o| o.id == Some(id)) {
                     return Err(FieldError::new(format!("{at}.id"), "is declared twice"));
                 }
+            }
+            if m.stop_token && m.role != MarkerRole::End {
+                return Err(FieldError::new(
+                    format!("{at}.stop_token"),
+                    "only an `end` marker ends the output as a stop token",
+                ));
             }
         }
         let has = |r: MarkerRole| self.markers.iter().any(|m| m.role == r);

@@ -89,6 +89,14 @@ pub trait PayloadGrammar: Send + std::fmt::Debug {
     fn cut_by_end_of_input(&self) -> bool {
         false
     }
+    /// The block's close may be a stop token the engine strips, so the end of input may
+    /// stand where it stood: a call whose own end is the block's close then ends at the
+    /// end of input when its payload is at a boundary (no parameter or value open,
+    /// only whitespace after the last one). A grammar whose calls end on their own
+    /// (a closed JSON envelope, a function close) needs nothing here.
+    fn set_end_may_close(&mut self, on: bool) {
+        let _ = on;
+    }
 }
 
 /// What one state's method of a [`StateMachine`] says after it ran.

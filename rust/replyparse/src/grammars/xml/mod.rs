@@ -509,6 +509,9 @@ pub struct XmlGrammar {
     block_closes: Vec<String>,
     /// The request's parameter schemas, by function: they type the values.
     schemas: Schemas,
+    /// The end of input may stand for the block close (a stop token the engine
+    /// strips): see [`PayloadGrammar::set_end_may_close`].
+    end_may_close: bool,
     /// Tags that end a function name.
     name_stops: Arc<TagSet>,
     /// The parameter name end (also the end of the JSON body's open tag).
@@ -722,6 +725,7 @@ impl XmlGrammar {
             syn,
             block_closes,
             schemas,
+            end_may_close: false,
             state: State::Function,
             began: false,
             buf: String::new(),
@@ -887,6 +891,18 @@ impl XmlGrammar {
         }
         calls.end_call(out);
         self.state = State::Done;
+    }
+
+    /// Whether the input, ending with `rest` unconsumed, ended where a stop token the
+    /// engine stripped closed the block ([`PayloadGrammar::set_end_may_close`]): the
+    /// call's own end is the block close (no function close), and it is between
+    /// parameters with only whitespace left. A parameter or value still open, a tag cut
+    /// short or other text is not a boundary: the call is cut.
+    fn ends_at_boundary(&self, rest: &str) -> bool {
+        self.end_may_close
+            && self.syn.function_close.is_none()
+            && self.state == State::ArgStart
+            && ws_len(rest) == rest.len()
     }
 
     /// Whether a value close tag followed by `after` ends the value, by what follows it
@@ -1171,6 +1187,11 @@ impl PayloadGrammar for XmlGrammar {
             }
         }
         if final_ && self.state != State::Done && self.began {
+            if self.ends_at_boundary(&text[i..]) {
+                // The stripped stop token stood here, after the call's last parameter.
+                self.finish(calls, out);
+                return text.len();
+            }
             self.end_of_input(calls, out);
         }
         i
@@ -1178,6 +1199,10 @@ impl PayloadGrammar for XmlGrammar {
 
     fn payload_closed(&self) -> bool {
         self.state == State::Done
+    }
+
+    fn set_end_may_close(&mut self, on: bool) {
+        self.end_may_close = on;
     }
 
     fn started(&self) -> bool {

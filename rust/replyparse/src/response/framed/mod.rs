@@ -31,14 +31,31 @@
 //!   content and content streams until the next marker;
 //! - the end of input inside a body keeps what was streamed; a call the output ended
 //!   inside is cut (the payload grammar's rule: left out of the complete parse,
-//!   recorded with reason `cut`); the end inside a call's header is a cut call.
+//!   recorded with reason `cut`); the end inside a call's header is a cut call. Where
+//!   an end marker is a stop token ([`FrameMarker::stop_token`](crate::FrameMarker),
+//!   Beam's `<|call|>`), engines strip it, so the output may end where it stood: in a
+//!   body that is one block, the call is finished when its payload is at a boundary
+//!   (no parameter or value open, only whitespace after the last one), and cut
+//!   otherwise (a value the model did not finish is never closed). A payload that ends
+//!   its call itself (a closed JSON envelope, a function close) ends it as always.
 //!
-//! Markers by token id: the declaration's marker ids (and any the caller gives,
-//! [`set_marker_ids`](FramedParser::set_marker_ids)) make a marker count only where its
-//! special token wrote it, and put back markers a detokenizer stripped, as the other
-//! parsers do ([`crate::scan::tokens`]). Decisions depend only on the text (and ids),
-//! never on where chunks end; per chunk the work is proportional to the new text plus
-//! the bounded held text.
+//! Markers by token id: marker ids make a marker count only where its special token
+//! wrote it, and put back markers a detokenizer stripped, as the other parsers do
+//! ([`crate::scan::tokens`]). They come from two places, trusted differently:
+//! - the caller's ([`set_marker_ids`](FramedParser::set_marker_ids), from the served
+//!   tokenizer's vocabulary) are the deployment's truth: they count from the first
+//!   chunk, and a caller's id for a marker replaces the declared one;
+//! - the declaration's (Inkling's) are one checkpoint's vocabulary, and a stack may
+//!   feed ids of another one. They count once a chunk's ids hold one of them (a
+//!   response in that vocabulary starts with a marker token), as the `gpt-oss`
+//!   parser's fixed ids do; until then they are not looked for, and a chunk with no
+//!   caller's id to look for follows the text rule (every spelling is the marker).
+//!   Text before the first declared id is read by the rule of the chunk it came in:
+//!   a marker spelt in ordinary tokens there is a marker when an earlier chunk
+//!   carried it, text when the chunk holding the first marker token did.
+//!
+//! Apart from that, decisions depend only on the text (and ids), never on where chunks
+//! end; per chunk the work is proportional to the new text plus the bounded held text.
 
 pub(crate) mod constraint;
 
@@ -121,9 +138,16 @@ pub struct FramedParser {
     stray_truncated: bool,
     /// Nothing of the open body was consumed yet (a recipient clause may stand alone).
     body_fresh: bool,
-    marker_ids: MarkerIds,
-    /// Each marker's token piece (the whole marker) when its id is known.
-    pieces: Vec<Vec<(usize, usize)>>,
+    /// The marker ids the caller gave (the served vocabulary's): trusted from the
+    /// first chunk.
+    given_ids: IdTable,
+    /// Those and the declared ids of the other markers: in force once `latched`.
+    all_ids: IdTable,
+    /// The declared ids in `all_ids` (not overridden by the caller's).
+    declared_ids: MarkerIds,
+    /// A chunk's ids held a declared marker id: the ids fed are the declared
+    /// vocabulary's. Until then a declared id is not looked for (see the module docs).
+    latched: bool,
     spans: MarkerSpans,
     reasoning_tokens: Option<usize>,
     ended_in_tool_block: bool,
@@ -191,11 +215,13 @@ impl FramedParser {
             };
             let mut t = ToolParser::with_schemas(Arc::new(d), allowed, schemas);
             t.set_doubled_names(call.doubled_names);
+            // A body that is one block closes at the message's end; where that may be a
+            // stop token the engine strips, the output may end at the call's end.
+            t.set_end_may_close(call.block.is_none() && syntax.ends_with_stop_token());
             tool = Some(t);
             name_from_recipient = call.name == CallName::Recipient;
         }
         let mut p = FramedParser {
-            pieces: Vec::new(),
             syntax,
             tags,
             armed,
@@ -212,7 +238,10 @@ impl FramedParser {
             stray: String::new(),
             stray_truncated: false,
             body_fresh: true,
-            marker_ids: MarkerIds::default(),
+            given_ids: IdTable::default(),
+            all_ids: IdTable::default(),
+            declared_ids: MarkerIds::default(),
+            latched: false,
             spans: MarkerSpans::default(),
             reasoning_tokens: None,
             ended_in_tool_block: false,
@@ -222,30 +251,41 @@ impl FramedParser {
         p
     }
 
-    /// The markers' token ids: the declared ones, and `extra` (the caller's, from the
-    /// model's vocabulary) for markers the declaration gives none. Before the first
-    /// chunk.
+    /// The markers' token ids: `extra` (the caller's, from the served model's
+    /// vocabulary), and the declared ones for markers the caller gives none. A
+    /// caller's id wins over the declared one for the same marker: the deployment's
+    /// vocabulary is the truth. Before the first chunk.
     pub(crate) fn set_marker_ids<S: AsRef<str>>(&mut self, extra: &[(S, u32)]) {
-        let mut pairs: Vec<(String, u32)> = Vec::new();
+        let mut given: Vec<(String, u32)> = Vec::new();
+        let mut declared: Vec<(String, u32)> = Vec::new();
         for m in &self.syntax.markers {
-            // The declared id, else the caller's for this marker's text.
-            let id = m.id.or_else(|| {
-                extra
-                    .iter()
-                    .find(|(t, _)| t.as_ref() == m.text)
-                    .map(|(_, id)| *id)
-            });
-            if let Some(id) = id {
-                pairs.push((m.text.clone(), id));
+            let caller = extra
+                .iter()
+                .find(|(t, _)| t.as_ref() == m.text)
+                .map(|(_, id)| *id);
+            match (caller, m.id) {
+                (Some(id), _) => given.push((m.text.clone(), id)),
+                (None, Some(id)) => declared.push((m.text.clone(), id)),
+                (None, None) => {}
             }
         }
-        self.marker_ids = MarkerIds::new(&pairs);
-        self.pieces = self
-            .syntax
-            .markers
-            .iter()
-            .map(|m| self.marker_ids.pieces(&m.text))
-            .collect();
+        self.given_ids = IdTable::new(&self.syntax, &given);
+        // A declared id another marker's given id took is no longer the declared one.
+        declared.retain(|(_, id)| self.given_ids.ids.text(*id).is_none());
+        let mut all = given;
+        all.extend(declared.iter().cloned());
+        self.all_ids = IdTable::new(&self.syntax, &all);
+        self.declared_ids = MarkerIds::new(&declared);
+        self.latched = false;
+    }
+
+    /// The marker ids in force: the caller's, and the declared ones once latched.
+    fn ids(&self) -> &IdTable {
+        if self.latched || self.declared_ids.is_empty() {
+            &self.all_ids
+        } else {
+            &self.given_ids
+        }
     }
 
     /// Feeds one engine chunk, appending its deltas to `out`.
@@ -261,7 +301,7 @@ impl FramedParser {
         }
         let mut sink = DeltaSink::new(out);
         match token_ids {
-            Some(ids) if !self.marker_ids.is_empty() => self.feed_with_ids(text, ids, &mut sink),
+            Some(ids) if !self.all_ids.ids.is_empty() => self.feed_with_ids(text, ids, &mut sink),
             Some(ids) => {
                 self.count_run(ids.len());
                 self.spans.without_ids(text.len());
@@ -280,15 +320,26 @@ impl FramedParser {
 
     /// Splits the chunk at its marker ids so each run of ordinary ids is counted in
     /// the state it starts in, a marker spelt in ordinary tokens stays text, and
-    /// markers a detokenizer stripped are put back.
+    /// markers a detokenizer stripped are put back. The declared ids count once a
+    /// chunk's ids hold one of them; before that (ids of another vocabulary) only the
+    /// caller's do, and with none of those the chunk follows the text rule.
     fn feed_with_ids(&mut self, text: &str, ids: &[u32], sink: &mut DeltaSink) {
-        if !ids.iter().any(|&id| self.marker_ids.text(id).is_some()) {
+        if !self.latched {
+            self.latched = ids.iter().any(|&id| self.declared_ids.text(id).is_some());
+        }
+        if self.ids().ids.is_empty() {
+            self.count_run(ids.len());
+            self.spans.without_ids(text.len());
+            self.feed(text, sink);
+            return;
+        }
+        if !ids.iter().any(|&id| self.ids().ids.text(id).is_some()) {
             self.count_run(ids.len());
             self.spans.ordinary(text.len());
             self.feed(text, sink);
             return;
         }
-        let marker_ids = self.marker_ids.clone();
+        let marker_ids = self.ids().ids.clone();
         let split = split_chunk(text, ids, |id| marker_ids.text(id));
         if !split.aligned {
             // The ids cannot place the markers: the text rule, for this chunk.
@@ -415,7 +466,7 @@ impl FramedParser {
         let mut from = 0;
         while let Some(m) = self.tags.find(&text[from..]) {
             let (start, end) = (from + m.start, from + m.end);
-            let pieces = self.pieces.get(m.tag).map_or(&[][..], Vec::as_slice);
+            let pieces = self.ids().pieces.get(m.tag).map_or(&[][..], Vec::as_slice);
             if pieces.is_empty() || self.spans.is_marker(at + start as u64, pieces) {
                 return Some(TagMatch {
                     tag: m.tag,
@@ -897,6 +948,22 @@ impl FramedParser {
             r.kind.is_none() && r.matches(None, info.channel.as_deref(), info.recipient.as_deref())
         });
         route.is_some_and(|r| r.to == RouteTo::Call)
+    }
+}
+
+/// Marker token ids and, for each marker (by index), its special-token pieces (the
+/// whole marker when its id is known; none: every spelling is the marker).
+#[derive(Debug, Clone, Default)]
+struct IdTable {
+    ids: MarkerIds,
+    pieces: Vec<Vec<(usize, usize)>>,
+}
+
+impl IdTable {
+    fn new(syntax: &FramedSyntax, pairs: &[(String, u32)]) -> Self {
+        let ids = MarkerIds::new(pairs);
+        let pieces = syntax.markers.iter().map(|m| ids.pieces(&m.text)).collect();
+        IdTable { ids, pieces }
     }
 }
 

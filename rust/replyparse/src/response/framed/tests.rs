@@ -179,6 +179,167 @@ fn inkling_markers_by_token_id() {
     assert_eq!(r.content.as_deref(), Some("Say <|end_message|> ok"));
 }
 
+/// Feeds `(text, ids)` chunks, the last one final; the call ids cleared.
+fn feed_ids(cfg: &ParserConfig, chunks: &[(&str, Vec<u32>)]) -> ParsedResponse {
+    let mut p = ResponseParser::new(cfg).unwrap();
+    let mut items = Vec::new();
+    for (i, (t, ids)) in chunks.iter().enumerate() {
+        items.extend(p.stream_chunk(t, Some(ids), i + 1 == chunks.len()).unwrap());
+    }
+    crate::response::testutil::check_stream(&items);
+    let mut r = ParsedResponse::from_deltas(items.iter().map(|(d, _)| d));
+    // Generated call ids differ between runs.
+    for c in &mut r.tool_calls {
+        c.id.clear();
+    }
+    r
+}
+
+/// Ids of another vocabulary (a serving stack's, here each character's code point)
+/// never hold a declared marker id: the declared ids are not looked for, and the
+/// markers are read from the text, under every chunking.
+#[test]
+fn declared_ids_wait_for_a_marker_token() {
+    let cfg = cfg("inkling", &["get_weather"]);
+    let want = run(&cfg, INKLING_TURN);
+    assert_eq!(calls(&want), [("get_weather", "{\"city\":\"SF\"}")]);
+    let codes = |t: &str| t.chars().map(u32::from).collect::<Vec<u32>>();
+    let chars: Vec<String> = INKLING_TURN.chars().map(String::from).collect();
+    let per_char: Vec<(&str, Vec<u32>)> = chars.iter().map(|c| (c.as_str(), codes(c))).collect();
+    assert_eq!(feed_ids(&cfg, &per_char), want);
+    assert_eq!(feed_ids(&cfg, &[(INKLING_TURN, codes(INKLING_TURN))]), want);
+    let b: Vec<usize> = (1..INKLING_TURN.len())
+        .filter(|&i| INKLING_TURN.is_char_boundary(i))
+        .collect();
+    for &cut in b.iter().step_by(7) {
+        let (a, z) = INKLING_TURN.split_at(cut);
+        assert_eq!(
+            feed_ids(&cfg, &[(a, codes(a)), (z, codes(z))]),
+            want,
+            "{cut}"
+        );
+    }
+}
+
+/// The caller's ids (the served vocabulary's) count from the first chunk, with no
+/// declared id seen, and replace the declared id of the same marker.
+#[test]
+fn caller_ids_win_and_count_at_once() {
+    let mut c = cfg("inkling", &[]);
+    c.marker_token_ids = vec![
+        ("<|content_text|>".into(), 50),
+        ("<|end_message|>".into(), 51),
+    ];
+    let chunks = |end_as_text: u32| {
+        vec![
+            ("<|content_text|>", vec![50]),
+            ("Say ", vec![1]),
+            ("<|end_message|>", vec![end_as_text]),
+            (" ok", vec![3]),
+            ("<|end_message|>", vec![51]),
+            ("after", vec![4]),
+        ]
+    };
+    // `<|end_message|>` spelt in an ordinary token, then the caller's marker token.
+    let r = feed_ids(&c, &chunks(2));
+    assert_eq!(r.content.as_deref(), Some("Say <|end_message|> okafter"));
+    // The declared id of `<|end_message|>` (200010) is an ordinary token now, even
+    // once a declared id (`<|message_model|>`'s) was seen.
+    let mut with_declared = chunks(200_010);
+    with_declared.insert(0, ("<|message_model|>", vec![200_001]));
+    let r = feed_ids(&c, &with_declared);
+    assert_eq!(r.content.as_deref(), Some("Say <|end_message|> okafter"));
+}
+
+/// Beam's `<|call|>` is a stop token: engines strip it, so a real call's output ends
+/// after its last parameter. The call is finished there (streamed, parsed whole and
+/// in whole-call mode alike, under every chunking); the output did end inside the
+/// message.
+#[test]
+fn beam_call_whose_stop_token_was_stripped() {
+    let head = "<|channel|>analysis<|message|>Weather.<|end|><|start|>assistant to=get_weather<|channel|>analysis <|constrain|>xml<|message|>";
+    for (body, args) in [
+        (
+            "<rfl:parameter name=\"city\">Lima</rfl:parameter>",
+            "{\"city\": \"Lima\"}",
+        ),
+        (
+            "<rfl:parameter name=\"city\">\nLima\n</rfl:parameter>\n<rfl:parameter name=\"days\">\n2\n</rfl:parameter>\n",
+            "{\"city\": \"Lima\", \"days\": 2}",
+        ),
+        ("", "{}"),
+    ] {
+        let text = format!("{head}{body}");
+        for whole_calls in [false, true] {
+            let mut c = typed("beam");
+            c.whole_calls = whole_calls;
+            let o = chunking_invariant_outcome(&c, &text, false);
+            assert_eq!(calls(&o.0), [("get_weather", args)], "{text:?}");
+            assert_eq!(o.0.reasoning_content.as_deref(), Some("Weather."));
+            assert!(o.1.is_empty(), "{:?}", o.1);
+            let mut p = ResponseParser::new(&c).unwrap();
+            p.stream_chunk(&text, None, true).unwrap();
+            assert!(p.ended_in_tool_block() && p.cut_call().is_none());
+        }
+    }
+}
+
+/// Where the output ends with a parameter or value open (or other text after the last
+/// value), the payload is at no boundary: the call is cut, the stop token or not.
+#[test]
+fn beam_call_cut_inside_its_payload_stays_cut() {
+    let head = " to=get_weather<|channel|>analysis <|constrain|>xml<|message|>";
+    for body in [
+        "<rfl:parameter name=\"city\">\nLim",
+        "<rfl:parameter name=\"city\">\nLima\n",
+        "<rfl:parameter name=\"city\">\nLima\n</rfl:para",
+        "<rfl:parameter name=\"city\">\nLima\n</rfl:parameter>\n<rfl:parameter name=\"da",
+        "<rfl:parameter name=\"city\">\nLima\n</rfl:parameter>\n<rfl:parameter name=\"days\">",
+        "<rfl:parameter name=\"city\">\nLima\n</rfl:parameter> and more",
+        "<rfl:parameter name=\"city\">\nLima\n</rfl:parameter><|ca",
+    ] {
+        let text = format!("{head}{body}");
+        let mut c = typed("beam");
+        c.whole_calls = true;
+        let o = chunking_invariant_outcome(&c, &text, false);
+        assert!(o.0.tool_calls.is_empty(), "{text:?}: {:?}", o.0.tool_calls);
+        assert!(
+            o.1.iter().any(|r| r.reason == crate::RejectReason::Cut),
+            "{text:?}: {:?}",
+            o.1
+        );
+    }
+}
+
+/// The rule is the declaration's: the same output under a Beam declared without the
+/// stop token cuts the call.
+#[test]
+fn stop_token_is_declared_data() {
+    let text = " to=get_weather<|channel|>analysis <|constrain|>xml<|message|><rfl:parameter name=\"city\">\nLima\n</rfl:parameter>";
+    let mut syntax = registry::response_dialect("beam")
+        .unwrap()
+        .framed
+        .clone()
+        .unwrap();
+    let parse = |syntax: &FramedSyntax| {
+        let policy =
+            RequestTools::new(Some(ToolSet::of_names(&["get_weather"])), ToolChoice::Auto).unwrap();
+        let mut p = FramedParser::for_policy("beam", Arc::new(syntax.clone()), &policy);
+        // Whole calls: a cut call is not sent.
+        p.set_whole_calls(true);
+        let mut items = Vec::new();
+        p.stream_chunk_into(text, None, true, &mut items).unwrap();
+        ParsedResponse::from_deltas(items.iter().map(|(d, _)| d))
+            .tool_calls
+            .len()
+    };
+    assert_eq!(parse(&syntax), 1);
+    for m in &mut syntax.markers {
+        m.stop_token = false;
+    }
+    assert_eq!(parse(&syntax), 0);
+}
+
 #[test]
 fn cut_call_is_left_out() {
     let text = "<|message_model|>get_weather<|content_invoke_tool_json|>{\"name\":\"get_weather\",\"args\":{\"city\":\"S";
@@ -240,6 +401,7 @@ fn builtins_validate_and_bad_declarations_are_refused() {
     assert!(bad(&|s| s.markers[0].text.clear()).contains("framed.markers[0].text"));
     assert!(bad(&|s| s.routes.clear()).contains("framed.routes"));
     assert!(bad(&|s| s.routes[0].kind = Some(vec!["<|x|>".into()])).contains("routes[0].kind"));
+    assert!(bad(&|s| s.markers[0].stop_token = true).contains("framed.markers[0].stop_token"));
     assert!(bad(&|s| s.routes[3].call = None).contains("routes[3].call"));
     assert!(bad(&|s| s.routes[0].channel = Some(vec!["a".into()])).contains("routes[0].channel"));
     assert!(bad(&|s| {
