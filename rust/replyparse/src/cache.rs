@@ -10,13 +10,20 @@
 //! the candidate's key in full, so a collision costs a comparison, never a wrong
 //! answer. An answer that depends on the registry carries its generation
 //! ([`crate::registry::generation`]): a newer generation empties the cache, and an
-//! answer derived at an older one is not kept.
+//! answer derived at an older one is not kept. An answer that does not depend on the
+//! registry passes [`INDEPENDENT`] instead, so registrations leave it alone.
 //!
 //! Lookups happen when a parser is built, never per chunk: one mutex per cache, held
 //! for a scan of at most [`Limits::entries`] hashes and one key comparison. A value is
 //! cheap to clone (an `Arc`, a small answer), so nothing is built or dropped under it.
 
 use std::sync::{Mutex, MutexGuard};
+
+/// The generation of a cache whose answers do not depend on the registry (a dialect
+/// derived from a chat template reads the template alone): passed to every `get` and
+/// `put`, it never empties the cache. Registry generations start here and only grow,
+/// so it is never mistaken for a newer one.
+pub(crate) const INDEPENDENT: u64 = 0;
 
 /// How much a [`Cache`] keeps.
 #[derive(Debug, Clone, Copy)]
@@ -35,6 +42,13 @@ pub(crate) struct Limits {
 pub(crate) struct Sizes {
     pub key: usize,
     pub value: usize,
+}
+
+/// What [`Cache::put_evicting`] did: the value already kept for the key (shared
+/// instead of the one offered), and the entries evicted to make room.
+pub(crate) struct Put<K, V> {
+    pub shared: Option<V>,
+    pub evicted: Vec<(K, V)>,
 }
 
 /// A bounded, least-recently-used cache of values by key (module docs).
@@ -98,8 +112,8 @@ impl<K, V: Clone> Cache<K, V> {
     /// Keeps `value` for the key `is` recognises (`key` builds it; `sizes` says what
     /// both hold), derived at `generation`. When another caller
     /// kept a value for the same key meanwhile, that one stays and is returned, so
-    /// callers can share it. A key over the limit, or an answer of an older generation,
-    /// is not kept.
+    /// callers can share it. A key over the limit, an entry larger than the whole
+    /// cache, or an answer of an older generation, is not kept.
     pub fn put(
         &self,
         generation: u64,
@@ -109,13 +123,34 @@ impl<K, V: Clone> Cache<K, V> {
         value: &V,
         sizes: Sizes,
     ) -> Option<V> {
+        // The evicted entries (maybe the last reference to a large value) are dropped
+        // here, after the lock is released.
+        self.put_evicting(generation, hash, is, key, value, sizes)
+            .shared
+    }
+
+    /// [`put`](Self::put), also returning the entries evicted to make room, for an
+    /// owner that must undo something when a value goes (a derived dialect is
+    /// unregistered). Entries a newer generation empties are not returned: such an
+    /// owner passes [`INDEPENDENT`].
+    pub fn put_evicting(
+        &self,
+        generation: u64,
+        hash: u64,
+        is: impl Fn(&K) -> bool,
+        key: impl FnOnce() -> K,
+        value: &V,
+        sizes: Sizes,
+    ) -> Put<K, V> {
         let limits = self.limits;
-        // Declared before the guard, so evicted values (maybe the last reference to a
-        // large one) are dropped after the lock is released.
-        let mut evicted = Vec::new();
+        let mut out = Put {
+            shared: None,
+            evicted: Vec::new(),
+        };
+        let bytes = sizes.key + sizes.value;
         let mut c = self.lock();
-        if sizes.key > limits.key_bytes || generation < c.generation {
-            return None;
+        if sizes.key > limits.key_bytes || bytes > limits.bytes || generation < c.generation {
+            return out;
         }
         if generation != c.generation {
             // Answers of an older registry: a dialect was registered since.
@@ -127,9 +162,9 @@ impl<K, V: Clone> Cache<K, V> {
         let clock = c.clock;
         if let Some(e) = c.entries.iter_mut().find(|e| e.hash == hash && is(&e.key)) {
             e.last_used = clock;
-            return Some(e.value.clone());
+            out.shared = Some(e.value.clone());
+            return out;
         }
-        let bytes = sizes.key + sizes.value;
         while !c.entries.is_empty()
             && (c.entries.len() >= limits.entries || c.bytes + bytes > limits.bytes)
         {
@@ -141,7 +176,7 @@ impl<K, V: Clone> Cache<K, V> {
                 .expect("not empty");
             let e = c.entries.swap_remove(oldest);
             c.bytes -= e.bytes;
-            evicted.push(e);
+            out.evicted.push((e.key, e.value));
         }
         c.bytes += bytes;
         c.entries.push(Entry {
@@ -151,7 +186,7 @@ impl<K, V: Clone> Cache<K, V> {
             bytes,
             last_used: clock,
         });
-        None
+        out
     }
 
     /// The generation of what it keeps.
@@ -161,7 +196,6 @@ impl<K, V: Clone> Cache<K, V> {
     }
 
     /// Entries and bytes kept now.
-    #[cfg(test)]
     pub fn size(&self) -> (usize, usize) {
         let c = self.lock();
         (c.entries.len(), c.bytes)
@@ -263,6 +297,33 @@ mod tests {
         let long = "x".repeat(SMALL.key_bytes + 1);
         put(&c, 0, &long, 1, 0);
         assert_eq!(get(&c, 0, &long), None);
+    }
+
+    #[test]
+    fn an_entry_larger_than_the_cache_is_not_kept_and_evicts_nothing() {
+        let c = Cache::new(SMALL);
+        put(&c, 0, "a", 1, 10);
+        put(&c, 0, "huge", 2, SMALL.bytes);
+        assert_eq!(get(&c, 0, "huge"), None);
+        assert_eq!(get(&c, 0, "a"), Some(1));
+    }
+
+    #[test]
+    fn evicted_entries_are_handed_back() {
+        let c = Cache::new(SMALL);
+        for i in 0..SMALL.entries as u32 {
+            put(&c, INDEPENDENT, &format!("k{i}"), i, 10);
+        }
+        let key = "new".to_owned();
+        let sizes = Sizes { key: 3, value: 10 };
+        let hash = sampled_hash(key.as_bytes());
+        let out = c.put_evicting(INDEPENDENT, hash, |k| *k == key, || key.clone(), &9, sizes);
+        assert!(out.shared.is_none());
+        assert_eq!(
+            out.evicted,
+            [("k0".to_owned(), 0)],
+            "the least recently used"
+        );
     }
 
     #[test]

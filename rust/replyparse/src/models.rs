@@ -993,6 +993,36 @@ mod tests {
         assert!(CHOICES.size().0 <= before);
     }
 
+    /// A model known by its template alone: choosing for it again after a registration
+    /// (its own derivation's, another model's) emptied the choice cache answers from the
+    /// derivation cache; the template is derived once.
+    #[test]
+    fn a_derived_choice_is_derived_once() {
+        let _serial = crate::derive::tests::CACHE_LOCK
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let template = |tag: &str| {
+            format!(
+                "{{%- for m in messages %}}<|im_start|>{{{{ m.role }}}}\n{{{{ m.content }}}}\
+                 {{%- for c in m.tool_calls or [] %}}<{tag}>{{{{ {{\"name\": c.function.name, \
+                 \"arguments\": c.function.arguments}} | tojson }}}}</{tag}>{{%- endfor %}}\
+                 <|im_end|>\n{{% endfor %}}{{% if add_generation_prompt %}}<|im_start|>assistant\n\
+                 {{% endif %}}"
+            )
+        };
+        let (mine, other) = (template("once_a"), template("once_b"));
+        let first = parsers_for_model("acme/derived-once", None, Some(&mine)).unwrap();
+        let derived = derive::dialect_from_chat_template(&mine, &serde_json::Map::new()).unwrap();
+        assert_eq!(first.tool_parser.as_deref(), Some(derived.name.as_str()));
+        let generation = registry::generation();
+        parsers_for_model("acme/derived-other", None, Some(&other)).unwrap();
+        assert!(registry::generation() > generation, "a registration since");
+        let again = parsers_for_model("acme/derived-once", None, Some(&mine)).unwrap();
+        assert_eq!(again.tool_parser, first.tool_parser);
+        let same = derive::dialect_from_chat_template(&mine, &serde_json::Map::new()).unwrap();
+        assert!(Arc::ptr_eq(&derived, &same), "derived once");
+    }
+
     /// With a chat template: a model no row matches gets the dialect derived from it;
     /// a row its markers alone chose is kept when the template's own calls read back
     /// with it, replaced by the derived dialect when they do not; a row the model id
