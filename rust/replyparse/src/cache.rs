@@ -44,7 +44,7 @@ pub(crate) struct Sizes {
     pub value: usize,
 }
 
-/// What [`Cache::put_evicting`] did: the value already kept for the key (shared
+/// What [`Cache::put`] did: the value already kept for the key (shared
 /// instead of the one offered), and the entries evicted to make room.
 pub(crate) struct Put<K, V> {
     pub shared: Option<V>,
@@ -110,30 +110,17 @@ impl<K, V: Clone> Cache<K, V> {
     }
 
     /// Keeps `value` for the key `is` recognises (`key` builds it; `sizes` says what
-    /// both hold), derived at `generation`. When another caller
-    /// kept a value for the same key meanwhile, that one stays and is returned, so
-    /// callers can share it. A key over the limit, an entry larger than the whole
-    /// cache, or an answer of an older generation, is not kept.
-    pub fn put(
-        &self,
-        generation: u64,
-        hash: u64,
-        is: impl Fn(&K) -> bool,
-        key: impl FnOnce() -> K,
-        value: &V,
-        sizes: Sizes,
-    ) -> Option<V> {
-        // The evicted entries (maybe the last reference to a large value) are dropped
-        // here, after the lock is released.
-        self.put_evicting(generation, hash, is, key, value, sizes)
-            .shared
-    }
-
-    /// [`put`](Self::put), also returning the entries evicted to make room, for an
+    /// both hold), derived at `generation`. When another caller kept a value for the
+    /// same key meanwhile, that one stays and is returned ([`Put::shared`]), so callers
+    /// can share it. A key over the limit, an entry larger than the whole cache, or an
+    /// answer of an older generation, is not kept.
+    ///
+    /// The entries evicted to make room are returned too ([`Put::evicted`]), for an
     /// owner that must undo something when a value goes (a derived dialect is
-    /// unregistered). Entries a newer generation empties are not returned: such an
-    /// owner passes [`INDEPENDENT`].
-    pub fn put_evicting(
+    /// unregistered), and so that they (maybe the last reference to a large value) are
+    /// dropped after the lock is released. Entries a newer generation empties are not
+    /// returned: such an owner passes [`INDEPENDENT`].
+    pub fn put(
         &self,
         generation: u64,
         hash: u64,
@@ -317,7 +304,7 @@ mod tests {
         let key = "new".to_owned();
         let sizes = Sizes { key: 3, value: 10 };
         let hash = sampled_hash(key.as_bytes());
-        let out = c.put_evicting(INDEPENDENT, hash, |k| *k == key, || key.clone(), &9, sizes);
+        let out = c.put(INDEPENDENT, hash, |k| *k == key, || key.clone(), &9, sizes);
         assert!(out.shared.is_none());
         assert_eq!(
             out.evicted,
@@ -331,7 +318,10 @@ mod tests {
         let c = Cache::new(SMALL);
         let hash = sampled_hash(b"k");
         let sizes = Sizes { key: 1, value: 0 };
-        let keep = |v: u32| c.put(0, hash, |k: &String| k == "k", || "k".into(), &v, sizes);
+        let keep = |v: u32| {
+            c.put(0, hash, |k: &String| k == "k", || "k".into(), &v, sizes)
+                .shared
+        };
         assert_eq!(keep(1), None);
         assert_eq!(keep(2), Some(1));
         assert_eq!(get(&c, 0, "k"), Some(1));

@@ -273,6 +273,7 @@ fn spelt<T: HasName>(
     };
     Ok(cache
         .put(generation, hash, is, key, &out, sizes)
+        .shared
         .unwrap_or(out))
 }
 

@@ -20,7 +20,7 @@ use std::sync::{Arc, OnceLock};
 
 use serde_json::{Map, Number, Value};
 
-use crate::cache::{sampled_hash, Cache, Limits, Sizes};
+use crate::cache::{sampled_hash, Cache, Limits, Sizes, INDEPENDENT};
 use crate::calls::AllowedNames;
 use crate::error::{Error, Result};
 use crate::request::{ToolChoice, ToolPolicy, ToolSpec};
@@ -32,6 +32,8 @@ pub const TOOL_SET_CACHE_BYTES: usize = 64 << 20;
 /// A tool set whose content takes more than this is read, not kept.
 pub const TOOL_SET_CACHE_MAX_KEY_BYTES: usize = 4 << 20;
 
+/// A tool set is read from the request alone, never from the registry, so the cache
+/// is not tied to the registry's generation ([`INDEPENDENT`]).
 static SETS: Cache<Arc<ToolSet>, Arc<ToolSet>> = Cache::new(Limits {
     entries: TOOL_SET_CACHE_ENTRIES,
     bytes: TOOL_SET_CACHE_BYTES,
@@ -176,7 +178,7 @@ impl ToolSet {
         let text = src.as_bytes();
         let hash = sampled_hash(text) ^ u64::from(Source::Text as u8);
         let is = |s: &Arc<ToolSet>| s.key.split_first() == Some((&(Source::Text as u8), text));
-        if let Some(set) = SETS.get(0, hash, is) {
+        if let Some(set) = SETS.get(INDEPENDENT, hash, is) {
             return Ok(set);
         }
         let key: Box<[u8]> = [&[Source::Text as u8][..], text].concat().into();
@@ -321,7 +323,7 @@ fn keyed<T>(
         let made = write(key);
         let bytes = key.bytes();
         let hash = sampled_hash(bytes);
-        if let Some(set) = SETS.get(0, hash, |s| *s.key == *bytes) {
+        if let Some(set) = SETS.get(INDEPENDENT, hash, |s| *s.key == *bytes) {
             return Ok(set);
         }
         intern_hashed(hash, bytes.into(), |key| build(key, made))
@@ -341,7 +343,8 @@ fn intern_hashed(
     let is = |s: &Arc<ToolSet>| s.key == set.key;
     // Another thread may have kept the same set meanwhile: then that one is shared.
     Ok(SETS
-        .put(0, hash, is, || set.clone(), &set, sizes)
+        .put(INDEPENDENT, hash, is, || set.clone(), &set, sizes)
+        .shared
         .unwrap_or(set))
 }
 
@@ -492,7 +495,7 @@ impl ToolsKey {
             ));
         }
         let hash = sampled_hash(bytes);
-        if let Some(set) = SETS.get(0, hash, |s| *s.key == **bytes) {
+        if let Some(set) = SETS.get(INDEPENDENT, hash, |s| *s.key == **bytes) {
             return Ok(set);
         }
         let key = std::mem::take(bytes).into_boxed_slice();

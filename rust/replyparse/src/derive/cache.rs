@@ -212,7 +212,7 @@ pub fn dialect_from_chat_template(
         options: opts.clone(),
     };
     let kept = Arc::new(Kept { name, answer });
-    let put = CACHE.put_evicting(INDEPENDENT, hash, is, key, &kept, sizes);
+    let put = CACHE.put(INDEPENDENT, hash, is, key, &kept, sizes);
     // Names are a 64-bit hash of the key, so an evicted name is no kept entry's.
     for (_, gone) in &put.evicted {
         if gone.answer.is_ok() && pinned(&gone.name).is_none() {

@@ -427,6 +427,7 @@ fn framed_syntax(d: &Arc<registry::ResponseDialect>) -> Arc<crate::dialect::Fram
     };
     SYNTAXES
         .put(generation, hash, is, || d.clone(), &s, sizes)
+        .shared
         .unwrap_or(s)
 }
 
