@@ -11,6 +11,7 @@ to check: those tests are skipped.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -125,3 +126,92 @@ def test_token_chunks_of_separate_parsers_overlap_in_time() -> None:
         if j < len(b) and b[j][0] < e0:
             overlaps += 1
     assert overlaps > len(a) // 20, f"only {overlaps} of {len(a)} calls overlapped"
+
+
+def test_threads_build_parsers_from_overlapping_tool_sets() -> None:
+    """Many threads build parsers at once from their own copies of overlapping tool sets
+    (as requests deserialise them), through the constructor and `from_request`, while
+    one thread keeps changing a tools list others build from. The engine's tool-set
+    cache is shared by all of them: every parser types its values by its own request's
+    schemas (a set shared by mistake would type them by another's), nothing raises, and
+    afterwards every set still reads as its content. On a free-threaded build this runs
+    with no GIL; on a GIL build it still checks the same answers."""
+
+    def tools(n_type: str, names: range) -> str:
+        out = []
+        for i in names:
+            props = {"n": {"type": n_type if i == 2 else "integer"}, "d": {"type": "string"}}
+            out.append(
+                {
+                    "type": "function",
+                    "function": {
+                        "name": f"f{i}",
+                        "description": f"tool {i}",
+                        "parameters": {"type": "object", "properties": props},
+                    },
+                }
+            )
+        return json.dumps(out)
+
+    # f2's `n` is an integer in A and C, a string in B; f4 is only in C.
+    sets = {
+        "A": (tools("integer", range(4)), 5),
+        "B": (tools("string", range(4)), "5"),
+        "C": (tools("integer", range(1, 6)), 5),
+    }
+    call = (
+        "<tool_call>\n<function=f2>\n<parameter=n>\n5\n</parameter>\n</function>\n"
+        "</tool_call><tool_call>\n<function=f4>\n<parameter=n>\n1\n</parameter>\n"
+        "</function>\n</tool_call>"
+    )
+    churned = json.loads(sets["A"][0])
+    stop = threading.Event()
+    errors: list[BaseException] = []
+    start = threading.Barrier(9)
+
+    def churn() -> None:
+        start.wait()
+        schema = churned[2]["function"]["parameters"]["properties"]["n"]
+        i = 0
+        while not stop.is_set():
+            schema["type"] = "string" if i % 2 else "integer"
+            churned[i % 4]["function"]["description"] = f"changed {i}"
+            i += 1
+
+    def build(t: int) -> None:
+        try:
+            start.wait()
+            for i in range(150):
+                name = "ABC"[(t + i) % 3]
+                src, want = sets[name]
+                if i % 4 == 3:
+                    p = rp.ResponseParser.from_request(
+                        {"tools": json.loads(src)}, tool_parser="qwen3coder"
+                    )
+                else:
+                    p = rp.ResponseParser(tool_parser="qwen3coder", tools=json.loads(src))
+                m = p.parse_complete(call)
+                got = [(c.function.name, json.loads(c.function.arguments)) for c in m.tool_calls]
+                expect = [("f2", {"n": want})] + ([("f4", {"n": 1})] if name == "C" else [])
+                assert got == expect, (name, got)
+                if i % 10 == 0:
+                    # A list another thread changes: any state it passes through.
+                    m = rp.ResponseParser(tool_parser="qwen3coder", tools=churned).parse_complete(
+                        call
+                    )
+                    assert json.loads(m.tool_calls[0].function.arguments)["n"] in (5, "5")
+        except BaseException as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=build, args=(t,)) for t in range(8)]
+    threads.append(threading.Thread(target=churn))
+    for t in threads:
+        t.start()
+    for t in threads[:-1]:
+        t.join()
+    stop.set()
+    threads[-1].join()
+    assert not errors, errors[0]
+    for name, (src, want) in sets.items():
+        m = rp.ResponseParser(tool_parser="qwen3coder", tools=json.loads(src)).parse_complete(call)
+        assert json.loads(m.tool_calls[0].function.arguments) == {"n": want}, name

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import warnings
 from collections.abc import Mapping, Sequence
+from types import MappingProxyType
 from typing import Any
 
 from . import _native, constraints
@@ -58,6 +59,7 @@ from ._native import (
     stream_many,
     tool_parsers,
 )
+from ._requests import request_model, request_options
 from ._response_template import ResponseTemplateDialects, dialect_from_response_template
 
 __all__ = [
@@ -165,6 +167,12 @@ class ResponseParser(_native.ResponseParser):
     non-thinking request.
     """
 
+    # The decoding constraint and what builds it again; a parser whose tool_choice
+    # constrains nothing (auto, none) keeps none of it.
+    _constraint: constraints.ToolConstraint | None = None
+    _constraint_args: tuple[Any, ...] = ()
+    _constraint_flags: Mapping[str, Any] = MappingProxyType({})
+
     def __new__(
         cls,
         tool_parser: str | None = None,
@@ -182,11 +190,16 @@ class ResponseParser(_native.ResponseParser):
         marker_token_ids: Mapping[str, int] | None = None,
         tag_suffix: str | None = None,
     ):
+        # The engine reads the tools once per distinct tool set and shares them between
+        # parsers (validated as the `Tool` model validates them). A str is not tools
+        # here (the native class would read it as JSON): the validator says so.
+        if isinstance(tools, str):
+            validated_tools(tools)
         parser = super().__new__(
             cls,
             tool_parser or None,
             reasoning_parser or None,
-            validated_tools(tools),
+            tools,
             tool_choice_json(tool_choice),
             enable_thinking,
             response_parser or None,
@@ -198,13 +211,16 @@ class ResponseParser(_native.ResponseParser):
             dict(marker_token_ids) if marker_token_ids else None,
             tag_suffix,
         )
+        if tool_choice in (None, "auto", "none"):
+            return parser  # nothing to constrain; the parser keeps nothing of the request
         # The decoding constraint of tool_choice "required" / a named function, built now
-        # so that a dialect that cannot express it fails here, not mid-stream.
+        # so that a dialect that cannot express it fails here, not mid-stream. It keeps
+        # the shared tool set, not the request's tools.
         parser._constraint_args = (
             tool_parser,
             reasoning_parser,
             response_parser,
-            tools,
+            None if tools is None else _native.tool_set(tools),
             tool_choice,
             enable_thinking,
             True,  # parallel_tool_calls; from_request knows it
@@ -321,8 +337,6 @@ class ResponseParser(_native.ResponseParser):
         plain parser). `tag_suffix` is the checkpoint's tag suffix (see `ResponseParser`);
         when the parsers are chosen from a chat template that shows one, that one is
         used unless `tag_suffix` is given."""
-        from ._requests import request_model, request_options
-
         choice = None
         if _choose and not (tool_parser or reasoning_parser or response_parser):
             explicit = model is not None
@@ -351,11 +365,11 @@ class ResponseParser(_native.ResponseParser):
 
         o = request_options(request)
         parser = cls(
-            tool_parser=tool_parser,
-            reasoning_parser=reasoning_parser,
-            tools=o.tools,
-            tool_choice=o.tool_choice,
-            enable_thinking=o.enable_thinking,
+            tool_parser,
+            reasoning_parser,
+            o.tools,
+            o.tool_choice,
+            o.enable_thinking,
             response_parser=response_parser,
             reasoning_tag_ids=reasoning_tag_ids,
             chat_template_kwargs=o.chat_template_kwargs,
@@ -383,9 +397,9 @@ class ToolParser(_native.ToolParser):
     """
 
     def __new__(cls, tool_parser: str, tools: Sequence[Any] | None = None, tool_choice: Any = None):
-        return super().__new__(
-            cls, tool_parser, validated_tools(tools), tool_choice_json(tool_choice)
-        )
+        if isinstance(tools, str):
+            validated_tools(tools)  # refused, as a str is not a list of tools
+        return super().__new__(cls, tool_parser, tools, tool_choice_json(tool_choice))
 
 
 _MARKER_IDS_CACHE: dict[tuple[int, tuple[str, ...]], tuple[Any, dict[str, int]]] = {}

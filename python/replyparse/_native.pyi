@@ -28,6 +28,9 @@ __all__ = [
     "ParsedResponse",
     "ResponseParser",
     "ToolParser",
+    "ToolSet",
+    "tool_set",
+    "_chat_tools",
     "UnknownParserError",
     "InvalidDialectError",
     "InvalidToolsError",
@@ -60,6 +63,8 @@ __all__ = [
     "_noop_chunk",
     "_panic_in_engine_for_tests",
     "_panic_in_parser_for_tests",
+    "_tools_keys",
+    "_tool_set_id",
     "ServeStream",
     "anthropic_tool_input",
     "render_chat_template",
@@ -74,9 +79,21 @@ __all__ = [
     "parser_constraint_tag_like_pieces",
 ]
 
-# `tools` as the parser constructors take it: the request's tools as JSON text, or the
-# validated pydantic models (`replyparse._models.validated_tools`).
-_Tools = str | Sequence[Tool] | None
+@final
+class ToolSet:
+    """A request's tools as the engine shares them between parsers (`tool_set`)."""
+
+    def __len__(self) -> int: ...
+    @property
+    def names(self) -> list[str]: ...
+
+def tool_set(tools: Sequence[Tool | Mapping[str, Any]] | ToolSet) -> ToolSet: ...
+def _chat_tools(tools: object) -> bool: ...
+
+# `tools` as the parser constructors take it: the request's tools (OpenAI tool dicts or
+# pydantic objects, validated as `replyparse._models.Tool`), as JSON text, or their
+# shared `ToolSet`.
+_Tools = str | Sequence[Tool | Mapping[str, Any]] | ToolSet | None
 # A chunk's deltas: `(delta, emitted_tool_call)` per channel switch.
 _Items = list[tuple[DeltaMessage, bool]]
 
@@ -476,3 +493,5 @@ def _derive_renders(template: str, options_json: str | None = None) -> str: ...
 def _noop_chunk(text: str) -> _Items: ...
 def _panic_in_engine_for_tests() -> None: ...
 def _panic_in_parser_for_tests(parser: ResponseParser) -> None: ...
+def _tools_keys(tools: Any, tools_json: str) -> tuple[bytes | None, bytes]: ...
+def _tool_set_id(tools: ToolSet) -> int: ...

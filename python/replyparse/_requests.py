@@ -9,8 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from . import _native
 
-@dataclass
+
+@dataclass(slots=True)
 class RequestOptions:
     tools: list[dict[str, Any]] | None
     tool_choice: Any
@@ -20,10 +22,11 @@ class RequestOptions:
     reasoning_effort: str | None = None
 
 
-def _is_anthropic(request: dict[str, Any]) -> bool:
-    tools = request.get("tools") or []
-    if any(isinstance(t, dict) and "input_schema" in t for t in tools):
-        return True
+def _is_anthropic(request: dict[str, Any], chat_tools: bool) -> bool:
+    if not chat_tools:
+        tools = request.get("tools") or []
+        if any(isinstance(t, dict) and "input_schema" in t for t in tools):
+            return True
     tc = request.get("tool_choice")
     if isinstance(tc, dict) and tc.get("type") in ("auto", "any", "tool", "none"):
         return True
@@ -76,9 +79,9 @@ def _chat_tool(t: Any) -> dict[str, Any] | None:
     return {"type": "function", "function": {k: t[k] for k in keys if k in t}}
 
 
-def _openai(request: dict[str, Any]) -> RequestOptions:
+def _openai(request: dict[str, Any], chat_tools: bool) -> RequestOptions:
     tools = request.get("tools")
-    if tools is not None:
+    if tools is not None and not chat_tools:
         tools = [c for c in map(_chat_tool, tools) if c is not None]
     choice = request.get("tool_choice") or "auto"
     if isinstance(choice, dict) and choice.get("type") == "function" and "name" in choice:
@@ -118,8 +121,13 @@ def request_model(request: Any) -> str | None:
 def request_options(request: Any) -> RequestOptions:
     """The tools, tool_choice, parallel_tool_calls and thinking flags of a request (a
     dict or a pydantic object of the OpenAI or Anthropic SDKs)."""
-    if hasattr(request, "model_dump"):
+    if not isinstance(request, dict) and hasattr(request, "model_dump"):
         request = request.model_dump(exclude_none=True)
     if not isinstance(request, dict):
         raise TypeError("from_request takes a chat request as a dict or pydantic model")
-    return _anthropic(request) if _is_anthropic(request) else _openai(request)
+    # Chat Completions tools as a JSON body gives them, asked once (a request may
+    # carry many): they are taken as they are, and they make no Anthropic request.
+    chat_tools = _native._chat_tools(request.get("tools"))
+    if _is_anthropic(request, chat_tools):
+        return _anthropic(request)
+    return _openai(request, chat_tools)

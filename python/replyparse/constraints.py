@@ -15,7 +15,7 @@ from functools import partial
 from typing import Any
 
 from . import _native
-from ._models import tool_choice_json, validated_tools
+from ._models import tool_choice_json
 
 __all__ = ["ToolConstraint", "for_parser", "lark_grammar", "structural_tag", "tool_constraint"]
 
@@ -53,9 +53,15 @@ def _special(special: Any, pieces: Callable[[], list[str] | None]) -> dict[str, 
     return {"special_kind": "tag_like", "special_set": [t for t in pieces() or [] if special(t)]}
 
 
+def _shared(tools: Any) -> _native.ToolSet | None:
+    """The request's tools as the engine shares them (validated as the `Tool` model
+    validates them; read once per distinct tool set)."""
+    return None if tools is None else _native.tool_set(tools)
+
+
 def _args(tools: Sequence[Any] | None, tool_choice: Any, reasoning: Any, parallel: Any) -> tuple:
     choice = tool_choice_json(tool_choice)
-    return validated_tools(tools), choice, _reasoning(reasoning), parallel is not False
+    return _shared(tools), choice, _reasoning(reasoning), parallel is not False
 
 
 def structural_tag(
@@ -139,7 +145,7 @@ def for_parser(
     if tool_choice in (None, "auto", "none"):
         return None
     names = (tool_parser or None, reasoning_parser or None, response_parser or None)
-    args = (*names, validated_tools(tools), tool_choice_json(tool_choice), enable_thinking)
+    args = (*names, _shared(tools), tool_choice_json(tool_choice), enable_thinking)
     parallel = parallel_tool_calls is not False
     flags = {
         "chat_template_kwargs": chat_template_kwargs,

@@ -1,9 +1,8 @@
 //! Decoding constraints for `tool_choice="required"` / a named function: bindings of
 //! `replyparse::constraint`, used by `replyparse.constraints`. Conversions only.
 //!
-//! Tools come as the other constructors take them (`tools_arg`: the validated pydantic
-//! models, serialised by the package's `tools_json_of`, or a JSON string); the
-//! constraint reads every schema, so they always take the schema route. Which tag
+//! Tools come as the other constructors take them (`tools::tool_set_arg`: the shared
+//! set of the request's tools); the constraint reads every schema. Which tag
 //! pieces are special tokens comes as a kind (`markers`, `none`, `exact`, `tag_like`)
 //! and a set of strings: asking a tokenizer or a predicate is the package's job
 //! (`constraint_tag_like_pieces` gives it the pieces to ask about).
@@ -16,7 +15,7 @@ use replyparse as engine;
 
 use crate::convert::{kwargs_map, value_to_py};
 use crate::errors::{guarded, to_py_err, InvalidToolsError};
-use crate::tools::{parse_choice, tools_arg};
+use crate::tools::{parse_choice, tool_specs as specs_arg};
 
 /// Adds this file's functions to `replyparse._native`.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -43,7 +42,7 @@ fn run<T>(f: impl FnOnce() -> engine::Result<T>) -> PyResult<T> {
 }
 
 fn tool_specs(tools: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<engine::ToolSpec>> {
-    Ok(tools_arg(tools, || Ok(true))?.unwrap_or_default())
+    Ok(specs_arg(tools)?.unwrap_or_default())
 }
 
 /// `reasoning=(open, close)` of the Python functions: a section the response starts in.
@@ -139,7 +138,7 @@ fn config(
         tool_parser,
         reasoning_parser,
         response_parser,
-        tools: tools_arg(tools, || Ok(true))?,
+        tools: specs_arg(tools)?,
         tool_choice: parse_choice(tool_choice_json)?,
         enable_thinking,
         chat_template_kwargs: kwargs_map(flags.0)?,

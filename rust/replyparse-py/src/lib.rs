@@ -51,7 +51,10 @@ use crate::registry::{
     upgrade_tool_dialect_json,
 };
 use crate::serve::{anthropic_tool_input, serve_many, NativeServeStream};
-use crate::testing::{_noop_chunk, _panic_in_engine_for_tests, _panic_in_parser_for_tests};
+use crate::testing::{
+    _noop_chunk, _panic_in_engine_for_tests, _panic_in_parser_for_tests, _tool_set_id, _tools_keys,
+};
+use crate::tools::{_chat_tools, tool_set, PyToolSet};
 
 // `gil_used = false`: the module is safe to run with no GIL at all, so a free-threaded
 // CPython (3.13t, 3.14t) keeps the GIL disabled when it imports it. PyO3 0.27's default
@@ -78,6 +81,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<ParsedResponse>()?;
     m.add_class::<NativeResponseParser>()?;
     m.add_class::<NativeToolParser>()?;
+    m.add_class::<PyToolSet>()?;
+    m.add_function(wrap_pyfunction!(tool_set, m)?)?;
+    m.add_function(wrap_pyfunction!(_chat_tools, m)?)?;
     m.add("UnknownParserError", py.get_type::<UnknownParserError>())?;
     m.add("InvalidDialectError", py.get_type::<InvalidDialectError>())?;
     m.add("InvalidToolsError", py.get_type::<InvalidToolsError>())?;
@@ -113,6 +119,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_noop_chunk, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_in_engine_for_tests, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_in_parser_for_tests, m)?)?;
+    m.add_function(wrap_pyfunction!(_tools_keys, m)?)?;
+    m.add_function(wrap_pyfunction!(_tool_set_id, m)?)?;
     m.add_class::<NativeServeStream>()?;
     m.add_function(wrap_pyfunction!(anthropic_tool_input, m)?)?;
     m.add_function(wrap_pyfunction!(render_chat_template, m)?)?;

@@ -13,7 +13,7 @@ use replyparse as engine;
 use crate::convert::kwargs_map;
 use crate::errors::{guarded, lock, parser_broken, to_py_err};
 use crate::objects::{DeltaMessage, DeltaToolCall, ParsedResponse};
-use crate::tools::{parse_choice, tools_arg};
+use crate::tools::{parse_choice, tool_set_arg};
 
 /// Moves a chunk's deltas into a Python list of `(DeltaMessage, bool)`, leaving `items`
 /// empty with its capacity, ready for the next chunk. Each delta's Python objects are
@@ -145,7 +145,7 @@ pub struct NativeResponseParser {
 #[pymethods]
 impl NativeResponseParser {
     #[new]
-    /// `tools`: JSON or the validated `Tool` models (see `tools_arg`), or None.
+    /// `tools`: the request's tools (see `tools::tool_set_arg`), or None.
     #[pyo3(signature = (
         tool_parser=None, reasoning_parser=None, tools=None, tool_choice_json=None,
         enable_thinking=None, response_parser=None, reasoning_tag_ids=None,
@@ -169,7 +169,7 @@ impl NativeResponseParser {
         tag_suffix: Option<String>,
     ) -> PyResult<Self> {
         let chat_template_kwargs = kwargs_map(chat_template_kwargs)?;
-        let mut config = engine::ParserConfig {
+        let config = engine::ParserConfig {
             tool_parser,
             reasoning_parser,
             response_parser,
@@ -184,10 +184,11 @@ impl NativeResponseParser {
             marker_token_ids: marker_pairs(marker_token_ids),
             tag_suffix,
         };
-        config.tools = tools_arg(tools, || {
+        let tools = tool_set_arg(tools, || {
             engine::ResponseParser::uses_tool_schemas(&config).map_err(to_py_err)
         })?;
-        let parser = guarded(|| engine::ResponseParser::new(&config))?.map_err(to_py_err)?;
+        let parser = guarded(|| engine::ResponseParser::with_tool_set(&config, tools))?
+            .map_err(to_py_err)?;
         Ok(Self {
             inner: Mutex::new(Slot::new(parser)),
         })
@@ -376,7 +377,7 @@ pub struct NativeToolParser {
 #[pymethods]
 impl NativeToolParser {
     #[new]
-    /// `tools`: JSON or the validated `Tool` models (see `tools_arg`), or None.
+    /// `tools`: the request's tools (see `tools::tool_set_arg`), or None.
     #[pyo3(signature = (tool_parser, tools=None, tool_choice_json=None))]
     fn new(
         tool_parser: &str,
@@ -387,13 +388,11 @@ impl NativeToolParser {
         let dialect =
             engine::registry::tool_dialect_with_suffix(tool_parser, None).map_err(to_py_err)?;
         let uses_schemas = dialect.family().uses_schemas();
-        let mut p = match tools_arg(tools, || Ok(uses_schemas))? {
+        let mut p = match tool_set_arg(tools, || Ok(uses_schemas))? {
             None => engine::ToolParser::new(dialect, engine::AllowedNames::Any),
             Some(tools) => {
-                let policy =
-                    engine::ToolPolicy::names_only(Some(&tools), parse_choice(tool_choice_json)?)
-                        .map_err(to_py_err)?;
-                engine::ToolParser::for_tools(dialect, &policy, &tools)
+                engine::ToolParser::for_tool_set(dialect, tools, parse_choice(tool_choice_json)?)
+                    .map_err(to_py_err)?
             }
         };
         p.start_block();

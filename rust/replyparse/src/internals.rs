@@ -6,6 +6,10 @@
 //! should enable; if you need one of these items, open an issue saying what for, so it
 //! can get a place in the API.
 
+/// The canonical encoding a binding writes a request's tools in, to get their shared
+/// [`ToolSet`](crate::ToolSet) with `ToolsKey::tool_set`.
+pub use crate::toolset::ToolsKey;
+
 /// The JSON value scanner the grammars use to find where a JSON value ends in streamed
 /// text, for the benchmarks that measure it alone.
 pub use crate::scan::json_scan::{JsonValueScanner, ScanStatus};

@@ -8,6 +8,7 @@
 // `registry`, `wire`). ARCHITECTURE.md beside Cargo.toml says how the modules depend on
 // each other; `internals` holds what the repository's own crates need beyond the API.
 
+mod cache;
 mod calls;
 mod chat_template;
 mod config;
@@ -30,6 +31,7 @@ mod schema;
 mod serve;
 mod thinking;
 mod tool;
+mod toolset;
 
 #[cfg(test)]
 mod tests;
@@ -42,6 +44,7 @@ pub use request::{ToolChoice, ToolPolicy, ToolSpec};
 pub use response::ResponseParser;
 pub use thinking::{FlagRule, ThinkingFlags};
 pub use tool::ToolParser;
+pub use toolset::ToolSet;
 
 // Deltas, complete messages and what a parser reports beside them.
 pub use calls::{AllowedNames, BuiltinCall, CallNote, NoteKind, RejectReason, RejectedCall};

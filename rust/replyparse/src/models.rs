@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use serde::{Deserialize, Serialize};
 
+use crate::cache::{sampled_hash, Cache, Limits, Sizes};
 use crate::config::ParserConfig;
 use crate::derive::{self, CheckFailed, DerivedDialect};
 use crate::dialect::SuffixedTags;
@@ -280,52 +281,35 @@ pub const CHOICE_CACHE_BYTES: usize = 4 << 20;
 /// A key longer than this (a very long chat template) is answered, not kept.
 pub const CHOICE_CACHE_MAX_KEY_BYTES: usize = 256 << 10;
 
-struct CacheEntry {
-    hash: u64,
+/// A cached answer's key: the model, the model_type and the chat template.
+struct ChoiceKey {
     model: Box<str>,
     model_type: Option<Box<str>>,
     template: Option<Box<str>>,
-    answer: Result<ParserChoice>,
-    bytes: usize,
-    last_used: u64,
 }
 
-impl CacheEntry {
-    fn is(&self, hash: u64, model: &str, model_type: Option<&str>, template: Option<&str>) -> bool {
-        self.hash == hash
-            && &*self.model == model
+impl ChoiceKey {
+    fn is(&self, model: &str, model_type: Option<&str>, template: Option<&str>) -> bool {
+        &*self.model == model
             && self.model_type.as_deref() == model_type
             && self.template.as_deref() == template
     }
 }
 
-#[derive(Default)]
-struct ChoiceCache {
-    generation: u64,
-    entries: Vec<CacheEntry>,
-    bytes: usize,
-    clock: u64,
-}
-
-static CHOICES: Mutex<ChoiceCache> = Mutex::new(ChoiceCache {
-    generation: 0,
-    entries: Vec::new(),
-    bytes: 0,
-    clock: 0,
+static CHOICES: Cache<ChoiceKey, Result<ParserChoice>> = Cache::new(Limits {
+    entries: CHOICE_CACHE_ENTRIES,
+    bytes: CHOICE_CACHE_BYTES,
+    key_bytes: CHOICE_CACHE_MAX_KEY_BYTES,
 });
 
 /// The key's hash: the model, the model_type and the template's length and ends, so
 /// its cost does not grow with the template (the full key is compared on a match).
 fn key_hash(model: &str, model_type: Option<&str>, template: Option<&str>) -> u64 {
-    const END: usize = 256;
     let mut h = std::collections::hash_map::DefaultHasher::new();
     model.hash(&mut h);
     model_type.hash(&mut h);
     if let Some(t) = template {
-        let b = t.as_bytes();
-        b.len().hash(&mut h);
-        b[..b.len().min(END)].hash(&mut h);
-        b[b.len().saturating_sub(END)..].hash(&mut h);
+        sampled_hash(t.as_bytes()).hash(&mut h);
     }
     h.finish()
 }
@@ -344,79 +328,6 @@ fn answer_bytes(answer: &Result<ParserChoice>) -> usize {
                 + 64
         }
         Err(_) => 64,
-    }
-}
-
-impl ChoiceCache {
-    fn get(
-        &mut self,
-        generation: u64,
-        hash: u64,
-        key: (&str, Option<&str>, Option<&str>),
-    ) -> Option<Result<ParserChoice>> {
-        if self.generation != generation {
-            return None;
-        }
-        self.clock += 1;
-        let clock = self.clock;
-        let e = self
-            .entries
-            .iter_mut()
-            .find(|e| e.is(hash, key.0, key.1, key.2))?;
-        e.last_used = clock;
-        Some(e.answer.clone())
-    }
-
-    fn put(
-        &mut self,
-        generation: u64,
-        hash: u64,
-        key: (&str, Option<&str>, Option<&str>),
-        answer: &Result<ParserChoice>,
-    ) {
-        let (model, model_type, template) = key;
-        let key_bytes = model.len() + model_type.map_or(0, str::len) + template.map_or(0, str::len);
-        if key_bytes > CHOICE_CACHE_MAX_KEY_BYTES || generation < self.generation {
-            return;
-        }
-        if generation != self.generation {
-            // Answers of an older registry: a dialect was registered since.
-            self.entries.clear();
-            self.bytes = 0;
-            self.generation = generation;
-        }
-        if self
-            .entries
-            .iter()
-            .any(|e| e.is(hash, model, model_type, template))
-        {
-            return; // another thread answered the same key meanwhile
-        }
-        let bytes = key_bytes + answer_bytes(answer);
-        while !self.entries.is_empty()
-            && (self.entries.len() >= CHOICE_CACHE_ENTRIES
-                || self.bytes + bytes > CHOICE_CACHE_BYTES)
-        {
-            let (oldest, _) = self
-                .entries
-                .iter()
-                .enumerate()
-                .min_by_key(|(_, e)| e.last_used)
-                .expect("not empty");
-            let e = self.entries.swap_remove(oldest);
-            self.bytes -= e.bytes;
-        }
-        self.clock += 1;
-        self.bytes += bytes;
-        self.entries.push(CacheEntry {
-            hash,
-            model: model.into(),
-            model_type: model_type.map(Into::into),
-            template: template.map(Into::into),
-            answer: answer.clone(),
-            bytes,
-            last_used: self.clock,
-        });
     }
 }
 
@@ -498,9 +409,9 @@ pub fn parsers_for_model(
     chat_template: Option<&str>,
 ) -> Result<ParserChoice> {
     let generation = registry::generation();
-    let key = (model, model_type, chat_template);
     let hash = key_hash(model, model_type, chat_template);
-    if let Some(answer) = lock(&CHOICES).get(generation, hash, key) {
+    let is = |k: &ChoiceKey| k.is(model, model_type, chat_template);
+    if let Some(answer) = CHOICES.get(generation, hash, is) {
         return answer;
     }
     let chosen = choose_by(&resolved_rows(), model, model_type, chat_template);
@@ -511,7 +422,16 @@ pub fn parsers_for_model(
             Chosen::NoRow(e) | Chosen::Inactive(e) => Err(e),
         },
     };
-    lock(&CHOICES).put(generation, hash, key, &answer);
+    let key = || ChoiceKey {
+        model: model.into(),
+        model_type: model_type.map(Into::into),
+        template: chat_template.map(Into::into),
+    };
+    let sizes = Sizes {
+        key: model.len() + model_type.map_or(0, str::len) + chat_template.map_or(0, str::len),
+        value: answer_bytes(&answer),
+    };
+    CHOICES.put(generation, hash, is, key, &answer, sizes);
     answer
 }
 
@@ -1029,11 +949,17 @@ mod tests {
 
     #[test]
     fn the_cache_compares_whole_keys_not_their_hashes() {
-        // Same length, same ends (what the hash reads), different middles.
-        let pad = "x".repeat(400);
-        let a = format!("{pad}<|channel|>{pad}");
-        let b = format!("{pad}<|chanXel|>{pad}");
-        assert_eq!(key_hash("m", None, Some(&a)), key_hash("m", None, Some(&b)));
+        // Same length, same ends and samples (what the hash reads), different middles.
+        let (a, b) = (1000..)
+            .map(|n| {
+                let pad = "x".repeat(n);
+                (
+                    format!("{pad}<|channel|>{pad}"),
+                    format!("{pad}<|chanXel|>{pad}"),
+                )
+            })
+            .find(|(a, b)| key_hash("m", None, Some(a)) == key_hash("m", None, Some(b)))
+            .expect("a colliding pair");
         for _ in 0..2 {
             let got = parsers_for_model("m", None, Some(&a)).unwrap();
             assert_eq!(got.response_parser.as_deref(), Some("gpt-oss"));
@@ -1050,19 +976,51 @@ mod tests {
             if i % 16 == 0 {
                 let _ = parsers_for_model(hot, None, None); // used: not the oldest
             }
-            let c = lock(&CHOICES);
-            assert!(c.entries.len() <= CHOICE_CACHE_ENTRIES);
-            assert!(c.bytes <= CHOICE_CACHE_BYTES);
+            let (entries, bytes) = CHOICES.size();
+            assert!(entries <= CHOICE_CACHE_ENTRIES);
+            assert!(bytes <= CHOICE_CACHE_BYTES);
         }
-        let key = (hot, None, None);
-        let generation = lock(&CHOICES).generation;
-        let hit = lock(&CHOICES).get(generation, key_hash(hot, None, None), key);
+        let hit = CHOICES.get(
+            CHOICES.generation(),
+            key_hash(hot, None, None),
+            |k: &ChoiceKey| k.is(hot, None, None),
+        );
         assert!(hit.is_some(), "the key in use was evicted");
         // A key over the bound is answered, not kept.
         let long = "y".repeat(CHOICE_CACHE_MAX_KEY_BYTES + 1);
-        let before = lock(&CHOICES).entries.len();
+        let before = CHOICES.size().0;
         assert!(parsers_for_model("acme/long", None, Some(&long)).is_err());
-        assert!(lock(&CHOICES).entries.len() <= before);
+        assert!(CHOICES.size().0 <= before);
+    }
+
+    /// A model known by its template alone: choosing for it again after a registration
+    /// (its own derivation's, another model's) emptied the choice cache answers from the
+    /// derivation cache; the template is derived once.
+    #[test]
+    fn a_derived_choice_is_derived_once() {
+        let _serial = crate::derive::tests::CACHE_LOCK
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let template = |tag: &str| {
+            format!(
+                "{{%- for m in messages %}}<|im_start|>{{{{ m.role }}}}\n{{{{ m.content }}}}\
+                 {{%- for c in m.tool_calls or [] %}}<{tag}>{{{{ {{\"name\": c.function.name, \
+                 \"arguments\": c.function.arguments}} | tojson }}}}</{tag}>{{%- endfor %}}\
+                 <|im_end|>\n{{% endfor %}}{{% if add_generation_prompt %}}<|im_start|>assistant\n\
+                 {{% endif %}}"
+            )
+        };
+        let (mine, other) = (template("once_a"), template("once_b"));
+        let first = parsers_for_model("acme/derived-once", None, Some(&mine)).unwrap();
+        let derived = derive::dialect_from_chat_template(&mine, &serde_json::Map::new()).unwrap();
+        assert_eq!(first.tool_parser.as_deref(), Some(derived.name.as_str()));
+        let generation = registry::generation();
+        parsers_for_model("acme/derived-other", None, Some(&other)).unwrap();
+        assert!(registry::generation() > generation, "a registration since");
+        let again = parsers_for_model("acme/derived-once", None, Some(&mine)).unwrap();
+        assert_eq!(again.tool_parser, first.tool_parser);
+        let same = derive::dialect_from_chat_template(&mine, &serde_json::Map::new()).unwrap();
+        assert!(Arc::ptr_eq(&derived, &same), "derived once");
     }
 
     /// With a chat template: a model no row matches gets the dialect derived from it;

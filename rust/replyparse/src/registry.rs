@@ -27,9 +27,10 @@
 //! The crate docs show a dialect declared and registered, from JSON and from Rust
 //! values.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+use std::hash::{Hash, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, LazyLock, Mutex, OnceLock, RwLock};
+use std::sync::{Arc, OnceLock, RwLock};
 
 use serde::Deserialize;
 
@@ -38,6 +39,7 @@ use crate::dialect::{
     validate_reasoning_dialect, validate_response_dialect, validate_tool_dialect,
 };
 // The declarations' types, for the modules above that name them with the registry.
+use crate::cache::{Cache, Limits, Sizes};
 pub(crate) use crate::dialect::{ReasoningDialect, ResponseDialect, ToolDialect, DROP_MARKUP_MAX};
 use crate::error::{Error, ParserKind, Result};
 
@@ -231,14 +233,22 @@ pub fn reasoning_dialect_with_suffix(
     )
 }
 
-/// Dialects spelt for a suffix, by (registry generation, canonical name, suffix).
-type Spelt<T> = Mutex<HashMap<(u64, String, String), Arc<T>>>;
+/// Dialects spelt for a suffix, by (canonical name, suffix), for the registry
+/// generation they were spelt at (`crate::cache`: bounded, least recently used first).
+type Spelt<T> = Cache<(String, String), Arc<T>>;
 
-static SPELT_TOOLS: LazyLock<Spelt<ToolDialect>> = LazyLock::new(Default::default);
-static SPELT_REASONING: LazyLock<Spelt<ReasoningDialect>> = LazyLock::new(Default::default);
-
-/// At most this many spelt dialects are kept per kind; when full the cache starts over.
+/// At most this many spelt dialects are kept per kind (a server serves few
+/// checkpoints), in at most [`SPELT_BYTES`].
 const SPELT_MAX: usize = 64;
+const SPELT_BYTES: usize = 4 << 20;
+const SPELT_LIMITS: Limits = Limits {
+    entries: SPELT_MAX,
+    bytes: SPELT_BYTES,
+    key_bytes: 4096,
+};
+
+static SPELT_TOOLS: Spelt<ToolDialect> = Cache::new(SPELT_LIMITS);
+static SPELT_REASONING: Spelt<ReasoningDialect> = Cache::new(SPELT_LIMITS);
 
 fn spelt<T: HasName>(
     cache: &Spelt<T>,
@@ -246,17 +256,25 @@ fn spelt<T: HasName>(
     suffix: &str,
     spell: impl Fn(&T, &str) -> Result<T>,
 ) -> Result<Arc<T>> {
-    let key = (generation(), d.name().to_owned(), suffix.to_owned());
-    if let Some(hit) = cache.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
-        return Ok(hit.clone());
+    let generation = generation();
+    let mut h = std::hash::DefaultHasher::new();
+    (d.name(), suffix).hash(&mut h);
+    let hash = h.finish();
+    let is = |k: &(String, String)| k.0 == d.name() && k.1 == suffix;
+    if let Some(hit) = cache.get(generation, hash, is) {
+        return Ok(hit);
     }
     let out = Arc::new(spell(&d, suffix)?);
-    let mut c = cache.lock().unwrap_or_else(|e| e.into_inner());
-    if c.len() >= SPELT_MAX || c.keys().any(|k| k.0 != key.0) {
-        c.clear();
-    }
-    c.insert(key, out.clone());
-    Ok(out)
+    let key = || (d.name().to_owned(), suffix.to_owned());
+    // A spelt dialect is a declaration: a few KiB.
+    let sizes = Sizes {
+        key: d.name().len() + suffix.len(),
+        value: 4096,
+    };
+    Ok(cache
+        .put(generation, hash, is, key, &out, sizes)
+        .shared
+        .unwrap_or(out))
 }
 
 /// A declaration's registered name (what the cache of spelt dialects keys them by

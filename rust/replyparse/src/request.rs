@@ -1,7 +1,7 @@
 //! What a parser needs from the request: the tools it may call and the tool choice.
 
 use std::borrow::Cow;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -251,19 +251,6 @@ impl ToolChoice {
             _ => Err(Error::InvalidTools(format!("tool_choice must be a string or an object, got {v}"))),
         }
     }
-}
-
-/// Parameter schemas of the request's functions, by name.
-pub type Schemas = Arc<HashMap<String, Value>>;
-
-/// The parameter schemas of `tools` by function name (a copy the grammar keeps).
-pub fn schemas_of(tools: &[ToolSpec]) -> Schemas {
-    Arc::new(
-        tools
-            .iter()
-            .filter_map(|t| t.parameters.clone().map(|p| (t.name.clone(), p)))
-            .collect(),
-    )
 }
 
 /// The tools and tool choice of one request, checked against each other: what a

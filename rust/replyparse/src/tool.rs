@@ -16,11 +16,13 @@ use std::sync::Arc;
 
 use crate::calls::{AllowedNames, CallEmitter, CallNote, RejectReason, RejectedCall};
 use crate::delta::{DeltaSink, DeltaToolCall};
+use crate::error::Result;
 pub use crate::grammars::{BareCall, PayloadGrammar};
 use crate::registry::ToolDialect;
-use crate::request::{schemas_of, Schemas, ToolPolicy, ToolSpec};
+use crate::request::{ToolChoice, ToolPolicy, ToolSpec};
 use crate::scan::lex::trim_ws;
 use crate::scan::prefix::TagSet;
+use crate::toolset::{schemas_of, RequestTools, Schemas, ToolSet};
 
 /// One kind of block: where it closes, and where stray text inside it ends.
 #[derive(Debug)]
@@ -161,7 +163,7 @@ impl ToolParser {
     }
 
     /// [`for_request`](Self::for_request) with the schemas taken from `tools` (a policy
-    /// may keep names only): copied once, and only for a family that uses them.
+    /// may keep names only), shared ([`ToolSet`]), and only for a family that uses them.
     pub fn for_tools(dialect: Arc<ToolDialect>, policy: &ToolPolicy, tools: &[ToolSpec]) -> Self {
         let schemas = if dialect.family().uses_schemas() {
             schemas_of(tools)
@@ -169,6 +171,31 @@ impl ToolParser {
             Schemas::default()
         };
         Self::with_schemas(dialect, policy.allowed(), schemas)
+    }
+
+    /// A tool parser of `dialect` for a request whose tools are the shared `tools` and
+    /// whose choice is `choice`. Fails with [`Error::InvalidTools`](crate::Error::InvalidTools)
+    /// as [`ToolPolicy::new`] does.
+    pub fn for_tool_set(
+        dialect: Arc<ToolDialect>,
+        tools: Arc<ToolSet>,
+        choice: ToolChoice,
+    ) -> Result<Self> {
+        Ok(Self::for_request_tools(
+            dialect,
+            &RequestTools::new(Some(tools), choice)?,
+        ))
+    }
+
+    /// A tool parser for a request's checked tools: its allowed names and, for a
+    /// family that converts values by type, the schemas, both the tool set's own.
+    pub(crate) fn for_request_tools(dialect: Arc<ToolDialect>, tools: &RequestTools) -> Self {
+        let schemas = if dialect.family().uses_schemas() {
+            tools.schemas()
+        } else {
+            Schemas::default()
+        };
+        Self::with_schemas(dialect, tools.allowed(), schemas)
     }
 
     /// A tool parser that emits calls of the `allowed` names, with no parameter schemas

@@ -1,44 +1,91 @@
 //! The derivations a process made, bounded, and the ones it was given to pin.
+//!
+//! The derivations are a cache of the one discipline (`crate::cache`): bounded by
+//! entries and bytes, least recently used first, keyed by the template and options
+//! with a sampled hash. Two things are its own:
+//!
+//! - It is not tied to the registry's generation ([`INDEPENDENT`]). A derivation reads
+//!   the template and options alone (its self-check builds parsers from the derived
+//!   declarations themselves, not by name), so no registration changes an answer. And
+//!   it must not be tied to it: keeping a derivation registers its dialects, which
+//!   moves the generation, so a cache emptied by each new generation would be emptied
+//!   by every new model's derivation (and by every eviction's unregistration), each
+//!   model's derivation paid again and again instead of once, and the dialects of the
+//!   derivations it dropped left registered without a bound.
+//! - What it keeps is registered: an entry's dialects are registered while it is kept
+//!   and unregistered when it is evicted. Registration, keeping and unregistering
+//!   happen under one lock, so a thread that derives a template again while another
+//!   evicts it cannot end with a kept derivation whose dialects are unregistered.
+//!
+//! Pinned derivations are not a cache: they are what the caller loaded on purpose (a
+//! fleet's exports), kept until the process ends however many there are, so they stay
+//! a plain map and are never evicted or unregistered.
 
 use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock, Mutex, MutexGuard};
 
 use serde_json::{Map, Value as Json};
 
 use super::{canonical, derive, derived_name, DeriveError, DerivedDialect};
+use crate::cache::{sampled_hash, Cache, Limits, Sizes, INDEPENDENT};
 use crate::registry;
 
 /// Most derivations [`dialect_from_chat_template`] keeps (refusals included).
 pub const DERIVED_CACHE_ENTRIES: usize = 64;
-/// Most bytes of chat templates (the cache's keys) it keeps.
+/// Most bytes of chat templates and options (the cache's keys), with an estimate of
+/// the answers, it keeps.
 pub const DERIVED_CACHE_BYTES: usize = 16 << 20;
 
-struct Entry {
-    name: String,
+/// A kept derivation's key: the template and its options as canonical JSON.
+struct Key {
     template: Box<str>,
     options: String,
+}
+
+/// A kept answer, with the registry name it was derived under (a refusal has one too:
+/// a template pinned after it was refused is answered with the pinned dialect).
+struct Kept {
+    name: String,
     answer: Result<Arc<DerivedDialect>, DeriveError>,
-    bytes: usize,
-    last_used: u64,
 }
 
-#[derive(Default)]
-struct Cache {
-    entries: Vec<Entry>,
-    bytes: usize,
-    clock: u64,
-    derivations: u64,
-    hits: u64,
-}
-
-static CACHE: LazyLock<Mutex<Cache>> = LazyLock::new(Default::default);
+static CACHE: Cache<Key, Arc<Kept>> = Cache::new(Limits {
+    entries: DERIVED_CACHE_ENTRIES,
+    bytes: DERIVED_CACHE_BYTES,
+    key_bytes: DERIVED_CACHE_BYTES,
+});
+/// Held while a derivation's dialects are registered and it is kept, while evicted
+/// ones are unregistered, and while an export is loaded and pinned (module docs).
+static REGISTRATION: Mutex<()> = Mutex::new(());
 static PINNED: LazyLock<Mutex<HashMap<String, Arc<DerivedDialect>>>> =
     LazyLock::new(Default::default);
+static DERIVATIONS: AtomicU64 = AtomicU64::new(0);
+static HITS: AtomicU64 = AtomicU64::new(0);
 
 /// The data stays consistent if a panic unwinds while a lock is held (every update is
-/// one push, removal or assignment), so a poisoned lock is still usable.
+/// one insertion), so a poisoned lock is still usable.
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The key's hash: the options and a sample of the template (the full key is compared
+/// on a match).
+fn key_hash(template: &str, options: &str) -> u64 {
+    let mut h = std::hash::DefaultHasher::new();
+    sampled_hash(template.as_bytes()).hash(&mut h);
+    options.hash(&mut h);
+    h.finish()
+}
+
+/// What an answer holds besides its key: its declarations and findings (a few KiB),
+/// or a refusal's reason.
+fn answer_bytes(answer: &Result<Arc<DerivedDialect>, DeriveError>) -> usize {
+    match answer {
+        Ok(d) => 4096 + d.findings.iter().map(String::len).sum::<usize>(),
+        Err(e) => 64 + e.reason.len(),
+    }
 }
 
 /// Derives a dialect from a model's chat template, registers it, and keeps the answer
@@ -83,12 +130,16 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 /// # Caching and pinning
 ///
 /// Answers are kept per exact `(template, options)`: at most
-/// [`DERIVED_CACHE_ENTRIES`] and [`DERIVED_CACHE_BYTES`] of templates; when full, the
-/// least recently used goes, and its dialects are unregistered (parsers already built
-/// keep theirs). A derivation loaded with [`load_derived_dialect`] (an export, see
-/// [`DerivedDialect::to_json`]) is pinned: the same template then gets it, never a new
-/// derivation, so a fleet that pins its derived dialects keeps them across restarts
-/// and releases.
+/// [`DERIVED_CACHE_ENTRIES`] and [`DERIVED_CACHE_BYTES`] of templates, options and
+/// answers; a template over that is answered but not kept, and when full the least
+/// recently used goes and its dialects are unregistered (parsers already built keep
+/// theirs). A lookup hashes the template's length, ends and a sample of its middle
+/// (constant time, whatever its size) and compares the candidate's key in full.
+/// Registering a dialect (this derivation's own, or any other) does not empty the
+/// cache: a derivation reads the template alone, never the registry. A derivation
+/// loaded with [`load_derived_dialect`] (an export, see [`DerivedDialect::to_json`])
+/// is pinned: the same template then gets it, never a new derivation, so a fleet that
+/// pins its derived dialects keeps them across restarts and releases.
 ///
 /// ```
 /// use replyparse::{dialect_from_chat_template, Family, ParserConfig, ResponseParser, ToolSpec};
@@ -129,91 +180,56 @@ pub fn dialect_from_chat_template(
     template: &str,
     options: &Map<String, Json>,
 ) -> Result<Arc<DerivedDialect>, DeriveError> {
-    let name = derived_name(template, options);
-    if let Some(p) = lock(&PINNED).get(&name) {
-        return Ok(p.clone());
-    }
     let opts = canonical(options);
-    {
-        let mut c = lock(&CACHE);
-        c.clock += 1;
-        let clock = c.clock;
-        let hit = c
-            .entries
-            .iter_mut()
-            .find(|e| e.name == name && &*e.template == template && e.options == opts)
-            .map(|e| {
-                e.last_used = clock;
-                e.answer.clone()
-            });
-        if let Some(answer) = hit {
-            c.hits += 1;
-            return answer;
+    let hash = key_hash(template, &opts);
+    let is = |k: &Key| *k.template == *template && k.options == opts;
+    if let Some(kept) = CACHE.get(INDEPENDENT, hash, is) {
+        // A hit does not hash the whole template for its name: the entry holds it.
+        if let Some(p) = pinned(&kept.name) {
+            return Ok(p);
         }
+        HITS.fetch_add(1, Ordering::Relaxed);
+        return kept.answer.clone();
+    }
+    let name = derived_name(template, options);
+    if let Some(p) = pinned(&name) {
+        return Ok(p);
     }
     let answer = derive(template, options).map(Arc::new);
+    DERIVATIONS.fetch_add(1, Ordering::Relaxed);
+    let _registration = lock(&REGISTRATION);
     if let Ok(d) = &answer {
         registry::register_derived(d.tool_parser.as_ref(), d.reasoning_parser.as_ref()).map_err(
             |e| DeriveError::new(format!("the derived dialect cannot be registered: {e}")),
         )?;
     }
-    let evicted = put(&name, template, opts, &answer);
-    for gone in evicted {
-        if !lock(&PINNED).contains_key(&gone) {
-            registry::unregister_derived(&gone);
+    let sizes = Sizes {
+        key: template.len() + opts.len(),
+        value: answer_bytes(&answer),
+    };
+    let key = || Key {
+        template: template.into(),
+        options: opts.clone(),
+    };
+    let kept = Arc::new(Kept { name, answer });
+    let put = CACHE.put(INDEPENDENT, hash, is, key, &kept, sizes);
+    // Names are a 64-bit hash of the key, so an evicted name is no kept entry's.
+    for (_, gone) in &put.evicted {
+        if gone.answer.is_ok() && pinned(&gone.name).is_none() {
+            registry::unregister_derived(&gone.name);
         }
     }
-    answer
+    // Another thread kept the same derivation meanwhile: its value is the one shared
+    // (the registered declaration is the same).
+    put.shared.unwrap_or(kept).answer.clone()
 }
 
-/// Keeps an answer; returns the names of the derivations evicted for it.
-fn put(
-    name: &str,
-    template: &str,
-    options: String,
-    answer: &Result<Arc<DerivedDialect>, DeriveError>,
-) -> Vec<String> {
-    let mut c = lock(&CACHE);
-    c.derivations += 1;
-    let mut evicted = Vec::new();
-    if c.entries
-        .iter()
-        .any(|e| e.name == name && &*e.template == template && e.options == options)
-    {
-        return evicted; // another thread derived the same meanwhile
+fn pinned(name: &str) -> Option<Arc<DerivedDialect>> {
+    let pinned = lock(&PINNED);
+    if pinned.is_empty() {
+        return None;
     }
-    let bytes = template.len() + options.len() + 256;
-    if bytes > DERIVED_CACHE_BYTES {
-        return evicted; // answered, not kept
-    }
-    while !c.entries.is_empty()
-        && (c.entries.len() >= DERIVED_CACHE_ENTRIES || c.bytes + bytes > DERIVED_CACHE_BYTES)
-    {
-        let oldest = c
-            .entries
-            .iter()
-            .enumerate()
-            .min_by_key(|(_, e)| e.last_used)
-            .map(|(i, _)| i)
-            .expect("not empty");
-        let e = c.entries.swap_remove(oldest);
-        c.bytes -= e.bytes;
-        if e.answer.is_ok() && !c.entries.iter().any(|x| x.name == e.name) {
-            evicted.push(e.name);
-        }
-    }
-    c.clock += 1;
-    c.bytes += bytes;
-    let last_used = c.clock;
-    c.entries.push(Entry {
-        name: name.to_owned(),
-        template: template.into(),
-        options,
-        answer: answer.clone(),
-        bytes,
-        last_used,
-    });
-    evicted
+    pinned.get(name).cloned()
 }
 
 /// Reads an export ([`DerivedDialect::to_json`]), checks it, registers its dialects and
@@ -221,6 +237,7 @@ fn put(
 /// with it from now on. A declaration already registered under its name is replaced.
 pub fn load_derived_dialect(export: &str) -> crate::Result<Arc<DerivedDialect>> {
     let d = Arc::new(DerivedDialect::from_json(export)?);
+    let _registration = lock(&REGISTRATION);
     registry::register_derived(d.tool_parser.as_ref(), d.reasoning_parser.as_ref())?;
     lock(&PINNED).insert(d.name.clone(), d.clone());
     Ok(d)
@@ -242,11 +259,10 @@ pub struct DerivedCacheInfo {
 
 /// The derivation cache's counters.
 pub fn derived_cache_info() -> DerivedCacheInfo {
-    let c = lock(&CACHE);
     DerivedCacheInfo {
-        entries: c.entries.len(),
-        derivations: c.derivations,
-        hits: c.hits,
+        entries: CACHE.size().0,
+        derivations: DERIVATIONS.load(Ordering::Relaxed),
+        hits: HITS.load(Ordering::Relaxed),
         pinned: lock(&PINNED).len(),
     }
 }

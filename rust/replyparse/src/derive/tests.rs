@@ -96,6 +96,30 @@ fn the_cache_is_bounded_and_evicted_dialects_are_unregistered() {
     assert!(registry::tool_dialect(&first.name).is_ok());
 }
 
+/// Keeping a derivation registers its dialects, which moves the registry's generation;
+/// that leaves the derivation cache as it is (a derivation reads the template alone), so
+/// a second model's derivation does not cost the first one its own again.
+#[test]
+fn registrations_do_not_empty_the_cache() {
+    use super::cache::dialect_from_chat_template;
+    use crate::registry;
+
+    let _serial = CACHE_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let first = dialect_from_chat_template(&tagged_template(3000), &Map::new()).unwrap();
+    let before = registry::generation();
+    dialect_from_chat_template(&tagged_template(3001), &Map::new()).unwrap();
+    assert!(
+        registry::generation() > before,
+        "the second derivation was registered"
+    );
+    let again = dialect_from_chat_template(&tagged_template(3000), &Map::new()).unwrap();
+    assert!(
+        std::sync::Arc::ptr_eq(&first, &again),
+        "answered from the cache, not derived again"
+    );
+    assert!(registry::tool_dialect(&first.name).is_ok());
+}
+
 /// An export reads back to the same value; a declaration named otherwise is refused.
 #[test]
 fn exports_read_back() {

@@ -14,9 +14,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::grammars::{grammar_for, PayloadGrammar};
 pub use crate::grammars::{Family, FormDecl, Markers, Syntax};
-use crate::request::Schemas;
 use crate::scan::special::SpecialTokens;
 use crate::thinking::{FlagRule, ThinkingFlags};
+use crate::toolset::Schemas;
 #[cfg(feature = "internals")]
 pub use former::upgrade_tool_dialect_json;
 pub use framed::{

@@ -75,7 +75,7 @@ fn check_unopened(d: &ToolDialect) -> std::result::Result<(), FieldError> {
     non_empty("unopened_block.payload_open", &u.payload_open)?;
     non_empty("unopened_block.payload_close", &u.payload_close)?;
     non_empty("unopened_block.close", &u.close)?;
-    let grammar = d.grammar(crate::request::Schemas::default());
+    let grammar = d.grammar(crate::toolset::Schemas::default());
     if grammar.payload_marker() != Some(u.payload_open.as_str()) {
         return Err(FieldError::new(
             "unopened_block.payload_open",

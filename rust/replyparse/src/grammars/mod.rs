@@ -47,7 +47,7 @@ pub use forms::FormDecl;
 pub use payload::{BareCall, PayloadGrammar};
 pub use syntax::{Family, FieldError, Markers, Syntax};
 
-use crate::request::Schemas;
+use crate::toolset::Schemas;
 
 /// Builds the grammar of a dialect's syntax, and of its other payload forms if it
 /// declares any. `schemas` are the request's parameter schemas, for grammars that

@@ -20,8 +20,8 @@ use super::header::{HeaderGrammar, HeaderSyntax};
 use super::pythonic::{PythonicGrammar, PythonicSyntax};
 use super::xml::{XmlGrammar, XmlSyntax};
 use super::PayloadGrammar;
-use crate::request::Schemas;
 use crate::scan::special::SpecialTokens;
+use crate::toolset::Schemas;
 
 /// The payload grammar a tool dialect uses: the tag of its [`Syntax`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]

@@ -50,12 +50,13 @@ use crate::delta::{Channel, DeltaSink, StreamItem};
 use crate::dialect::{CallsInReasoning, ReasoningSeparators, ToolSeparators, UNOPENED_MAX};
 use crate::error::{Error, Result};
 use crate::registry::{self, ReasoningDialect, ToolDialect};
-use crate::request::{ToolPolicy, ToolSpec};
+use crate::request::ToolPolicy;
 use crate::scan::lex::{trim_ws, ws_len};
 use crate::scan::prefix::{TagMatch, TagSet};
 use crate::scan::special::SpecialTokens;
 use crate::scan::tokens::{split_chunk, MarkerIds, MarkerSpans, Segment};
 use crate::tool::{ToolParser, Unopened};
+use crate::toolset::{RequestTools, ToolSet};
 
 use super::newlines::NewlineRecovery;
 
@@ -563,8 +564,9 @@ struct State {
 }
 
 impl Composed {
-    /// Builds a parser from registry names and the request's tool policy.
-    pub(super) fn new(config: &ParserConfig) -> Result<Self> {
+    /// Builds a parser from registry names and the request's tools (`tools`, shared:
+    /// the configuration's own are not read).
+    pub(super) fn new(config: &ParserConfig, tools: Option<Arc<ToolSet>>) -> Result<Self> {
         let suffix = config.tag_suffix.as_deref();
         let tool = match config.tool_parser.as_deref().filter(|n| !n.is_empty()) {
             Some(n) => Some(registry::tool_dialect_with_suffix(n, suffix)?),
@@ -574,10 +576,9 @@ impl Composed {
             Some(n) => Some(registry::reasoning_dialect_with_suffix(n, suffix)?),
             None => None,
         };
-        // The policy needs the tools' names; the tool parser copies their schemas from
-        // the request once, and only for a grammar that uses them (copying the schemas
-        // dominated building a parser).
-        let policy = ToolPolicy::names_only(config.tools.as_deref(), config.tool_choice.clone())?;
+        // The tools are shared by every parser of a request that sends them: the names
+        // and schemas are the tool set's own, never copied per parser.
+        let request = RequestTools::new(tools, config.tool_choice.clone())?;
         // Thinking as the reasoning dialect's template reads the request's flags.
         let thinking = reasoning
             .as_ref()
@@ -585,8 +586,7 @@ impl Composed {
         let mut parser = Self::build(
             tool,
             reasoning,
-            &policy,
-            config.tools.as_deref().unwrap_or_default(),
+            &request,
             thinking,
             config.reasoning_tag_ids,
         );
@@ -608,19 +608,17 @@ impl Composed {
         Self::build(
             tool,
             reasoning,
-            policy,
-            &policy.tools,
+            &RequestTools::of_policy(policy),
             enable_thinking,
             reasoning_tag_ids,
         )
     }
 
-    /// `from_dialects` with the tools whose parameter schemas the grammar may use.
+    /// `from_dialects` with the request's checked tools.
     fn build(
         tool: Option<Arc<ToolDialect>>,
         reasoning: Option<Arc<ReasoningDialect>>,
-        policy: &ToolPolicy,
-        tools: &[ToolSpec],
+        policy: &RequestTools,
         enable_thinking: Option<bool>,
         reasoning_tag_ids: Option<(u32, u32)>,
     ) -> Self {
@@ -629,7 +627,7 @@ impl Composed {
         let tool_parser = tool
             .as_ref()
             .filter(|_| policy.armed())
-            .map(|d| ToolParser::for_tools(d.clone(), policy, tools));
+            .map(|d| ToolParser::for_request_tools(d.clone(), policy));
         // An inline dialect (`*_append_think`) splits nothing: no reasoning tag is armed.
         let split = reasoning.as_ref().filter(|r| r.inline_prefix.is_none());
         let r_opens: Vec<(Option<&str>, Role)> = split.map_or(Vec::new(), |r| {

@@ -17,6 +17,7 @@ pub(crate) mod testutil;
 use std::borrow::Cow;
 use std::sync::Arc;
 
+use crate::cache::{Cache, Limits, Sizes};
 use crate::calls::{BuiltinCall, CallNote, RejectedCall};
 pub use crate::config::{ParserConfig, DEFAULT_MAX_BUFFERED_BYTES};
 use crate::delta::{ParsedResponse, StreamItem};
@@ -24,6 +25,7 @@ use crate::error::{Error, Result};
 use crate::registry::{self, ReasoningDialect, ToolDialect};
 use crate::request::ToolPolicy;
 use crate::scan::tokens::MarkerIds;
+use crate::toolset::ToolSet;
 use composed::Composed;
 use framed::FramedParser;
 use harmony::HarmonyParser;
@@ -142,15 +144,37 @@ impl ResponseParser {
     /// Builds a parser from registry names and the request's tool policy.
     /// `response_parser` picks the parser (`default` when unset); a dedicated parser
     /// refuses a `tool_parser` or `reasoning_parser` it would otherwise ignore.
+    ///
+    /// The tools are read once per distinct tool set and shared ([`ToolSet`]): a
+    /// request whose tools were seen before costs reading them, not converting them
+    /// (their names only, for a parser that reads no schema).
     pub fn new(config: &ParserConfig) -> Result<Self> {
+        let tools = match config.tools.as_deref() {
+            None => None,
+            Some(tools) if Self::uses_tool_schemas(config)? => Some(ToolSet::new(tools)),
+            // The names are all such a parser reads of the tools.
+            Some(tools) => {
+                let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+                Some(ToolSet::of_names(&names))
+            }
+        };
+        Self::with_tool_set(config, tools)
+    }
+
+    /// [`new`](Self::new) with the request's tools given as a shared [`ToolSet`]
+    /// (`None`: no tools) in place of [`ParserConfig::tools`], which is not read: a
+    /// server that keeps the set of a tool list it serves often skips even reading it.
+    pub fn with_tool_set(config: &ParserConfig, tools: Option<Arc<ToolSet>>) -> Result<Self> {
         let config = &*Self::normalized_config(config);
         let mut inner = match dedicated(config)? {
-            Dedicated::Harmony => Inner::Harmony(HarmonyParser::new(config)?),
-            Dedicated::Framed(d) => {
-                let syntax = d.framed.clone().expect("a framed entry");
-                Inner::Framed(FramedParser::new(&d.name, Arc::new(syntax), config)?)
-            }
-            Dedicated::No => Inner::Composed(Composed::new(config)?),
+            Dedicated::Harmony => Inner::Harmony(HarmonyParser::new(config, tools)?),
+            Dedicated::Framed(d) => Inner::Framed(FramedParser::new(
+                &d.name,
+                framed_syntax(&d),
+                config,
+                tools,
+            )?),
+            Dedicated::No => Inner::Composed(Composed::new(config, tools)?),
         };
         each!(&mut inner, p => p.set_whole_calls(config.whole_calls));
         if let Inner::Composed(p) = &mut inner {
@@ -378,6 +402,33 @@ impl ResponseParser {
     pub fn is_finished(&self) -> bool {
         each!(&self.inner, p => p.is_finished())
     }
+}
+
+/// The framed syntax of a registered dialect, shared by its parsers: copied once per
+/// dialect (and registry generation), not once per response.
+fn framed_syntax(d: &Arc<registry::ResponseDialect>) -> Arc<crate::dialect::FramedSyntax> {
+    static SYNTAXES: Cache<Arc<registry::ResponseDialect>, Arc<crate::dialect::FramedSyntax>> =
+        Cache::new(Limits {
+            entries: 64,
+            bytes: 4 << 20,
+            key_bytes: usize::MAX,
+        });
+    let generation = registry::generation();
+    let hash = Arc::as_ptr(d) as u64;
+    let is = |k: &Arc<registry::ResponseDialect>| Arc::ptr_eq(k, d);
+    if let Some(s) = SYNTAXES.get(generation, hash, is) {
+        return s;
+    }
+    let s = Arc::new(d.framed.clone().expect("a framed entry"));
+    // The key holds the dialect, so its address is not reused while the entry lives.
+    let sizes = Sizes {
+        key: 0,
+        value: 4096,
+    };
+    SYNTAXES
+        .put(generation, hash, is, || d.clone(), &s, sizes)
+        .shared
+        .unwrap_or(s)
 }
 
 /// Which parser a configuration names.

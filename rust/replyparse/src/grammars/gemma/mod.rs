@@ -37,8 +37,8 @@ use crate::calls::CallEmitter;
 use crate::delta::DeltaSink;
 use crate::grammars::literal::{CallArgs, Read};
 use crate::grammars::payload::{drive, PayloadGrammar, StateMachine, Step};
-use crate::request::Schemas;
 use crate::scan::prefix::TagSet;
+use crate::toolset::Schemas;
 use value::ArgsReader;
 pub use value::Values;
 
@@ -228,7 +228,7 @@ impl GemmaGrammar {
     fn open_call(&mut self, name: &str, c: u8, calls: &mut CallEmitter, out: &mut DeltaSink<'_>) {
         self.begin(name, calls, out);
         let close = if c == b'{' { b'}' } else { b')' };
-        let schema = self.schemas.get(name).cloned().map(Arc::new);
+        let schema = self.schemas.get_shared(name);
         self.args.reader.open(close, schema);
         self.args.flush(calls, out);
         self.state = State::InCall;

@@ -35,8 +35,8 @@ use crate::calls::CallEmitter;
 use crate::delta::DeltaSink;
 use crate::grammars::literal::{CallArgs, Read};
 use crate::grammars::payload::{drive, BareCall, PayloadGrammar, StateMachine, Step};
-use crate::request::Schemas;
 use crate::scan::lex::ws_len;
+use crate::toolset::Schemas;
 use value::{is_ident, is_ident_start, param_names, ArgsReader};
 
 /// Longest function name looked at before deciding the text is not a call.

@@ -89,11 +89,11 @@ use crate::calls::CallEmitter;
 use crate::delta::DeltaSink;
 use crate::grammars::payload::PayloadGrammar;
 use crate::grammars::schema;
-use crate::request::Schemas;
 use crate::scan::json_scan::{JsonValueScanner, ScanStatus};
 use crate::scan::lex::{head, partial, ws_len, Head};
 use crate::scan::prefix::{TagMatch, TagSet};
 use crate::schema::{property, Ty, Types};
+use crate::toolset::Schemas;
 
 /// How whitespace around a value is read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

@@ -66,11 +66,11 @@ use crate::delta::{Channel, DeltaSink, StreamItem};
 use crate::dialect::ToolDialect;
 use crate::dialect::{CallName, FramedSyntax, MarkerRole, RouteTo};
 use crate::error::{Error, Result};
-use crate::request::{schemas_of, Schemas, ToolPolicy};
 use crate::response::ParserConfig;
 use crate::scan::prefix::{TagMatch, TagSet};
 use crate::scan::tokens::{split_chunk, MarkerIds, MarkerSpans, Segment};
 use crate::tool::ToolParser;
+use crate::toolset::{RequestTools, Schemas, ToolSet};
 
 /// A header (raw text, markers included) longer than this without a body opening is not
 /// a header.
@@ -157,7 +157,12 @@ pub struct FramedParser {
 impl FramedParser {
     /// Builds the parser of the framed dialect `name` (`syntax`) for a request.
     /// `tool_parser` and `reasoning_parser` must be unset: the framing does both jobs.
-    pub fn new(name: &str, syntax: Arc<FramedSyntax>, config: &ParserConfig) -> Result<Self> {
+    pub fn new(
+        name: &str,
+        syntax: Arc<FramedSyntax>,
+        config: &ParserConfig,
+        tools: Option<Arc<ToolSet>>,
+    ) -> Result<Self> {
         let set = |n: &Option<String>| n.as_deref().is_some_and(|n| !n.is_empty());
         if set(&config.tool_parser) || set(&config.reasoning_parser) {
             return Err(Error::InvalidDialect(format!(
@@ -165,18 +170,14 @@ impl FramedParser {
                  messages itself; leave tool_parser and reasoning_parser unset"
             )));
         }
-        let policy = if syntax.uses_schemas() {
-            ToolPolicy::new(config.tools.clone(), config.tool_choice.clone())?
-        } else {
-            ToolPolicy::names_only(config.tools.as_deref(), config.tool_choice.clone())?
-        };
+        let policy = RequestTools::new(tools, config.tool_choice.clone())?;
         let mut p = Self::for_policy(name, syntax, &policy);
         p.set_marker_ids(&config.marker_token_ids);
         Ok(p)
     }
 
     /// Builds the parser from a resolved tool policy.
-    pub fn for_policy(name: &str, syntax: Arc<FramedSyntax>, policy: &ToolPolicy) -> Self {
+    pub(crate) fn for_policy(name: &str, syntax: Arc<FramedSyntax>, policy: &RequestTools) -> Self {
         let texts: Vec<&str> = syntax.markers.iter().map(|m| m.text.as_str()).collect();
         let tags = TagSet::shared(&texts);
         let armed = policy.armed();
@@ -203,7 +204,7 @@ impl FramedParser {
             // The markers are matched as written: no decoded-with-spaces spellings.
             d.special_tokens = Some(Vec::new());
             let schemas = if call.syntax.family().uses_schemas() {
-                schemas_of(&policy.tools)
+                policy.schemas()
             } else {
                 Schemas::default()
             };

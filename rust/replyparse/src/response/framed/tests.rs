@@ -323,7 +323,7 @@ fn stop_token_is_declared_data() {
         .unwrap();
     let parse = |syntax: &FramedSyntax| {
         let policy =
-            ToolPolicy::names_only(Some(&tool_specs(&["get_weather"])), ToolChoice::Auto).unwrap();
+            RequestTools::new(Some(ToolSet::of_names(&["get_weather"])), ToolChoice::Auto).unwrap();
         let mut p = FramedParser::for_policy("beam", Arc::new(syntax.clone()), &policy);
         // Whole calls: a cut call is not sent.
         p.set_whole_calls(true);

@@ -138,10 +138,10 @@ use std::sync::Arc;
 use crate::calls::{AllowedNames, BuiltinCall, CallEmitter, CallNote, RejectedCall};
 use crate::delta::{Channel, DeltaSink, StreamItem};
 use crate::error::{Error, Result};
-use crate::request::ToolPolicy;
 use crate::response::ParserConfig;
 use crate::scan::prefix::{TagMatch, TagSet};
 use crate::scan::tokens::{split_chunk, MarkerSpans, Segment};
+use crate::toolset::{RequestTools, ToolSet};
 
 use shape::{HeaderTag, Seg, Shape};
 
@@ -324,7 +324,7 @@ impl HarmonyParser {
     /// unset: Harmony's channels do both jobs, and silently ignoring a configured dialect
     /// would hide a serving misconfiguration. `enable_thinking` and `reasoning_tag_ids`
     /// do not apply (gpt-oss always writes its analysis channel; the ids are fixed).
-    pub fn new(config: &ParserConfig) -> Result<Self> {
+    pub fn new(config: &ParserConfig, tools: Option<Arc<ToolSet>>) -> Result<Self> {
         let set = |n: &Option<String>| n.as_deref().is_some_and(|n| !n.is_empty());
         if set(&config.tool_parser) || set(&config.reasoning_parser) {
             return Err(Error::InvalidDialect(format!(
@@ -333,12 +333,14 @@ impl HarmonyParser {
             )));
         }
         // Harmony arguments are the model's JSON as written: no schemas needed.
-        let policy = ToolPolicy::names_only(config.tools.as_deref(), config.tool_choice.clone())?;
-        Ok(Self::for_policy(&policy))
+        Ok(Self::for_policy(&RequestTools::new(
+            tools,
+            config.tool_choice.clone(),
+        )?))
     }
 
-    /// Builds the parser from a resolved tool policy.
-    pub fn for_policy(policy: &ToolPolicy) -> Self {
+    /// Builds the parser from the request's checked tools.
+    pub(crate) fn for_policy(policy: &RequestTools) -> Self {
         let armed = policy.armed();
         let allowed = if armed {
             policy.allowed()
@@ -1895,7 +1897,7 @@ mod tests {
             ..Default::default()
         };
         assert!(matches!(
-            HarmonyParser::new(&cfg),
+            HarmonyParser::new(&cfg, None),
             Err(Error::InvalidDialect(_))
         ));
         let mut p = parser(&tools());
