@@ -285,17 +285,25 @@ struct CacheEntry {
     model: Box<str>,
     model_type: Option<Box<str>>,
     template: Option<Box<str>>,
+    /// The render options as canonical JSON ("" for none).
+    options: Box<str>,
     answer: Result<ParserChoice>,
     bytes: usize,
     last_used: u64,
 }
 
+/// A cache key: the model, the model_type, the chat template and the render options
+/// (canonical JSON text, "" for none).
+type Key<'a> = (&'a str, Option<&'a str>, Option<&'a str>, &'a str);
+
 impl CacheEntry {
-    fn is(&self, hash: u64, model: &str, model_type: Option<&str>, template: Option<&str>) -> bool {
+    fn is(&self, hash: u64, key: Key<'_>) -> bool {
+        let (model, model_type, template, options) = key;
         self.hash == hash
             && &*self.model == model
             && self.model_type.as_deref() == model_type
             && self.template.as_deref() == template
+            && &*self.options == options
     }
 }
 
@@ -316,11 +324,13 @@ static CHOICES: Mutex<ChoiceCache> = Mutex::new(ChoiceCache {
 
 /// The key's hash: the model, the model_type and the template's length and ends, so
 /// its cost does not grow with the template (the full key is compared on a match).
-fn key_hash(model: &str, model_type: Option<&str>, template: Option<&str>) -> u64 {
+fn key_hash(key: Key<'_>) -> u64 {
     const END: usize = 256;
+    let (model, model_type, template, options) = key;
     let mut h = std::collections::hash_map::DefaultHasher::new();
     model.hash(&mut h);
     model_type.hash(&mut h);
+    options.hash(&mut h);
     if let Some(t) = template {
         let b = t.as_bytes();
         b.len().hash(&mut h);
@@ -348,34 +358,23 @@ fn answer_bytes(answer: &Result<ParserChoice>) -> usize {
 }
 
 impl ChoiceCache {
-    fn get(
-        &mut self,
-        generation: u64,
-        hash: u64,
-        key: (&str, Option<&str>, Option<&str>),
-    ) -> Option<Result<ParserChoice>> {
+    fn get(&mut self, generation: u64, hash: u64, key: Key<'_>) -> Option<Result<ParserChoice>> {
         if self.generation != generation {
             return None;
         }
         self.clock += 1;
         let clock = self.clock;
-        let e = self
-            .entries
-            .iter_mut()
-            .find(|e| e.is(hash, key.0, key.1, key.2))?;
+        let e = self.entries.iter_mut().find(|e| e.is(hash, key))?;
         e.last_used = clock;
         Some(e.answer.clone())
     }
 
-    fn put(
-        &mut self,
-        generation: u64,
-        hash: u64,
-        key: (&str, Option<&str>, Option<&str>),
-        answer: &Result<ParserChoice>,
-    ) {
-        let (model, model_type, template) = key;
-        let key_bytes = model.len() + model_type.map_or(0, str::len) + template.map_or(0, str::len);
+    fn put(&mut self, generation: u64, hash: u64, key: Key<'_>, answer: &Result<ParserChoice>) {
+        let (model, model_type, template, options) = key;
+        let key_bytes = model.len()
+            + model_type.map_or(0, str::len)
+            + template.map_or(0, str::len)
+            + options.len();
         if key_bytes > CHOICE_CACHE_MAX_KEY_BYTES || generation < self.generation {
             return;
         }
@@ -385,11 +384,7 @@ impl ChoiceCache {
             self.bytes = 0;
             self.generation = generation;
         }
-        if self
-            .entries
-            .iter()
-            .any(|e| e.is(hash, model, model_type, template))
-        {
+        if self.entries.iter().any(|e| e.is(hash, key)) {
             return; // another thread answered the same key meanwhile
         }
         let bytes = key_bytes + answer_bytes(answer);
@@ -413,6 +408,7 @@ impl ChoiceCache {
             model: model.into(),
             model_type: model_type.map(Into::into),
             template: template.map(Into::into),
+            options: options.into(),
             answer: answer.clone(),
             bytes,
             last_used: self.clock,
@@ -497,15 +493,56 @@ pub fn parsers_for_model(
     model_type: Option<&str>,
     chat_template: Option<&str>,
 ) -> Result<ParserChoice> {
+    parsers_for_model_with(model, model_type, chat_template, &serde_json::Map::new())
+}
+
+/// [`parsers_for_model`], with the render options a dialect is derived from the chat
+/// template with (and a row chosen by the template's markers alone is self-checked
+/// with): the keyword arguments the template is rendered with besides the messages
+/// and tools, as for [`dialect_from_chat_template`](crate::dialect_from_chat_template)
+/// (`bos_token`, `eos_token`, another variable the template reads; the thinking flags
+/// are probed, not given). Without a chat template they change nothing. Answers are
+/// cached per options too.
+///
+/// ```
+/// use replyparse::{parsers_for_model, parsers_for_model_with};
+///
+/// // A template that cannot render without a variable its server passes.
+/// let template = r#"{%- if not turn_end %}{{ raise_exception("turn_end is required") }}{% endif %}
+/// {%- for m in messages %}<|im_start|>{{ m.role }}
+/// {{ m.content }}
+/// {%- for c in m.tool_calls or [] %}
+/// <call>{{ {"name": c.function.name, "arguments": c.function.arguments} | tojson }}</call>
+/// {%- endfor %}{{ turn_end }}
+/// {% endfor %}{% if add_generation_prompt %}<|im_start|>assistant
+/// {% endif %}"#;
+/// assert!(parsers_for_model("acme/unknown-7b", None, Some(template)).is_err());
+/// let mut options = serde_json::Map::new();
+/// options.insert("turn_end".into(), "<|im_end|>".into());
+/// let choice = parsers_for_model_with("acme/unknown-7b", None, Some(template), &options)?;
+/// assert!(choice.tool_parser.as_deref().is_some_and(|n| n.starts_with("derived-")));
+/// # Ok::<(), replyparse::Error>(())
+/// ```
+pub fn parsers_for_model_with(
+    model: &str,
+    model_type: Option<&str>,
+    chat_template: Option<&str>,
+    render_options: &serde_json::Map<String, serde_json::Value>,
+) -> Result<ParserChoice> {
     let generation = registry::generation();
-    let key = (model, model_type, chat_template);
-    let hash = key_hash(model, model_type, chat_template);
+    let options = if render_options.is_empty() {
+        String::new()
+    } else {
+        derive::canonical(render_options)
+    };
+    let key = (model, model_type, chat_template, options.as_str());
+    let hash = key_hash(key);
     if let Some(answer) = lock(&CHOICES).get(generation, hash, key) {
         return answer;
     }
     let chosen = choose_by(&resolved_rows(), model, model_type, chat_template);
     let answer = match chat_template.filter(|t| !t.is_empty()) {
-        Some(t) => with_template(chosen, model, t),
+        Some(t) => with_template(chosen, model, t, render_options),
         None => match chosen {
             Chosen::Row { choice, .. } => Ok(choice),
             Chosen::NoRow(e) | Chosen::Inactive(e) => Err(e),
@@ -711,8 +748,13 @@ fn derived_choice(d: &DerivedDialect, reason: String) -> ParserChoice {
 /// parsers, else a dialect derived from the template takes its place (when one can
 /// be); a model no row matches gets the derived dialect (when one can be derived).
 /// A row the model id or model_type names is never replaced.
-fn with_template(chosen: Chosen, model: &str, template: &str) -> Result<ParserChoice> {
-    let derive = || derive::dialect_from_chat_template(template, &serde_json::Map::new());
+fn with_template(
+    chosen: Chosen,
+    model: &str,
+    template: &str,
+    options: &serde_json::Map<String, serde_json::Value>,
+) -> Result<ParserChoice> {
+    let derive = || derive::dialect_from_chat_template(template, options);
     match chosen {
         Chosen::Row {
             choice,
@@ -721,7 +763,7 @@ fn with_template(chosen: Chosen, model: &str, template: &str) -> Result<ParserCh
         Chosen::Row {
             mut choice,
             fingerprint_only: true,
-        } => match derive::check_parsers(template, &choice.config()) {
+        } => match derive::check_parsers(template, options, &choice.config()) {
             Ok(()) => {
                 choice
                     .reason
@@ -1033,7 +1075,10 @@ mod tests {
         let pad = "x".repeat(400);
         let a = format!("{pad}<|channel|>{pad}");
         let b = format!("{pad}<|chanXel|>{pad}");
-        assert_eq!(key_hash("m", None, Some(&a)), key_hash("m", None, Some(&b)));
+        assert_eq!(
+            key_hash(("m", None, Some(&a), "")),
+            key_hash(("m", None, Some(&b), ""))
+        );
         for _ in 0..2 {
             let got = parsers_for_model("m", None, Some(&a)).unwrap();
             assert_eq!(got.response_parser.as_deref(), Some("gpt-oss"));
@@ -1054,9 +1099,9 @@ mod tests {
             assert!(c.entries.len() <= CHOICE_CACHE_ENTRIES);
             assert!(c.bytes <= CHOICE_CACHE_BYTES);
         }
-        let key = (hot, None, None);
+        let key = (hot, None, None, "");
         let generation = lock(&CHOICES).generation;
-        let hit = lock(&CHOICES).get(generation, key_hash(hot, None, None), key);
+        let hit = lock(&CHOICES).get(generation, key_hash(key), key);
         assert!(hit.is_some(), "the key in use was evicted");
         // A key over the bound is answered, not kept.
         let long = "y".repeat(CHOICE_CACHE_MAX_KEY_BYTES + 1);
