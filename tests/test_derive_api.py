@@ -315,3 +315,36 @@ def test_render_options_reach_the_derivation():
     with pytest.raises(ValueError, match="JSON object"):
         _native.parsers_for_model_json(model, None, NEEDS_A_VARIABLE, False, None, "[1]")
 
+
+def test_the_stack_cases_are_the_templates_own_renders():
+    """tests/integrations/derived_cases.json (the serving-stack tests' model outputs for
+    a model the table does not know) is what the vendored templates render now, and
+    replyparse reads each back with the dialect derived from its template."""
+    pytest.importorskip("transformers", reason="transformers renders the vendored templates")
+    from support import stack_derived
+
+    data = stack_derived.stored()
+    assert stack_derived.same_cases(data, stack_derived.build()), (
+        "stale: run scripts/stack_derived_cases.py --write"
+    )
+    model = data["model"]
+    with pytest.raises(rp.UnknownParserError):
+        rp.parsers_for_model(model)
+    families = set()
+    for file, t in data["templates"].items():
+        template = (TEMPLATES / file).read_text(encoding="utf-8")
+        choice = rp.parsers_for_model(model, chat_template=template)
+        derived = rp.dialect_from_chat_template(template)
+        assert choice.tool_parser == derived.name and choice.row is None, choice.reason
+        assert derived.tool_parser.family == t["family"]
+        families.add(t["family"])
+        for case in t["cases"]:
+            request = {"model": model, "messages": [], "tools": t["tools"]}
+            if case["chat_template_kwargs"]:
+                request["chat_template_kwargs"] = case["chat_template_kwargs"]
+            parser = rp.ResponseParser.for_model(model, request=request, chat_template=template)
+            out = parser.parse_complete(case["text"])
+            calls = [[c.function.name, json.loads(c.function.arguments)] for c in out.tool_calls]
+            got = (out.content, out.reasoning_content, calls)
+            assert got == (case["content"], case["reasoning"], case["calls"]), case["id"]
+    assert len(families) >= 3
