@@ -213,3 +213,138 @@ def test_detect_prints_the_derived_declaration(capsys, tmp_path):
     doc = json.loads(capsys.readouterr().out)
     assert doc["derived"]["name"] == doc["tool_parser"]
     assert rp.load_derived_dialect(json.dumps(doc["derived"])).name == doc["tool_parser"]
+
+
+# A checkpoint's response template whose calls are `<call>` JSON blocks (compiled, no
+# registered dialect has that tag alone) with the same `<think>` reasoning as TEMPLATE.
+RESPONSE_TEMPLATE = {
+    "start_anchor": "<|im_start|>assistant\n",
+    "fields": {
+        "reasoning_content": {"open": "<think>", "close_pattern": r"</think>\s*"},
+        "tool_calls": {
+            "open": "<act>",
+            "close": "</act>",
+            "repeats": True,
+            "content": "json",
+            "transform": {"type": "function", "function": "{content}"},
+        },
+        "content": {"close_pattern": r"<\|im_end\|>\s*"},
+    },
+}
+
+
+def test_the_response_template_comes_before_the_chat_templates_derivation():
+    """A model the table does not know, with both templates: the checkpoint's own
+    description of what the model generates wins over what is read off the chat
+    template; the chat template still decides where a response starts."""
+    choice = rp.parsers_for_model(
+        "acme/private-model-v2", chat_template=TEMPLATE, response_template=RESPONSE_TEMPLATE
+    )
+    alone = rp.parsers_for_model("acme/private-model-v2", response_template=RESPONSE_TEMPLATE)
+    derived = rp.dialect_from_chat_template(TEMPLATE).name
+    assert choice.tool_parser == alone.tool_parser != derived
+    assert choice.reason.startswith('no table row matches "acme/private-model-v2"')
+    assert "the checkpoint's response template" in choice.reason
+    parser = rp.ResponseParser.for_model(
+        "acme/private-model-v2",
+        chat_template=TEMPLATE,
+        response_template=RESPONSE_TEMPLATE,
+        tools=TOOLS,
+    )
+    out = parser.parse_complete(
+        'Hmm.</think>Sure.<act>{"name": "get_weather", "arguments": {}}</act>'
+    )
+    assert (out.reasoning_content, out.content) == ("Hmm.", "Sure.")
+    assert [c.function.name for c in out.tool_calls] == ["get_weather"]
+
+    # A response template that cannot stream is passed over for the chat template, and
+    # the reason says so; without a chat template it is an error, as before.
+    cannot = {
+        "start_anchor": "<|im_start|>assistant\n",
+        "fields": {"thinking": {"open_pattern": "[^<]*<t>", "close": "</t>"}},
+    }
+    choice = rp.parsers_for_model(
+        "acme/private-model-v2", chat_template=TEMPLATE, response_template=cannot
+    )
+    assert choice.tool_parser == derived
+    assert "the checkpoint's response template is not used" in choice.reason
+    assert "cannot stream" in choice.reason
+    with pytest.raises(rp.InvalidDialectError, match="cannot stream"):
+        rp.parsers_for_model("acme/private-model-v2", response_template=cannot)
+
+    # A row the model id names stands before either.
+    glm = (TEMPLATES / "glm-4.7-flash.jinja").read_text(encoding="utf-8")
+    named = rp.parsers_for_model(
+        "zai-org/GLM-4.7-Flash", chat_template=glm, response_template=RESPONSE_TEMPLATE
+    )
+    assert named.tool_parser == "glm47"
+
+
+# A template that cannot render without a variable its server passes.
+NEEDS_A_VARIABLE = (
+    "{%- if not turn_end %}{{ raise_exception('turn_end is required') }}{% endif %}" + TEMPLATE
+).replace("<|im_end|>", "{{ turn_end }}")
+
+
+def test_render_options_reach_the_derivation():
+    model = "acme/private-model-v3"
+    with pytest.raises(rp.UnknownParserError, match="no dialect can be derived") as e:
+        rp.parsers_for_model(model, chat_template=NEEDS_A_VARIABLE)
+    assert "turn_end is required" in e.value.derivation
+    assert e.value.model == model
+    options = {"turn_end": "<|im_end|>"}
+    choice = rp.parsers_for_model(model, chat_template=NEEDS_A_VARIABLE, render_options=options)
+    d = rp.dialect_from_chat_template(NEEDS_A_VARIABLE, **options)
+    assert (choice.tool_parser, choice.reasoning_parser, choice.row) == (d.name, d.name, None)
+    # The options are part of the answer's key: without them it is still unknown.
+    with pytest.raises(rp.UnknownParserError):
+        rp.parsers_for_model(model, chat_template=NEEDS_A_VARIABLE)
+    parser = rp.ResponseParser.for_model(
+        model, chat_template=NEEDS_A_VARIABLE, render_options=options, tools=TOOLS
+    )
+    out = parser.parse_complete(
+        'Hm.\n</think>\n\nOk.\n<call>\n{"name": "get_weather", "arguments": {}}\n</call>'
+    )
+    assert (out.reasoning_content, out.content) == ("Hm.", "Ok.")
+    assert [c.function.name for c in out.tool_calls] == ["get_weather"]
+    request = {"model": model, "messages": [], "tools": TOOLS}
+    parser = rp.ResponseParser.from_request(
+        request, model=model, chat_template=NEEDS_A_VARIABLE, render_options=options
+    )
+    assert parser.parser_choice == choice
+    with pytest.raises(ValueError, match="JSON object"):
+        _native.parsers_for_model_json(model, None, NEEDS_A_VARIABLE, False, None, "[1]")
+
+
+def test_the_stack_cases_are_the_templates_own_renders():
+    """tests/integrations/derived_cases.json (the serving-stack tests' model outputs for
+    a model the table does not know) is what the vendored templates render now, and
+    replyparse reads each back with the dialect derived from its template."""
+    pytest.importorskip("transformers", reason="transformers renders the vendored templates")
+    from support import stack_derived
+
+    data = stack_derived.stored()
+    assert stack_derived.same_cases(data, stack_derived.build()), (
+        "stale: run scripts/stack_derived_cases.py --write"
+    )
+    model = data["model"]
+    with pytest.raises(rp.UnknownParserError):
+        rp.parsers_for_model(model)
+    families = set()
+    for file, t in data["templates"].items():
+        template = (TEMPLATES / file).read_text(encoding="utf-8")
+        choice = rp.parsers_for_model(model, chat_template=template)
+        derived = rp.dialect_from_chat_template(template)
+        assert choice.tool_parser == derived.name and choice.row is None, choice.reason
+        assert derived.tool_parser.family == t["family"]
+        families.add(t["family"])
+        for case in t["cases"]:
+            request = {"model": model, "messages": [], "tools": t["tools"]}
+            if case["chat_template_kwargs"]:
+                request["chat_template_kwargs"] = case["chat_template_kwargs"]
+            parser = rp.ResponseParser.for_model(model, request=request, chat_template=template)
+            out = parser.parse_complete(case["text"])
+            calls = [[c.function.name, json.loads(c.function.arguments)] for c in out.tool_calls]
+            got = (out.content, out.reasoning_content, calls)
+            assert got == (case["content"], case["reasoning"], case["calls"]), case["id"]
+    assert len(families) >= 3

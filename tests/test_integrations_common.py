@@ -200,3 +200,77 @@ def test_the_response_template_names_read_the_served_tokenizer():
     # A tokenizer whose checkpoint ships none: a clear error when the parser is built.
     with pytest.raises(rp.InvalidDialectError, match="no response_template"):
         choose_for(reasoning_plugin_names()["replyparse-hf"], SimpleNamespace(), None)
+
+
+# A template that cannot render without a variable its server passes, writing Hermes
+# calls in `<call>` blocks (no table row's markers), reasoning in `<think>`.
+_NEEDS_A_VARIABLE = """\
+{%- if not turn_end %}{{ raise_exception('turn_end is required') }}{% endif %}
+{%- for m in messages %}<|im_start|>{{ m.role }}
+{% if m.role == 'assistant' and m.reasoning_content %}<think>
+{{ m.reasoning_content }}
+</think>
+
+{% endif %}{{ m.content }}
+{%- for c in m.tool_calls or [] %}{{ '\\n' }}<call>
+{{ {"name": c.function.name, "arguments": c.function.arguments} | tojson }}
+</call>
+{%- endfor %}{{ turn_end }}
+{% endfor %}
+{%- if add_generation_prompt %}<|im_start|>assistant
+<think>
+{% endif %}"""
+
+
+def test_an_unknown_model_is_an_error_in_the_stacks_terms(monkeypatch):
+    """The bare `replyparse` name for a model no row matches and no dialect can be
+    derived for: the error says why (no chat template, or the derivation's reason) and
+    names the fix as a stack's command line does (the three spell the flags alike)."""
+    monkeypatch.delenv(_common.RENDER_OPTIONS_ENV, raising=False)
+    with pytest.raises(rp.UnknownParserError) as e:
+        _common.choose_dialects("acme/unreleased-7b")
+    msg = str(e.value)
+    assert msg.startswith('no model table row matches model "acme/unreleased-7b"; the served ')
+    assert "tokenizer has no chat template to derive a dialect from" in msg
+    assert "--tool-call-parser replyparse-<dialect> --reasoning-parser replyparse-<dialect>" in msg
+    assert "keyword arguments" not in msg  # the Python API's advice is not a stack's
+    assert (e.value.model, e.value.derivation) == ("acme/unreleased-7b", None)
+    with pytest.raises(rp.UnknownParserError) as e:
+        _common.choose_dialects("acme/unreleased-7b", None, _NEEDS_A_VARIABLE)
+    assert "no dialect can be derived from its chat template: " in str(e.value)
+    assert "turn_end is required" in e.value.derivation
+    # The closest rows come with the names that serve them.
+    with pytest.raises(rp.UnknownParserError) as e:
+        _common.choose_dialects("deepseek-ai/DeepSeek-V9")
+    assert "DeepSeek-V3.1 (--tool-call-parser replyparse-deepseek_v31 --reasoning-parser" in str(
+        e.value
+    )
+
+
+def test_the_deployments_render_options_reach_the_derivation(monkeypatch, caplog):
+    """`REPLYPARSE_RENDER_OPTIONS` (a JSON object) is what a served chat template is
+    rendered with to derive a dialect; the choice is logged once, at WARNING for a
+    derived dialect."""
+    model = "acme/needs-a-variable"
+    monkeypatch.setenv(_common.RENDER_OPTIONS_ENV, '{"turn_end": "<|im_end|>"}')
+    monkeypatch.setattr(_common, "_LOGGED", set())
+    with caplog.at_level(logging.INFO, logger="replyparse.integrations"):
+        chosen = _common.choose_dialects(model, None, _NEEDS_A_VARIABLE)
+        again = _common.choose_dialects(model, None, _NEEDS_A_VARIABLE)
+    d = rp.dialect_from_chat_template(_NEEDS_A_VARIABLE, turn_end="<|im_end|>")
+    assert chosen == again
+    assert (chosen.tool_parser, chosen.reasoning_parser) == (d.name, d.name)
+    logged = [r for r in caplog.records if model in r.getMessage()]
+    assert len(logged) == 1 and logged[0].levelno == logging.WARNING
+    assert f"tool parser {d.name}, reasoning parser {d.name}" in logged[0].getMessage()
+    assert "a dialect derived from its chat template" in logged[0].getMessage()
+    # A row is logged at INFO.
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="replyparse.integrations"):
+        _common.choose_dialects("Qwen/Qwen3-8B")
+    [row] = [r for r in caplog.records if "Qwen/Qwen3-8B" in r.getMessage()]
+    assert row.levelno == logging.INFO
+    for bad in ("not json", "[1]"):
+        monkeypatch.setenv(_common.RENDER_OPTIONS_ENV, bad)
+        with pytest.raises(ValueError, match=_common.RENDER_OPTIONS_ENV):
+            _common.choose_dialects(model, None, _NEEDS_A_VARIABLE)

@@ -264,6 +264,7 @@ class ResponseParser(_native.ResponseParser):
         chat_template: str | None = None,
         default: bool = False,
         response_template: Any = None,
+        render_options: Mapping[str, Any] | None = None,
         **options: Any,
     ) -> ResponseParser:
         """Builds the parser for `model` with the parsers `parsers_for_model` chooses
@@ -275,13 +276,15 @@ class ResponseParser(_native.ResponseParser):
         checkpoint's tag suffix the chat template shows (`choice.tag_suffix`) is used
         unless `tag_suffix=` says otherwise. A model no row matches gets the parsers of
         `response_template` when given (the checkpoint's template, its tokenizer config,
-        or the tokenizer)."""
+        or the tokenizer), else the dialect derived from `chat_template` (rendered with
+        `render_options`; see `parsers_for_model`)."""
         choice = parsers_for_model(
             model,
             model_type=model_type,
             chat_template=chat_template,
             default=default,
             response_template=response_template,
+            render_options=render_options,
         )
         if options.get("tag_suffix") is None:
             options["tag_suffix"] = choice.tag_suffix
@@ -311,6 +314,7 @@ class ResponseParser(_native.ResponseParser):
         model_type: str | None = None,
         chat_template: str | None = None,
         tag_suffix: str | None = None,
+        render_options: Mapping[str, Any] | None = None,
         _choose: bool = True,
     ) -> ResponseParser:
         """Builds a parser from a request (a dict or a pydantic object): an OpenAI Chat
@@ -329,7 +333,8 @@ class ResponseParser(_native.ResponseParser):
         `chat_template_kwargs`, or the model's own flag).
 
         With no parser named, the parsers are chosen from the model as `for_model` does:
-        `model=` (with `model_type=`, `chat_template=` when known), else the request's
+        `model=` (with `model_type=`, `chat_template=` when known, and the
+        `render_options` a dialect is derived from the template with), else the request's
         own `model`. A `model=` the model table does not know raises
         `UnknownParserError`; a request's `model` it does not know gives the plain
         parser (everything is content) with an `UnknownModelWarning`, as before models
@@ -345,7 +350,10 @@ class ResponseParser(_native.ResponseParser):
             if model is not None:
                 try:
                     choice = parsers_for_model(
-                        model, model_type=model_type, chat_template=chat_template
+                        model,
+                        model_type=model_type,
+                        chat_template=chat_template,
+                        render_options=render_options,
                     )
                 except UnknownParserError as e:
                     if explicit:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -684,23 +684,46 @@ def parsers_for_model(
     chat_template: str | None = None,
     default: bool = False,
     response_template: Any = None,
+    render_options: Mapping[str, Any] | None = None,
 ) -> ParserChoice:
     """Chooses the parsers for `model` (an HF id or a served name) from the engine's model
     table: the chat template's markers when `chat_template` is given, then the HF
-    `model_type`, then the longest model-id pattern. A model no row matches gets the
-    parsers of its checkpoint's `response_template` when one is given (the template, a
-    tokenizer config or its path, or the tokenizer: see
-    `dialect_from_response_template`), its `reason` saying so. An unknown model raises
-    `UnknownParserError` naming the closest rows; with `default=True` it gets the
-    documented default instead (Hermes `<tool_call>` JSON, no reasoning parser). The
-    engine caches the answers per model (bounded; a dialect registered later is seen)."""
+    `model_type`, then the longest model-id pattern. A row chosen by the chat template's
+    markers alone is checked first: when the template's own turns with calls do not
+    read back with its parsers, the dialect derived from the template takes its place.
+
+    A model no row matches gets, in this order:
+
+    1. the parsers of its checkpoint's `response_template` when one is given (the
+       template, a tokenizer config or its path, or the tokenizer: see
+       `dialect_from_response_template`): the checkpoint's own description of what the
+       model generates comes before what is read off the chat template;
+    2. the dialect derived from `chat_template` (`dialect_from_chat_template`), or the
+       row its markers choose and the self-check confirms; also when the response
+       template cannot be used (it cannot stream), the `reason` then saying why;
+
+    its `reason` saying which. A row the model id or `model_type` names is never
+    replaced by either. `render_options` are the keyword arguments the chat template is
+    rendered with to derive a dialect (and to self-check a row), as for
+    `dialect_from_chat_template`: `bos_token`, `eos_token` (`<s>` and `</s>` stand in
+    when left out) and any other variable the template reads; the thinking flags are
+    probed, not given. Without a chat template they change nothing.
+
+    An unknown model raises `UnknownParserError` naming the closest rows (its
+    `derivation` says why no dialect could be derived from the chat template given);
+    with `default=True` it gets the documented default instead (Hermes `<tool_call>`
+    JSON, no reasoning parser). The engine caches the answers per model, template and
+    options (bounded; a dialect registered later is seen)."""
     template_json = None
     if response_template is not None:
         from ._response_template import response_template_json
 
         template_json, beside = response_template_json(response_template)
         chat_template = chat_template or beside
-    text = _native.parsers_for_model_json(model, model_type, chat_template, default, template_json)
+    options = json.dumps(dict(render_options)) if render_options else None
+    text = _native.parsers_for_model_json(
+        model, model_type, chat_template, default, template_json, options
+    )
     choice = _CHOICE_OBJECTS.get(text)
     if choice is None:
         if len(_CHOICE_OBJECTS) >= 256:

@@ -401,6 +401,7 @@ def parsers_for_model_json(
     chat_template: str | None = None,
     fallback: bool = False,
     response_template_json: str | None = None,
+    render_options_json: str | None = None,
 ) -> str: ...
 def response_template_json(
     template_json: str, chat_template: str | None = None, register: bool = True

@@ -130,6 +130,9 @@ def _unknown_model(e: UnknownParserError, *, default_flag: bool) -> CliError:
         flags = " ".join(f"{flag} {r[k]}" for k, flag in _FLAGS.items() if r.get(k))
         described.append(f"{name} ({flags})")
     msg = f"no model table row matches model {model!r}"
+    derivation = getattr(e, "derivation", None)
+    if derivation:
+        msg += f"; no dialect can be derived from its chat template: {derivation}"
     if described:
         msg += "; closest model table rows: " + "; ".join(described)
     msg += (

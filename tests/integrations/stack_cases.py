@@ -8,6 +8,8 @@ builds them), with `--noconftest`, so this module puts `tests/` on the path itse
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 import os
 import sys
 from collections.abc import Callable
@@ -172,3 +174,126 @@ def report(stack: str, failures: list[str], total: int) -> None:
     assert not failures, f"{stack}: {len(failures)} of {total} runs differ:\n" + "\n".join(
         failures[:15]
     )
+
+
+# ---------------------------------------------------------------------------------------
+# A model the model table does not know, served with its chat template
+# ---------------------------------------------------------------------------------------
+
+DERIVED_FILE = os.path.join(HERE, "derived_cases.json")
+TEMPLATE_DIR = os.path.join(os.path.dirname(HERE), "templates")
+
+
+@dataclass
+class DerivedTemplate:
+    """A vendored chat template that derives, and its round-trip outputs as cases
+    (tests/support/stack_derived.py writes them; no parser is named: the bare plug-in
+    name must derive the dialect from the template)."""
+
+    file: str
+    family: str
+    chat_template: str
+    cases: list[fixture_files.Fixture]
+
+
+def derived_templates() -> tuple[str, list[DerivedTemplate]]:
+    """The unknown model id, and the templates of tests/integrations/derived_cases.json
+    with their cases (checked to be the vendored templates the cases were rendered
+    from)."""
+    with open(DERIVED_FILE, encoding="utf-8") as f:
+        data = json.load(f)
+    out = []
+    for file, t in data["templates"].items():
+        with open(os.path.join(TEMPLATE_DIR, file), encoding="utf-8") as f:
+            text = f.read()
+        assert hashlib.sha256(text.encode("utf-8")).hexdigest() == t["sha256"], (
+            f"{file} changed since its cases were rendered: run "
+            "scripts/stack_derived_cases.py --write"
+        )
+        cases = [
+            fixture_files.Fixture(
+                id=c["id"],
+                tool_parser=None,
+                reasoning_parser=None,
+                enable_thinking=None,
+                tools=t["tools"],
+                text=c["text"],
+                content=c["content"],
+                reasoning=c["reasoning"],
+                calls=[(n, json.dumps(a, ensure_ascii=False)) for n, a in c["calls"]],
+                options=(
+                    {"chat_template_kwargs": c["chat_template_kwargs"]}
+                    if c["chat_template_kwargs"]
+                    else {}
+                ),
+            )
+            for c in t["cases"]
+        ]
+        out.append(DerivedTemplate(file, t["family"], text, cases))
+    return data["model"], out
+
+
+def as_values(r: Result) -> tuple[Any, ...]:
+    """A result with each call's arguments read as JSON (compared as values: the
+    template wrote them in its own notation)."""
+
+    def value(a: str) -> Any:
+        try:
+            return json.loads(a)
+        except ValueError:
+            return {"<not JSON>": a}
+
+    r = r.normalized()
+    return (r.content, r.reasoning, [(n, value(a)) for n, a in r.calls])
+
+
+def expected_of(case: fixture_files.Fixture) -> Result:
+    """What the template was given (the case's expected message)."""
+    return Result(case.content, case.reasoning, list(case.calls)).normalized()
+
+
+def named(names: list[str]) -> list[str]:
+    """The registry's names less those of dialects derived at run time (the bare
+    `replyparse` name derived them for a model the table does not know, after the
+    plug-in read the names it registers): every other name has a plug-in name."""
+    return [n for n in names if not n.startswith("derived-")]
+
+
+def check_unknown(model: str) -> None:
+    """The model id matches no model table row (without its template)."""
+    try:
+        rp.parsers_for_model(model)
+    except rp.UnknownParserError:
+        return
+    raise AssertionError(f"{model} matches a model table row: choose another id")
+
+
+def check_derived_choice(model: str, t: DerivedTemplate, logged: list[str]) -> str:
+    """The choice for `model` with the template is the dialect derived from it (no
+    row), and the plug-in logged that choice with its reason; returns the name."""
+    choice = rp.parsers_for_model(model, chat_template=t.chat_template)
+    derived = rp.dialect_from_chat_template(t.chat_template)
+    assert (choice.tool_parser, choice.reasoning_parser, choice.row) == (
+        derived.name,
+        derived.name,
+        None,
+    ), choice.reason
+    assert derived.tool_parser.family == t.family
+    assert "derived from" in choice.reason and "chat template" in choice.reason
+    mine = [m for m in logged if repr(model) in m and derived.name in m]
+    assert len(mine) == 1, (t.file, logged)
+    assert choice.reason in mine[0]
+    return derived.name
+
+
+def check_unknown_error(e: BaseException, template_reason: str | None) -> None:
+    """The error a plug-in gives a model no row matches when no dialect can be derived:
+    says why, and names the fix in the stack's terms (docs/serving-stacks.md)."""
+    msg = str(e)
+    assert isinstance(e, rp.UnknownParserError), repr(e)
+    assert msg.startswith('no model table row matches model "'), msg
+    if template_reason is None:
+        assert "the served tokenizer has no chat template to derive a dialect from" in msg
+    else:
+        assert f"no dialect can be derived from its chat template: {template_reason}" in msg
+    assert "--tool-call-parser replyparse-<dialect> --reasoning-parser replyparse-<dialect>" in msg

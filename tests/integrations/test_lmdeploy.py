@@ -25,6 +25,7 @@ import tempfile
 import warnings
 from types import SimpleNamespace
 
+import pytest
 import stack_cases as sc
 from gpu_stubs import install
 
@@ -167,6 +168,69 @@ def test_every_case_streaming_and_complete():
     sc.report("lmdeploy", failures, runs)
 
 
+class _ServedTokenizer(Tokenizer):
+    def __init__(self, name: str, chat_template: str | None) -> None:
+        self.name_or_path = name
+        self.chat_template = chat_template
+
+
+def _bare_name_parser(tokenizer) -> type:
+    """The response parser class LMDeploy stores for `replyparse` on both sides."""
+    context = _context("Qwen3ForCausalLM")
+    context.async_engine.tokenizer.model.model = tokenizer
+    api_server.set_parsers(context, "replyparse", "replyparse")
+    return context.response_parser_cls
+
+
+def test_a_model_the_table_does_not_know_gets_the_dialect_derived_from_its_template(caplog):
+    """`replyparse` for both parsers, a model id no row matches, and a tokenizer whose
+    chat template is a vendored one that derives (one of each family): the plug-in
+    uses the dialect derived from the template, and logs it. The outputs are the
+    template's own renders of turns with calls; streamed under every chunking and
+    complete, the calls (arguments as JSON values), content and reasoning are what the
+    template was given."""
+    model, templates = sc.derived_templates()
+    sc.check_unknown(model)
+    failures: list[str] = []
+    runs = 0
+    with caplog.at_level("INFO", logger="replyparse.integrations"):
+        for t in templates:
+            cls = _bare_name_parser(_ServedTokenizer(model, t.chat_template))
+            for case in t.cases:
+                want = sc.as_values(sc.expected_of(case))
+                runs += 1
+                got = sc.as_values(_complete(cls, case))
+                if got != want:
+                    failures.append(f"{case.id} complete: {got} != {want}")
+                for chunker in sc.CHUNKINGS:
+                    runs += 1
+                    got, errors = _stream(cls, case, chunker(case.text))
+                    if sc.as_values(got) != want or errors:
+                        failures.append(
+                            f"{case.id} {chunker.__name__}: {sc.as_values(got)} != {want} {errors}"
+                        )
+    sc.report("lmdeploy derived dialects", failures, runs)
+    logged = [r.getMessage() for r in caplog.records]
+    names = {sc.check_derived_choice(model, t, logged) for t in templates}
+    assert len(names) == len(templates) >= 3
+
+
+def test_a_model_the_table_does_not_know_without_a_usable_template_is_an_error():
+    """No chat template, or one no dialect can be derived from: the request's parser
+    is not built, with the error that says why and names the fix."""
+    model, templates = sc.derived_templates()
+    case = templates[0].cases[0]
+    refused = open(os.path.join(sc.TEMPLATE_DIR, "granite-3.3.jinja"), encoding="utf-8").read()
+    with pytest.raises(rp.DialectDerivationError) as why:
+        rp.dialect_from_chat_template(refused)
+    for template, reason in ((None, None), (refused, why.value.brief)):
+        cls = _bare_name_parser(_ServedTokenizer(model, template))
+        for stream in (False, True):
+            with pytest.raises(rp.UnknownParserError) as e:
+                cls(ChatCompletionRequest(**sc.request_dict(case), stream=stream))
+            sc.check_unknown_error(e.value, reason)
+
+
 class _TemplateTokenizer(Tokenizer):
     """A checkpoint that ships a `response_template` (transformers >= 5.13 loads it
     from tokenizer_config.json into this attribute)."""
@@ -212,9 +276,9 @@ def test_the_response_template_names_choose_from_the_checkpoints_template():
 
 
 def test_every_dialect_has_a_plugin_name():
-    for name in rp.tool_parsers():
+    for name in sc.named(rp.tool_parsers()):
         assert ToolParserManager.get(f"replyparse-{name}".replace(".", "")) is not None
-    for name in rp.reasoning_parsers():
+    for name in sc.named(rp.reasoning_parsers()):
         assert ReasoningParserManager.get(f"replyparse-{name}".replace(".", "")) is not None
     for slot in ("default", "gpt-oss"):
         assert ResponseParserManager.get(slot).__module__ == "replyparse.integrations.lmdeploy"

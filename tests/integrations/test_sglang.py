@@ -15,8 +15,10 @@ the text after it (README, "SGLang").
 
 from __future__ import annotations
 
+import os
 import warnings
 
+import pytest
 import stack_cases as sc
 from gpu_stubs import install
 
@@ -105,7 +107,7 @@ def _expected(case) -> sc.Result:
     return sc.Result(tools.content, reasoning, calls).normalized()
 
 
-def _reasoning_parser(name, case, request, stream: bool):
+def _reasoning_parser(name, case, request, stream: bool, tokenizer=None):
     # serving_chat's force_reasoning for a detector whose template toggle SGLang does
     # not infer: `_get_reasoning_from_request` reads the detector's reasoning_default
     # ("always" for BaseReasoningFormatDetector's subclasses), so True. Given the
@@ -115,12 +117,12 @@ def _reasoning_parser(name, case, request, stream: bool):
         stream,
         True,
         request,
-        tokenizer=None,
+        tokenizer=tokenizer,
         tool_call_parser_active=_tools_active(case),
     )
 
 
-def _function_parser(name, request):
+def _function_parser(name, request, tokenizer=None):
     is_required = request.tool_choice == "required" or isinstance(
         request.tool_choice, protocol.ToolChoice
     )
@@ -128,19 +130,21 @@ def _function_parser(name, request):
         probe = FunctionCallParser(
             tools=request.tools,
             tool_call_parser=name,
-            tokenizer=None,
+            tokenizer=tokenizer,
             tool_choice=request.tool_choice,
         )
         assert probe.owns_tool_format()  # else serving_chat would use its JSON-array parser
         return probe
-    return FunctionCallParser(tools=request.tools, tool_call_parser=name, tokenizer=None)
+    return FunctionCallParser(tools=request.tools, tool_call_parser=name, tokenizer=tokenizer)
 
 
-def _stream(case, chunks: list[str]) -> tuple[sc.Result, list[str]]:
-    tool, reasoning = _names(case)
+def _stream(case, chunks: list[str], names=None, tokenizer=None) -> tuple[sc.Result, list[str]]:
+    """`names`: the (tool, reasoning) parser names, else the case's dialects';
+    `tokenizer`: the one the server loaded (the bare name reads the model from it)."""
+    tool, reasoning = names or _names(case)
     _SERVED["tool"] = tool
     request = _request(case, stream=True)
-    rparser = _reasoning_parser(reasoning, case, request, True) if reasoning else None
+    rparser = _reasoning_parser(reasoning, case, request, True, tokenizer) if reasoning else None
     fparser = None
     acc = sc.Accumulator()
     ids = 0
@@ -154,7 +158,7 @@ def _stream(case, chunks: list[str]) -> tuple[sc.Result, list[str]]:
             acc.add(reasoning=r)
         if tool and _tools_active(case):
             if fparser is None:
-                fparser = _function_parser(tool, request)
+                fparser = _function_parser(tool, request, tokenizer)
             normal, calls = fparser.parse_stream_chunk(delta or "")
             if final:
                 end_text, end_calls = fparser.parse_stream_end()
@@ -172,21 +176,21 @@ def _stream(case, chunks: list[str]) -> tuple[sc.Result, list[str]]:
     return acc.result(), acc.errors
 
 
-def _complete(case, served: bool = True) -> sc.Result:
+def _complete(case, served: bool = True, names=None, tokenizer=None) -> sc.Result:
     """`served=False`: the server's tool parser is not replyparse's (the reasoning
-    detector then parses reasoning only, as SGLang's own do)."""
-    tool, reasoning_name = _names(case)
+    detector then parses reasoning only, as SGLang's own do). `names` and `tokenizer`
+    as for `_stream`."""
+    tool, reasoning_name = names or _names(case)
     _SERVED["tool"] = tool if served else None
     request = _request(case, stream=False)
     text, reasoning = case.text, None
     if reasoning_name:
-        reasoning, text = _reasoning_parser(reasoning_name, case, request, False).parse_non_stream(
-            text
-        )
+        rparser = _reasoning_parser(reasoning_name, case, request, False, tokenizer)
+        reasoning, text = rparser.parse_non_stream(text)
     calls = []
     if tool and _tools_active(case):
         parser = FunctionCallParser(
-            request.tools, tool, tokenizer=None, tool_choice=request.tool_choice
+            request.tools, tool, tokenizer=tokenizer, tool_choice=request.tool_choice
         )
         # serving_chat._process_tool_calls
         if parser.has_tool_call(text):
@@ -256,9 +260,9 @@ def test_served_tool_parser_is_read_from_the_runtime_context():
 
 
 def test_every_dialect_has_a_plugin_name():
-    for name in rp.tool_parsers():
+    for name in sc.named(rp.tool_parsers()):
         assert f"replyparse-{name}" in FunctionCallParser.ToolCallParserEnum
-    for name in rp.reasoning_parsers():
+    for name in sc.named(rp.reasoning_parsers()):
         assert f"replyparse-{name}" in ReasoningParser.DetectorMap
     for name in rp.response_parsers():
         if name != "default":
@@ -285,6 +289,71 @@ def test_sglangs_own_spellings_with_the_prefix_are_registered():
     theirs = [n for n in ReasoningParser.DetectorMap if not n.startswith("replyparse")]
     for name in (n for n in theirs if _norm(n) in ours):
         assert f"replyparse-{name}" in ReasoningParser.DetectorMap, name
+
+
+class _Tokenizer:
+    """The tokenizer members the plug-ins read."""
+
+    def __init__(self, name: str, chat_template: str | None) -> None:
+        self.name_or_path = name
+        self.chat_template = chat_template
+
+    def get_vocab(self) -> dict[str, int]:
+        return {}
+
+
+_BARE = ("replyparse", "replyparse")
+
+
+def test_a_model_the_table_does_not_know_gets_the_dialect_derived_from_its_template(caplog):
+    """`replyparse` for both parsers, a model id no row matches, and a tokenizer whose
+    chat template is a vendored one that derives (one of each family): the plug-ins
+    use the dialect derived from the template, and log it. The outputs are the
+    template's own renders of turns with calls; streamed under every chunking and
+    complete, the calls (arguments as JSON values), content and reasoning are what the
+    template was given."""
+    model, templates = sc.derived_templates()
+    sc.check_unknown(model)
+    failures: list[str] = []
+    runs = 0
+    with caplog.at_level("INFO", logger="replyparse.integrations"):
+        for t in templates:
+            tok = _Tokenizer(model, t.chat_template)
+            for case in t.cases:
+                want = sc.as_values(sc.expected_of(case))
+                runs += 1
+                got = sc.as_values(_complete(case, names=_BARE, tokenizer=tok))
+                if got != want:
+                    failures.append(f"{case.id} complete: {got} != {want}")
+                for chunker in sc.CHUNKINGS:
+                    runs += 1
+                    got, errors = _stream(case, chunker(case.text), names=_BARE, tokenizer=tok)
+                    if sc.as_values(got) != want or errors:
+                        failures.append(
+                            f"{case.id} {chunker.__name__}: {sc.as_values(got)} != {want} {errors}"
+                        )
+    sc.report("sglang derived dialects", failures, runs)
+    logged = [r.getMessage() for r in caplog.records]
+    names = {sc.check_derived_choice(model, t, logged) for t in templates}
+    assert len(names) == len(templates) >= 3
+
+
+def test_a_model_the_table_does_not_know_without_a_usable_template_is_an_error():
+    """No chat template, or one no dialect can be derived from: building the request's
+    parsers gives the error that says why and names the fix."""
+    model, templates = sc.derived_templates()
+    case = templates[0].cases[0]
+    refused = open(os.path.join(sc.TEMPLATE_DIR, "granite-3.3.jinja"), encoding="utf-8").read()
+    with pytest.raises(rp.DialectDerivationError) as why:
+        rp.dialect_from_chat_template(refused)
+    for template, reason in ((None, None), (refused, why.value.brief)):
+        tok = _Tokenizer(model, template)
+        with pytest.raises(rp.UnknownParserError) as e:
+            _complete(case, names=_BARE, tokenizer=tok)
+        sc.check_unknown_error(e.value, reason)
+        with pytest.raises(rp.UnknownParserError) as e:
+            _stream(case, [case.text], names=_BARE, tokenizer=tok)
+        sc.check_unknown_error(e.value, reason)
 
 
 class _TemplateTokenizer:

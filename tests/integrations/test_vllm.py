@@ -20,6 +20,7 @@ import sys
 import warnings
 from typing import get_args
 
+import pytest
 import stack_cases as sc
 from gpu_stubs import install
 
@@ -315,6 +316,66 @@ def test_bare_name_chooses_dialects_from_the_served_model():
     sc.report("vllm bare name", failures, 1)
 
 
+def test_a_model_the_table_does_not_know_gets_the_dialect_derived_from_its_template(caplog):
+    """`replyparse` for both parsers, a model id no row matches, and a tokenizer whose
+    chat template is a vendored one that derives (one of each family): the plug-ins
+    use the dialect derived from the template, and log it. The outputs are the
+    template's own renders of turns with calls; streamed under every chunking and
+    complete, the calls (arguments as JSON values), content and reasoning are what the
+    template was given."""
+    model, templates = sc.derived_templates()
+    sc.check_unknown(model)
+    cls = ParserManager.get_parser(
+        tool_parser_name="replyparse", reasoning_parser_name="replyparse", enable_auto_tools=True
+    )
+    failures: list[str] = []
+    runs = 0
+    with caplog.at_level("INFO", logger="replyparse.integrations"):
+        for t in templates:
+            tokenizer = Tokenizer(model, chat_template=t.chat_template)
+            for case in t.cases:
+                runs += 1
+                got, used = _complete(cls, case, tokenizer)
+                want = sc.as_values(_expected(case, sc.expected_of(case), streaming=False))
+                if sc.as_values(got) != want:
+                    failures.append(f"{case.id} complete: {sc.as_values(got)} != {want}")
+                if (used > 0) != bool(case.reasoning):
+                    failures.append(f"{case.id}: reasoning tokens {used}")
+                want = sc.as_values(_expected(case, sc.expected_of(case), streaming=True))
+                for chunker in sc.CHUNKINGS:
+                    runs += 1
+                    got, errors = _run(cls, case, chunker(case.text), tokenizer)
+                    if sc.as_values(got) != want or errors:
+                        failures.append(
+                            f"{case.id} {chunker.__name__}: {sc.as_values(got)} != {want} {errors}"
+                        )
+    sc.report("vllm derived dialects", failures, runs)
+    logged = [r.getMessage() for r in caplog.records]
+    names = {sc.check_derived_choice(model, t, logged) for t in templates}
+    assert len(names) == len(templates) >= 3
+
+
+def test_a_model_the_table_does_not_know_without_a_usable_template_is_an_error():
+    """No chat template, or one no dialect can be derived from: the request that reaches
+    the parser gets the error that says why and names the fix."""
+    model, templates = sc.derived_templates()
+    case = templates[0].cases[0]
+    refused = open(os.path.join(sc.TEMPLATE_DIR, "granite-3.3.jinja"), encoding="utf-8").read()
+    with pytest.raises(rp.DialectDerivationError) as why:
+        rp.dialect_from_chat_template(refused)
+    cls = ParserManager.get_parser(
+        tool_parser_name="replyparse", reasoning_parser_name="replyparse", enable_auto_tools=True
+    )
+    for template, reason in ((None, None), (refused, why.value.brief)):
+        tokenizer = Tokenizer(model, chat_template=template)
+        with pytest.raises(rp.UnknownParserError) as e:
+            _complete(cls, case, tokenizer)
+        sc.check_unknown_error(e.value, reason)
+        with pytest.raises(rp.UnknownParserError) as e:
+            _run(cls, case, [case.text], tokenizer)
+        sc.check_unknown_error(e.value, reason)
+
+
 class _TemplateTokenizer(Tokenizer):
     """A checkpoint that ships a `response_template` (transformers >= 5.13 loads it
     from tokenizer_config.json into this attribute)."""
@@ -360,12 +421,12 @@ def test_the_response_template_names_choose_from_the_checkpoints_template():
 def test_every_dialect_has_a_plugin_name():
     tools = set(ToolParserManager.list_registered())
     reasoning = set(ReasoningParserManager.list_registered())
-    for name in rp.tool_parsers():
+    for name in sc.named(rp.tool_parsers()):
         assert f"replyparse-{name}" in tools
     for name in rp.response_parsers():
         if name != "default":
             assert f"replyparse-{name}" in tools
-    for name in rp.reasoning_parsers():
+    for name in sc.named(rp.reasoning_parsers()):
         assert f"replyparse-{name}" in reasoning
     assert "replyparse" in tools and "replyparse" in reasoning
 

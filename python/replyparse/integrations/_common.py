@@ -7,6 +7,8 @@ the arguments of one `ResponseParser`.
 
 from __future__ import annotations
 
+import json
+import logging
 import os
 import re
 from collections.abc import Iterable
@@ -14,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import replyparse as rp
+from replyparse import _native
 from replyparse._diagnostics import COUNTS, log_crossed
 
 PREFIX = "replyparse"
@@ -203,18 +206,122 @@ def choose_dialects(
 ) -> Dialects:
     """The dialects of a served model, for the bare `replyparse` name: replyparse's
     model table (`rp.parsers_for_model`: chat template markers, then HF `model_type`,
-    then model-id patterns) decides; no match raises `UnknownParserError` (name the
-    dialect instead: `replyparse-<dialect>`). With `template_of` (the tokenizer the stack
-    loaded, for the `replyparse-hf` / `replyparse-response_template` names), the
-    checkpoint's `response_template` decides (`rp.dialect_from_response_template`):
-    none, or one that cannot stream, raises `InvalidDialectError` when the parser is
-    built."""
+    then model-id patterns) decides; a model no row matches gets the dialect derived
+    from its chat template, rendered with the deployment's `REPLYPARSE_RENDER_OPTIONS`
+    (`render_options_of`). The choice is logged once per process (`_log_choice`).
+    When no dialect can be derived either, `UnknownParserError` says why and names the
+    fix in the stack's terms (name the dialects: `replyparse-<dialect>`). With
+    `template_of` (the tokenizer the stack loaded, for the `replyparse-hf` /
+    `replyparse-response_template` names), the checkpoint's `response_template` decides
+    (`rp.dialect_from_response_template`): none, or one that cannot stream, raises
+    `InvalidDialectError` when the parser is built."""
     if template_of is not None:
         d = rp.dialect_from_response_template(template_of)
         c = d.choice
         return Dialects(c.tool_parser, c.reasoning_parser, c.response_parser, d.reason)
-    c = rp.parsers_for_model(model, model_type=model_type, chat_template=chat_template)
+    try:
+        c = rp.parsers_for_model(
+            model,
+            model_type=model_type,
+            chat_template=chat_template,
+            render_options=render_options_of(),
+        )
+    except rp.UnknownParserError as e:
+        raise _unknown_model(e, chat_template is not None) from None
+    _log_choice(model, c)
     return Dialects(c.tool_parser, c.reasoning_parser, c.response_parser, str(c.reason))
+
+
+RENDER_OPTIONS_ENV = "REPLYPARSE_RENDER_OPTIONS"
+
+
+def render_options_of() -> dict[str, Any] | None:
+    """The deployment's render options for deriving a dialect from the served chat
+    template: the `REPLYPARSE_RENDER_OPTIONS` environment variable, a JSON object of the
+    keyword arguments the template is rendered with (a variable it needs, the
+    tokenizer's `bos_token` / `eos_token`). Not the request's `chat_template_kwargs`:
+    those come from clients, a distinct set would cost a derivation each, and the
+    thinking flags they carry are probed by the derivation and read per request when
+    parsing. None when unset."""
+    text = os.environ.get(RENDER_OPTIONS_ENV, "").strip()
+    if not text:
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError as e:
+        raise ValueError(f"{RENDER_OPTIONS_ENV} is not JSON: {e}") from None
+    if not isinstance(value, dict):
+        raise ValueError(f"{RENDER_OPTIONS_ENV} must be a JSON object, got {text!r}")
+    return value
+
+
+_logger = logging.getLogger("replyparse.integrations")
+# The choices already logged in this process (a stack builds parsers per request).
+_LOGGED: set[tuple[Any, ...]] = set()
+
+
+def _log_choice(model: str | None, c: rp.ParserChoice) -> None:
+    """Logs, once per process, which dialects the bare `replyparse` name chose for a
+    model and why (the choice's `reason`): at INFO for a model table row, at WARNING
+    for a dialect derived from the chat template (no row: the operator should know the
+    parsers were read off the template, see docs/deriving-a-dialect.md)."""
+    key = (model, c.tool_parser, c.reasoning_parser, c.response_parser, c.reason)
+    if key in _LOGGED:
+        return
+    if len(_LOGGED) >= 256:
+        _LOGGED.clear()
+    _LOGGED.add(key)
+    sides = [
+        f"{side} parser {name}"
+        for side, name in (
+            ("tool", c.tool_parser),
+            ("reasoning", c.reasoning_parser),
+            ("response", c.response_parser),
+        )
+        if name
+    ]
+    _logger.log(
+        logging.WARNING if c.row is None else logging.INFO,
+        "replyparse: model %r: %s (%s)",
+        model,
+        ", ".join(sides) or "no parser",
+        c.reason,
+    )
+
+
+def _unknown_model(e: rp.UnknownParserError, had_template: bool) -> rp.UnknownParserError:
+    """The engine's unknown-model error, with the fix in a serving stack's terms: the
+    parser names of the stack's command line (the three stacks spell the flags alike)."""
+    model = getattr(e, "model", None)
+    closest = getattr(e, "closest", None)
+    derivation = getattr(e, "derivation", None)
+    if model is None or closest is None:
+        return e
+    msg = f'no model table row matches model "{model}"'
+    if derivation:
+        msg += f"; no dialect can be derived from its chat template: {derivation}"
+    elif not had_template:
+        msg += "; the served tokenizer has no chat template to derive a dialect from"
+    rows = {r["name"]: r for r in json.loads(_native.model_table_json())["models"]}
+    described = []
+    for name in closest:
+        r = rows.get(name, {})
+        tool = r.get("tool_parser") or r.get("response_parser")
+        reasoning = r.get("reasoning_parser") or r.get("response_parser")
+        flags = [f"--tool-call-parser {PREFIX}-{tool}"] if tool else []
+        flags += [f"--reasoning-parser {PREFIX}-{reasoning}"] if reasoning else []
+        described.append(f"{name} ({' '.join(flags)})" if flags else name)
+    if described:
+        msg += "; closest model table rows: " + "; ".join(described)
+    msg += (
+        f". The `{PREFIX}` parser name chooses the dialects from the served model: name them "
+        f"instead (--tool-call-parser {PREFIX}-<dialect> --reasoning-parser "
+        f"{PREFIX}-<dialect>; `replyparse list` shows every dialect, `replyparse detect "
+        "MODEL --template FILE` what a model id and chat template give)"
+    )
+    out = rp.UnknownParserError(msg)
+    out.model, out.closest, out.derivation = model, closest, derivation
+    return out
 
 
 def choose_for(name: Any, tokenizer: Any, *info: Any) -> Dialects:

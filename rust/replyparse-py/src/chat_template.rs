@@ -69,7 +69,9 @@ pub(crate) fn render_chat_template(
     result.map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
-fn options_of(options_json: Option<&str>) -> PyResult<serde_json::Map<String, serde_json::Value>> {
+pub(crate) fn options_of(
+    options_json: Option<&str>,
+) -> PyResult<serde_json::Map<String, serde_json::Value>> {
     match options_json
         .map(|o| parse_json("options_json", o))
         .transpose()?

@@ -81,7 +81,8 @@ pub(crate) fn to_py_err(e: engine::Error) -> PyErr {
 /// An unknown model, with the advice a Python caller can follow: the keyword arguments
 /// that name the closest rows' parsers. The exception also carries `model` and
 /// `closest` (the row names), for callers that advise in their own terms (the command
-/// line speaks of flags).
+/// line speaks of flags), and `derivation` (why no dialect can be derived from the chat
+/// template given, else None).
 fn unknown_model(
     model: &str,
     candidates: &[engine::ModelCandidate],
@@ -107,6 +108,7 @@ fn unknown_model(
         let _ = v.setattr("model", model);
         let names: Vec<&str> = candidates.iter().map(|c| c.row.as_str()).collect();
         let _ = v.setattr("closest", names);
+        let _ = v.setattr("derivation", derivation);
     });
     err
 }

@@ -205,16 +205,20 @@ pub(crate) fn register_reasoning_dialect(declaration_json: &str, replace: bool) 
 
 /// The parsers the model table chooses for a model, as JSON (`tool_parser`,
 /// `reasoning_parser`, `response_parser`, `reason`, `row`); a model no row matches gets
-/// its response template's parsers when one is given (as JSON); with `fallback`, an
-/// unknown model gets the documented default instead of `UnknownParserError`.
+/// its response template's parsers when one is given (as JSON), else the dialect
+/// derived from its chat template (rendered with `render_options_json`, a JSON object);
+/// with `fallback`, an unknown model gets the documented default instead of
+/// `UnknownParserError`.
 #[pyfunction]
-#[pyo3(signature = (model, model_type=None, chat_template=None, fallback=false, response_template_json=None))]
+#[pyo3(signature = (model, model_type=None, chat_template=None, fallback=false, response_template_json=None, render_options_json=None))]
 pub(crate) fn parsers_for_model_json(
+    py: Python<'_>,
     model: &str,
     model_type: Option<&str>,
     chat_template: Option<&str>,
     fallback: bool,
     response_template_json: Option<&str>,
+    render_options_json: Option<&str>,
 ) -> PyResult<String> {
     let template: Option<serde_json::Value> = response_template_json
         .map(serde_json::from_str)
@@ -224,13 +228,18 @@ pub(crate) fn parsers_for_model_json(
                 "response_template: not JSON: {e}"
             )))
         })?;
-    let choice = guarded(|| {
-        engine::response_template::parsers_for_model(
-            model,
-            model_type,
-            chat_template,
-            template.as_ref(),
-        )
+    let options = crate::chat_template::options_of(render_options_json)?;
+    // A derivation may render the template dozens of times: other threads run meanwhile.
+    let choice = py.detach(|| {
+        guarded(|| {
+            engine::response_template::parsers_for_model_with(
+                model,
+                model_type,
+                chat_template,
+                &options,
+                template.as_ref(),
+            )
+        })
     })?;
     let choice = match choice {
         Ok(c) => c,

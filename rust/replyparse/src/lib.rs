@@ -85,7 +85,10 @@ pub use grammars::xml::{
 pub use grammars::{Family, FieldError, FormDecl, Syntax};
 
 // The model table.
-pub use models::{config_for_model, model_table, parsers_for_model, ModelRow, ParserChoice};
+pub use models::{
+    config_for_model, model_table, parsers_for_model, parsers_for_model_with, ModelRow,
+    ParserChoice,
+};
 
 // The chat-template renderer.
 pub use chat_template::{render_chat_template, ChatTemplate, TemplateError, TemplateErrorKind};

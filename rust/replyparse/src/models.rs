@@ -286,13 +286,21 @@ struct ChoiceKey {
     model: Box<str>,
     model_type: Option<Box<str>>,
     template: Option<Box<str>>,
+    /// The render options as canonical JSON ("" for none).
+    options: Box<str>,
 }
 
+/// A cache key: the model, the model_type, the chat template and the render options
+/// (canonical JSON text, "" for none).
+type Key<'a> = (&'a str, Option<&'a str>, Option<&'a str>, &'a str);
+
 impl ChoiceKey {
-    fn is(&self, model: &str, model_type: Option<&str>, template: Option<&str>) -> bool {
+    fn is(&self, key: Key<'_>) -> bool {
+        let (model, model_type, template, options) = key;
         &*self.model == model
             && self.model_type.as_deref() == model_type
             && self.template.as_deref() == template
+            && &*self.options == options
     }
 }
 
@@ -304,10 +312,12 @@ static CHOICES: Cache<ChoiceKey, Result<ParserChoice>> = Cache::new(Limits {
 
 /// The key's hash: the model, the model_type and the template's length and ends, so
 /// its cost does not grow with the template (the full key is compared on a match).
-fn key_hash(model: &str, model_type: Option<&str>, template: Option<&str>) -> u64 {
+fn key_hash(key: Key<'_>) -> u64 {
+    let (model, model_type, template, options) = key;
     let mut h = std::collections::hash_map::DefaultHasher::new();
     model.hash(&mut h);
     model_type.hash(&mut h);
+    options.hash(&mut h);
     if let Some(t) = template {
         sampled_hash(t.as_bytes()).hash(&mut h);
     }
@@ -396,7 +406,7 @@ fn answer_bytes(answer: &Result<ParserChoice>) -> usize {
 /// # Caching
 ///
 /// Servers choose per request, so answers (errors included) are cached per exact
-/// `(model, model_type, chat_template)`. The cache is bounded: at most 256 entries and
+/// `(model, model_type, chat_template, render options)`. The cache is bounded: at most 256 entries and
 /// 4 MiB of keys and reasons; a key over 256 KiB is answered but not kept, and when
 /// full the least recently used entry goes. A lookup hashes the model, the model_type
 /// and the template's length and two ends (constant time, whatever the template's
@@ -408,15 +418,57 @@ pub fn parsers_for_model(
     model_type: Option<&str>,
     chat_template: Option<&str>,
 ) -> Result<ParserChoice> {
+    parsers_for_model_with(model, model_type, chat_template, &serde_json::Map::new())
+}
+
+/// [`parsers_for_model`], with the render options a dialect is derived from the chat
+/// template with (and a row chosen by the template's markers alone is self-checked
+/// with): the keyword arguments the template is rendered with besides the messages
+/// and tools, as for [`dialect_from_chat_template`](crate::dialect_from_chat_template)
+/// (`bos_token`, `eos_token`, another variable the template reads; the thinking flags
+/// are probed, not given). Without a chat template they change nothing. Answers are
+/// cached per options too.
+///
+/// ```
+/// use replyparse::{parsers_for_model, parsers_for_model_with};
+///
+/// // A template that cannot render without a variable its server passes.
+/// let template = r#"{%- if not turn_end %}{{ raise_exception("turn_end is required") }}{% endif %}
+/// {%- for m in messages %}<|im_start|>{{ m.role }}
+/// {{ m.content }}
+/// {%- for c in m.tool_calls or [] %}
+/// <call>{{ {"name": c.function.name, "arguments": c.function.arguments} | tojson }}</call>
+/// {%- endfor %}{{ turn_end }}
+/// {% endfor %}{% if add_generation_prompt %}<|im_start|>assistant
+/// {% endif %}"#;
+/// assert!(parsers_for_model("acme/unknown-7b", None, Some(template)).is_err());
+/// let mut options = serde_json::Map::new();
+/// options.insert("turn_end".into(), "<|im_end|>".into());
+/// let choice = parsers_for_model_with("acme/unknown-7b", None, Some(template), &options)?;
+/// assert!(choice.tool_parser.as_deref().is_some_and(|n| n.starts_with("derived-")));
+/// # Ok::<(), replyparse::Error>(())
+/// ```
+pub fn parsers_for_model_with(
+    model: &str,
+    model_type: Option<&str>,
+    chat_template: Option<&str>,
+    render_options: &serde_json::Map<String, serde_json::Value>,
+) -> Result<ParserChoice> {
     let generation = registry::generation();
-    let hash = key_hash(model, model_type, chat_template);
-    let is = |k: &ChoiceKey| k.is(model, model_type, chat_template);
+    let options = if render_options.is_empty() {
+        String::new()
+    } else {
+        derive::canonical(render_options)
+    };
+    let key = (model, model_type, chat_template, options.as_str());
+    let hash = key_hash(key);
+    let is = |k: &ChoiceKey| k.is(key);
     if let Some(answer) = CHOICES.get(generation, hash, is) {
         return answer;
     }
     let chosen = choose_by(&resolved_rows(), model, model_type, chat_template);
     let answer = match chat_template.filter(|t| !t.is_empty()) {
-        Some(t) => with_template(chosen, model, t),
+        Some(t) => with_template(chosen, model, t, render_options),
         None => match chosen {
             Chosen::Row { choice, .. } => Ok(choice),
             Chosen::NoRow(e) | Chosen::Inactive(e) => Err(e),
@@ -426,9 +478,13 @@ pub fn parsers_for_model(
         model: model.into(),
         model_type: model_type.map(Into::into),
         template: chat_template.map(Into::into),
+        options: options.as_str().into(),
     };
     let sizes = Sizes {
-        key: model.len() + model_type.map_or(0, str::len) + chat_template.map_or(0, str::len),
+        key: model.len()
+            + model_type.map_or(0, str::len)
+            + chat_template.map_or(0, str::len)
+            + options.len(),
         value: answer_bytes(&answer),
     };
     CHOICES.put(generation, hash, is, key, &answer, sizes);
@@ -631,8 +687,13 @@ fn derived_choice(d: &DerivedDialect, reason: String) -> ParserChoice {
 /// parsers, else a dialect derived from the template takes its place (when one can
 /// be); a model no row matches gets the derived dialect (when one can be derived).
 /// A row the model id or model_type names is never replaced.
-fn with_template(chosen: Chosen, model: &str, template: &str) -> Result<ParserChoice> {
-    let derive = || derive::dialect_from_chat_template(template, &serde_json::Map::new());
+fn with_template(
+    chosen: Chosen,
+    model: &str,
+    template: &str,
+    options: &serde_json::Map<String, serde_json::Value>,
+) -> Result<ParserChoice> {
+    let derive = || derive::dialect_from_chat_template(template, options);
     match chosen {
         Chosen::Row {
             choice,
@@ -641,7 +702,7 @@ fn with_template(chosen: Chosen, model: &str, template: &str) -> Result<ParserCh
         Chosen::Row {
             mut choice,
             fingerprint_only: true,
-        } => match derive::check_parsers(template, &choice.config()) {
+        } => match derive::check_parsers(template, options, &choice.config()) {
             Ok(()) => {
                 choice
                     .reason
@@ -958,7 +1019,7 @@ mod tests {
                     format!("{pad}<|chanXel|>{pad}"),
                 )
             })
-            .find(|(a, b)| key_hash("m", None, Some(a)) == key_hash("m", None, Some(b)))
+            .find(|(a, b)| key_hash(("m", None, Some(a), "")) == key_hash(("m", None, Some(b), "")))
             .expect("a colliding pair");
         for _ in 0..2 {
             let got = parsers_for_model("m", None, Some(&a)).unwrap();
@@ -980,11 +1041,10 @@ mod tests {
             assert!(entries <= CHOICE_CACHE_ENTRIES);
             assert!(bytes <= CHOICE_CACHE_BYTES);
         }
-        let hit = CHOICES.get(
-            CHOICES.generation(),
-            key_hash(hot, None, None),
-            |k: &ChoiceKey| k.is(hot, None, None),
-        );
+        let key = (hot, None, None, "");
+        let hit = CHOICES.get(CHOICES.generation(), key_hash(key), |k: &ChoiceKey| {
+            k.is(key)
+        });
         assert!(hit.is_some(), "the key in use was evicted");
         // A key over the bound is answered, not kept.
         let long = "y".repeat(CHOICE_CACHE_MAX_KEY_BYTES + 1);

@@ -216,7 +216,7 @@ fn fnv1a(parts: &[&[u8]]) -> u64 {
 }
 
 /// The options as canonical JSON text (keys sorted), for the name's hash.
-fn canonical(options: &Map<String, Json>) -> String {
+pub(crate) fn canonical(options: &Map<String, Json>) -> String {
     let sorted: std::collections::BTreeMap<&String, &Json> = options.iter().collect();
     serde_json::to_string(&sorted).expect("JSON serialises")
 }
@@ -557,10 +557,14 @@ pub(crate) enum CheckFailed {
 /// The self-check of parsers chosen some other way (a model-table row chosen by the
 /// template's markers alone): `Ok` when the template's turns with calls read back with
 /// them.
-pub(crate) fn check_parsers(template: &str, config: &ParserConfig) -> Result<(), CheckFailed> {
+pub(crate) fn check_parsers(
+    template: &str,
+    options: &Map<String, Json>,
+    config: &ParserConfig,
+) -> Result<(), CheckFailed> {
     let not_checked = |e: String| CheckFailed::NotChecked(e);
     let mut compiled = ChatTemplate::new(template).map_err(|e| not_checked(e.to_string()))?;
-    let mut prober = Prober::new(&mut compiled, with_special_tokens(&Map::new()));
+    let mut prober = Prober::new(&mut compiled, with_special_tokens(options));
     prober
         .find_shape()
         .map_err(|e| not_checked(e.to_string()))?;

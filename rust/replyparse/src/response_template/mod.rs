@@ -234,6 +234,19 @@ fn invalid(m: String) -> Error {
 /// or, when no row matches and a response template is given, the template's
 /// ([`compile_with_chat_template`], registered), its `reason` saying so.
 ///
+/// With a chat template as well, the order for a model the table does not know is:
+///
+/// 1. a row the model id or `model_type` names (the chat template refines the choice
+///    among such rows, as [`crate::parsers_for_model`] says; it never replaces one);
+/// 2. the response template: the checkpoint's own description of what the model
+///    generates, ahead of what is read off the chat template (its markers, or a
+///    dialect derived from it), which shows how turns are written in the history;
+/// 3. the chat template, when the response template cannot be used (it is refused:
+///    it cannot stream): a row its markers choose, self-checked, or the dialect
+///    derived from it; the reason says why the response template was passed over.
+///
+/// When neither gives an answer, the response template's error is returned.
+///
 /// ```
 /// use replyparse::response_template;
 ///
@@ -257,18 +270,53 @@ pub fn parsers_for_model(
     chat_template: Option<&str>,
     response_template: Option<&Value>,
 ) -> Result<ParserChoice> {
-    match crate::models::parsers_for_model(model, model_type, chat_template) {
-        Err(Error::UnknownModel { .. }) if response_template.is_some() => {
-            let compiled =
-                compile_with_chat_template(response_template.expect("checked"), chat_template)?;
-            let mut choice = compiled.register()?;
+    parsers_for_model_with(
+        model,
+        model_type,
+        chat_template,
+        &serde_json::Map::new(),
+        response_template,
+    )
+}
+
+/// [`parsers_for_model`] with the render options a dialect is derived from the chat
+/// template with ([`crate::parsers_for_model_with`]).
+pub fn parsers_for_model_with(
+    model: &str,
+    model_type: Option<&str>,
+    chat_template: Option<&str>,
+    render_options: &serde_json::Map<String, Value>,
+    response_template: Option<&Value>,
+) -> Result<ParserChoice> {
+    let by_template =
+        || crate::models::parsers_for_model_with(model, model_type, chat_template, render_options);
+    let Some(response_template) = response_template else {
+        return by_template();
+    };
+    // A row the model id or model_type names comes first.
+    if crate::models::parsers_for_model(model, model_type, None).is_ok() {
+        return by_template();
+    }
+    let compiled =
+        compile_with_chat_template(response_template, chat_template).and_then(|c| c.register());
+    match compiled {
+        Ok(mut choice) => {
             choice.reason = format!(
                 "no table row matches {model:?}; the checkpoint's response template: {}",
                 choice.reason
             );
             Ok(choice)
         }
-        other => other,
+        Err(refused) if chat_template.is_some_and(|t| !t.is_empty()) => match by_template() {
+            Ok(mut choice) => {
+                choice.reason.push_str(&format!(
+                    "; the checkpoint's response template is not used: {refused}"
+                ));
+                Ok(choice)
+            }
+            Err(_) => Err(refused),
+        },
+        Err(refused) => Err(refused),
     }
 }
 

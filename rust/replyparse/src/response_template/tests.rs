@@ -456,3 +456,34 @@ fn an_unknown_model_takes_its_templates_parsers() {
     let known = parsers_for_model("Qwen/Qwen3-8B", None, None, Some(&t)).unwrap();
     assert_eq!(known.tool_parser.as_deref(), Some("qwen"));
 }
+
+#[test]
+fn the_response_template_comes_before_the_chat_templates_derivation() {
+    // A chat template that derives (`<call>` JSON blocks), and a response template
+    // that describes other calls (`<q8>`): the response template decides.
+    let chat = r#"{%- for m in messages %}<|im_start|>{{ m.role }}
+{{ m.content }}
+{%- for c in m.tool_calls or [] %}
+<call>{{ {"name": c.function.name, "arguments": c.function.arguments} | tojson }}</call>
+{%- endfor %}<|im_end|>
+{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant
+{% endif %}"#;
+    let t = template(
+        json!({"tool_calls": {"open": "<q8>", "close": "</q8>", "content": "json", "transform": tr(WHOLE)}}),
+    );
+    let choice = parsers_for_model("acme/q8", None, Some(chat), Some(&t)).unwrap();
+    let tool = choice.tool_parser.as_deref().unwrap();
+    assert!(tool.starts_with("response_template_"), "{}", choice.reason);
+    let derived = crate::parsers_for_model("acme/q8", None, Some(chat)).unwrap();
+    assert!(derived.tool_parser.unwrap().starts_with("derived-"));
+    // One that cannot stream is passed over for the chat template, saying so.
+    let cannot = template(json!({"thinking": {"open_pattern": "[^<]*<t>", "close": "</t>"}}));
+    let choice = parsers_for_model("acme/q8", None, Some(chat), Some(&cannot)).unwrap();
+    assert!(choice.tool_parser.unwrap().starts_with("derived-"));
+    assert!(
+        choice.reason.contains("response template is not used"),
+        "{}",
+        choice.reason
+    );
+    assert!(parsers_for_model("acme/q8", None, None, Some(&cannot)).is_err());
+}
