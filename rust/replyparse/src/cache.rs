@@ -176,12 +176,6 @@ impl<K, V: Clone> Cache<K, V> {
         out
     }
 
-    /// The generation of what it keeps.
-    #[cfg(test)]
-    pub fn generation(&self) -> u64 {
-        self.lock().generation
-    }
-
     /// Entries and bytes kept now.
     pub fn size(&self) -> (usize, usize) {
         let c = self.lock();
