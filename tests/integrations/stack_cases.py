@@ -170,6 +170,24 @@ def request_dict(case: fixture_files.Fixture) -> dict[str, Any]:
     return req
 
 
+def chunked_runs(
+    case: fixture_files.Fixture,
+    want: Any,
+    stream: Callable[[list[str]], tuple[Any, list[str]]],
+    seen: Callable[[Any], Any],
+    failures: list[str],
+) -> int:
+    """Streams `case` under every chunking (`stream(chunks)` gives the stack's result
+    and its errors), compares `seen(result)` with `want`, adds each disagreement to
+    `failures`, and says how many runs it made."""
+    for chunker in CHUNKINGS:
+        got, errors = stream(chunker(case.text))
+        got = seen(got)
+        if got != want or errors:
+            failures.append(f"{case.id} {chunker.__name__}: {got} != {want} {errors}")
+    return len(CHUNKINGS)
+
+
 def report(stack: str, failures: list[str], total: int) -> None:
     assert not failures, f"{stack}: {len(failures)} of {total} runs differ:\n" + "\n".join(
         failures[:15]

@@ -159,12 +159,13 @@ def test_every_case_streaming_and_complete():
             got = _complete(cls, case)
             if got != want:
                 failures.append(f"{case.id} complete: {got} != {want}")
-            for chunker in sc.CHUNKINGS:
-                runs += 1
-                got, errors = _stream(cls, case, chunker(case.text))
-                got = sc.without_cut(case, got)
-                if got != want or errors:
-                    failures.append(f"{case.id} {chunker.__name__}: {got} != {want} {errors}")
+            runs += sc.chunked_runs(
+                case,
+                want,
+                lambda chunks: _stream(cls, case, chunks),  # noqa: B023 (called at once)
+                lambda got: sc.without_cut(case, got),  # noqa: B023
+                failures,
+            )
     sc.report("lmdeploy", failures, runs)
 
 
@@ -202,13 +203,13 @@ def test_a_model_the_table_does_not_know_gets_the_dialect_derived_from_its_templ
                 got = sc.as_values(_complete(cls, case))
                 if got != want:
                     failures.append(f"{case.id} complete: {got} != {want}")
-                for chunker in sc.CHUNKINGS:
-                    runs += 1
-                    got, errors = _stream(cls, case, chunker(case.text))
-                    if sc.as_values(got) != want or errors:
-                        failures.append(
-                            f"{case.id} {chunker.__name__}: {sc.as_values(got)} != {want} {errors}"
-                        )
+                runs += sc.chunked_runs(
+                    case,
+                    want,
+                    lambda chunks: _stream(cls, case, chunks),  # noqa: B023 (called at once)
+                    sc.as_values,
+                    failures,
+                )
     sc.report("lmdeploy derived dialects", failures, runs)
     logged = [r.getMessage() for r in caplog.records]
     names = {sc.check_derived_choice(model, t, logged) for t in templates}

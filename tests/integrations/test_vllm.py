@@ -342,13 +342,13 @@ def test_a_model_the_table_does_not_know_gets_the_dialect_derived_from_its_templ
                 if (used > 0) != bool(case.reasoning):
                     failures.append(f"{case.id}: reasoning tokens {used}")
                 want = sc.as_values(_expected(case, sc.expected_of(case), streaming=True))
-                for chunker in sc.CHUNKINGS:
-                    runs += 1
-                    got, errors = _run(cls, case, chunker(case.text), tokenizer)
-                    if sc.as_values(got) != want or errors:
-                        failures.append(
-                            f"{case.id} {chunker.__name__}: {sc.as_values(got)} != {want} {errors}"
-                        )
+                runs += sc.chunked_runs(
+                    case,
+                    want,
+                    lambda chunks: _run(cls, case, chunks, tokenizer),  # noqa: B023 (called at once)
+                    sc.as_values,
+                    failures,
+                )
     sc.report("vllm derived dialects", failures, runs)
     logged = [r.getMessage() for r in caplog.records]
     names = {sc.check_derived_choice(model, t, logged) for t in templates}
