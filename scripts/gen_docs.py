@@ -347,7 +347,9 @@ def reasoning_also(r: dict[str, Any]) -> str:
     if r.get("content_wrappers"):
         also.append(
             "content wrappers removed: "
-            + ", ".join(code(w.get("open")) for w in r["content_wrappers"])
+            + ", ".join(
+                f"{code(w.get('open'))} … {code(w.get('close'))}" for w in r["content_wrappers"]
+            )
         )
     if r.get("drop_markup"):
         also.append("markup dropped: " + drop_markup(r["drop_markup"]))
