@@ -18,17 +18,18 @@ is absent). Streams run in incremental mode under every chunking (== the complet
 for every case whose output is not cut; for a cut one, the expected calls then the cut
 call the parser names) and in whole-call mode (== the complete parse for every case)
 under three chunkings, or all of them with REPLYPARSE_FULL=1 (the documented full run).
+On a free-threaded build the default run streams every case whole and a fixed quarter
+of the other runs (REPLYPARSE_FULL=1 streams all of them there too).
 """
 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
-from support import fixture_files
+from support import fixture_files, sampling
 from support.chunking import (
     TOKENIZERS,
     builtin_of,
@@ -139,18 +140,34 @@ def test_complete(fx: Fixture, with_ids: bool) -> None:
     check_declared(fx, parser, [(c.function.name, c.function.arguments) for c in parsed.tool_calls])
 
 
-FULL = os.environ.get("REPLYPARSE_FULL") == "1"
 # The chunkings whole-call mode runs in the default run (all of them in the full run).
 WHOLE_CALL_CHUNKINGS = ("whole", "chars", "bursts1")
-STREAM_CASES = [(fx, c, False) for fx in CASES for c in chunkings_of(fx)] + [
-    (fx, c, True) for fx in CASES for c in chunkings_of(fx) if FULL or c in WHOLE_CALL_CHUNKINGS
+
+
+def _stream_id(fx: Fixture, chunking: str, whole_calls: bool) -> str:
+    return f"{fx.id}-{chunking}" + ("-whole_calls" if whole_calls else "")
+
+
+def _kept(fx: Fixture, chunking: str, whole_calls: bool) -> bool:
+    # A sampled run (support/sampling.py) still streams every case whole.
+    whole = chunking == "whole" and not whole_calls
+    return whole or sampling.kept(_stream_id(fx, chunking, whole_calls))
+
+
+_INCREMENTAL = [(fx, c, False) for fx in CASES for c in chunkings_of(fx)]
+_WHOLE_CALLS = [
+    (fx, c, True)
+    for fx in CASES
+    for c in chunkings_of(fx)
+    if sampling.FULL or c in WHOLE_CALL_CHUNKINGS
 ]
+STREAM_CASES = [(fx, c, w) for fx, c, w in _INCREMENTAL + _WHOLE_CALLS if _kept(fx, c, w)]
 
 
 @pytest.mark.parametrize(
     "fx, chunking, whole_calls",
     STREAM_CASES,
-    ids=[f"{fx.id}-{c}" + ("-whole_calls" if w else "") for fx, c, w in STREAM_CASES],
+    ids=[_stream_id(fx, c, w) for fx, c, w in STREAM_CASES],
 )
 def test_stream(fx: Fixture, chunking: str, whole_calls: bool) -> None:
     if chunking.startswith("harmony_"):

@@ -10,11 +10,12 @@ import json
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from support.json_values import same
+from support.sampling import examples
 
 import replyparse as rp
 
 SETTINGS = settings(
-    max_examples=150,
+    **examples(150),
     deadline=None,
     database=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],

@@ -33,11 +33,12 @@ from support.chunking import (
     split_at,
 )
 from support.envelope_cases import TOOLS, tool
+from support.sampling import examples
 
 import replyparse as rp
 
 SETTINGS = settings(
-    max_examples=150,
+    **examples(150),
     deadline=None,
     database=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],

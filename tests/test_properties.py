@@ -17,16 +17,17 @@ from support.chunking import (
     stream_text,
 )
 from support.envelope_cases import DIALECTS, FIXTURES, TOOLS, Dialect, Fixture, tool
+from support.sampling import examples
 
 import replyparse as rp
 
 SETTINGS = settings(
-    max_examples=200,
+    **examples(200),
     deadline=None,
     database=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
-PER_FIXTURE = settings(SETTINGS, max_examples=25)
+PER_FIXTURE = settings(SETTINGS, **examples(25))
 
 
 def chunked(text: str, points: list[int]):

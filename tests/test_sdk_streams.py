@@ -19,6 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from jiter import from_json
+from support.sampling import examples
 from support.sdk_accumulate import check_sdks
 from support.serving_cases import CASE_IDS, CASES, HOSTILE_CASES, HOSTILE_IDS, chunks
 from test_hypothesis_nearmiss import (
@@ -39,7 +40,7 @@ from replyparse import openai as rpo
 
 # The SDKs' accumulators cost ~20x the parse: fewer examples than the parser's own
 # near-miss tests (which run these generators at 150).
-SDK_SETTINGS = settings(SETTINGS, max_examples=50)
+SDK_SETTINGS = settings(SETTINGS, **examples(50))
 
 
 def run(kw: dict[str, Any], text: str, pieces: list[str]) -> None:
